@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# alloctrace: BPF object -> skeleton -> loader, plus tests and workloads.
+
+ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+BUILD := build
+OBJ := $(BUILD)/obj
+TOOL := alloctrace
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall
+LDLIBS := -lbpf -lelf -ldw -lz -lstdc++
+
+# Plain C: links and is unit-tested without libbpf.
+CORE_SRCS := profile.c symbolize.c procmaps.c report.c json.c demangle.c
+LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c tracer.c session.c log.c
+CORE_OBJS := $(CORE_SRCS:%.c=$(OBJ)/%.o)
+LOADER_OBJS := $(LOADER_SRCS:%.c=$(OBJ)/%.o)
+
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+WORKLOAD_C := $(wildcard tests/workloads/*.c)
+WORKLOAD_CXX := $(wildcard tests/workloads/*.cc)
+WORKLOADS := $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
+	     $(WORKLOAD_CXX:tests/workloads/%.cc=$(BUILD)/workloads/%)
+WORKLOAD_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline -pthread
+
+.PHONY: all deps check unit integration demo install clean tests format
+all: $(TOOL)
+
+$(BUILD) $(OBJ) $(BUILD)/tests $(BUILD)/workloads:
+	mkdir -p $@
+
+$(BUILD)/alloctrace.bpf.o: bpf/alloctrace.bpf.c include/alloctrace.h | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/alloctrace.skel.h: $(BUILD)/alloctrace.bpf.o
+	$(BPFTOOL) gen skeleton $< name alloctrace_bpf > $@
+
+$(OBJ)/%.o: user/%.c $(wildcard user/*.h) include/alloctrace.h | $(OBJ)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(OBJ)/tracer.o: $(BUILD)/alloctrace.skel.h
+
+$(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJS) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) $^ -o $@ -lcmocka -lelf -ldw -lz -lstdc++
+
+$(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
+	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl
+
+$(BUILD)/workloads/%: tests/workloads/%.cc | $(BUILD)/workloads
+	$(CXX) $(WORKLOAD_CFLAGS) $< -o $@
+
+tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS)
+
+deps:
+	./scripts/deps.sh
+
+check: tests
+	./tests/run.sh
+
+demo: $(TOOL) $(BUILD)/workloads/leaky
+	./scripts/demo.sh
+
+install: $(TOOL)
+	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/sbin/$(TOOL)
+	install -D -m 0644 docs/alloctrace.8 $(DESTDIR)$(PREFIX)/share/man/man8/alloctrace.8
+
+format:
+	clang-format -i user/*.c user/*.h bpf/*.c include/*.h tests/unit/*.c
+
+clean:
+	rm -rf $(BUILD) $(TOOL)

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Allocator tracing: entry probes note the arguments of each allocation
+ * call, the shared return probe records the block, its size and the user
+ * stack, and free releases it. Per-stack statistics live here too, so that
+ * a report reads one entry per stack instead of one per live block.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "alloctrace.h"
+
+/*
+ * Where the stack pointer is at the return probe relative to the entry:
+ * x86 pops the return address, arm64 returns through the link register.
+ */
+#if defined(__TARGET_ARCH_x86)
+#define RET_SP_DELTA 8
+#else
+#define RET_SP_DELTA 0
+#endif
+
+/*
+ * An allocator call made from inside another one (glibc's realloc(NULL, n)
+ * tail-calls malloc, realloc(p, 0) calls free) runs on the same stack, at
+ * or below the outer call's stack pointer. Bound the distance so that a
+ * record left by a thread that died mid-call is not taken for an outer
+ * call of an unrelated one.
+ */
+#define NEST_WINDOW (64 * 1024)
+
+const volatile __u32 targ_tgid = 0;
+const volatile __u64 big_threshold = 0;
+const volatile __u32 stack_depth = DEFAULT_STACK_DEPTH;
+
+/* One allocation call between its entry and its return. */
+struct inflight {
+	__u64 sp;
+	__u64 size;
+	__u64 ptr;	/* realloc's old block, posix_memalign's out pointer */
+	__u32 func;
+	__u32 has_old;	/* old block was tracked and is held in .old */
+	struct alloc_info old;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct inflight);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 20);
+	__type(key, struct alloc_key);
+	__type(value, struct alloc_info);
+} allocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 16);
+	__type(key, struct stack_key);
+	__type(value, struct stack_stats);
+} stack_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 16);
+	__type(key, __u64);
+	__type(value, struct stack_trace);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* Per-CPU room for one event: the stack is captured into it every time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct big_alloc_event);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+static __always_inline void count(enum counter idx)
+{
+	__u32 key = idx;
+	__u64 *val = bpf_map_lookup_elem(&counters, &key);
+
+	if (val)
+		*val += 1;
+}
+
+static __always_inline bool traced(__u64 pid_tgid)
+{
+	return !targ_tgid || (__u32)(pid_tgid >> 32) == targ_tgid;
+}
+
+static __always_inline bool nested(const struct inflight *outer, __u64 sp)
+{
+	return sp <= outer->sp && outer->sp - sp < NEST_WINDOW;
+}
+
+/* nmemb * size, or false when it overflows (the call will fail). */
+static __always_inline bool mul_size(__u64 nmemb, __u64 size, __u64 *total)
+{
+	__u64 limit;
+
+	if ((nmemb | size) >> 32 && size) {
+		/* Hide the division from clang, which would turn it into a
+		 * 128-bit multiply that BPF cannot do. */
+		limit = ~0ULL / size;
+		asm volatile("" : "+r"(limit));
+		if (nmemb > limit)
+			return false;
+	}
+	*total = nmemb * size;
+	return true;
+}
+
+static __always_inline __u64 hash_stack(const struct stack_trace *st)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (int i = 0; i < MAX_STACK_DEPTH; i++) {
+		if (i >= st->nr)
+			break;
+		h ^= st->ips[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 32;
+	}
+	return h ? h : 1;
+}
+
+/* Walk the user stack into @st and return its id in the stack map. */
+static __always_inline __u64 capture_stack(void *ctx, struct stack_trace *st)
+{
+	__u32 size = stack_depth * sizeof(__u64);
+	__u64 id;
+	long len;
+
+	if (size > sizeof(st->ips))
+		size = sizeof(st->ips);
+	len = bpf_get_stack(ctx, st->ips, size, BPF_F_USER_STACK);
+	if (len <= 0) {
+		st->nr = 0;
+		count(CNT_STACK_ERRORS);
+		return STACK_ID_NONE;
+	}
+	st->nr = len / sizeof(__u64);
+	id = hash_stack(st);
+	if (bpf_map_lookup_elem(&stacks, &id))
+		return id;
+	if (bpf_map_update_elem(&stacks, &id, st, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&stacks, &id)) {
+		count(CNT_LOST_STACKS);
+		return STACK_ID_NONE;
+	}
+	return id;
+}
+
+static __always_inline void stats_add(__u32 tgid, __u64 stack_id, __u64 size)
+{
+	struct stack_key key = { .stack_id = stack_id, .tgid = tgid };
+	struct stack_stats *st, zero = {};
+
+	st = bpf_map_lookup_elem(&stack_stats, &key);
+	if (!st) {
+		bpf_map_update_elem(&stack_stats, &key, &zero, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&stack_stats, &key);
+		if (!st) {
+			count(CNT_LOST_STATS);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&st->outstanding_bytes, size);
+	__sync_fetch_and_add(&st->outstanding_allocs, 1);
+	__sync_fetch_and_add(&st->allocs, 1);
+	__sync_fetch_and_add(&st->alloc_bytes, size);
+}
+
+/* Take a tracked block's contribution out of its stack's statistics. */
+static __always_inline void stats_release(__u32 tgid, const struct alloc_info *info)
+{
+	struct stack_key key = { .stack_id = info->stack_id, .tgid = tgid };
+	struct stack_stats *st = bpf_map_lookup_elem(&stack_stats, &key);
+
+	count(CNT_FREES);
+	if (!st)
+		return;
+	__sync_fetch_and_sub(&st->outstanding_bytes, info->size);
+	__sync_fetch_and_sub(&st->outstanding_allocs, 1);
+}
+
+static __always_inline void send_big_alloc(struct big_alloc_event *ev, __u64 pid_tgid,
+					   __u64 addr, __u64 size, __u32 func)
+{
+	ev->time_ns = bpf_ktime_get_ns();
+	ev->size = size;
+	ev->addr = addr;
+	ev->tgid = pid_tgid >> 32;
+	ev->tid = (__u32)pid_tgid;
+	ev->func = func;
+	if (bpf_ringbuf_output(&events, ev, sizeof(*ev), 0))
+		count(CNT_LOST_EVENTS);
+}
+
+static __always_inline void record_alloc(void *ctx, __u64 pid_tgid, __u64 addr,
+					 __u64 size, __u32 func)
+{
+	struct alloc_key key = { .addr = addr, .tgid = pid_tgid >> 32 };
+	struct alloc_info info = { .size = size, .tid = (__u32)pid_tgid, .func = func };
+	struct big_alloc_event *ev;
+	__u32 zero = 0;
+
+	count(CNT_ALLOCS);
+	ev = bpf_map_lookup_elem(&scratch, &zero);
+	if (!ev)
+		return;
+	info.stack_id = capture_stack(ctx, &ev->stack);
+	info.time_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
+		count(CNT_LOST_ALLOCS);
+	} else {
+		stats_add(key.tgid, info.stack_id, size);
+	}
+	if (big_threshold && size >= big_threshold)
+		send_big_alloc(ev, pid_tgid, addr, size, func);
+}
+
+/*
+ * realloc's old block leaves the live map at entry and comes back only if
+ * the call fails: between the two, another thread may be handed the same
+ * address, and its record must not be the one released.
+ */
+static __always_inline void take_old_block(struct inflight *rec, __u32 tgid)
+{
+	struct alloc_key key = { .addr = rec->ptr, .tgid = tgid };
+	struct alloc_info *info = bpf_map_lookup_elem(&allocs, &key);
+
+	if (!info)
+		return;
+	rec->old = *info;
+	rec->has_old = 1;
+	bpf_map_delete_elem(&allocs, &key);
+}
+
+static __always_inline void settle_old_block(const struct inflight *rec, __u32 tgid,
+					     bool released)
+{
+	struct alloc_key key = { .addr = rec->ptr, .tgid = tgid };
+
+	if (!rec->ptr)
+		return;
+	if (!released) {
+		if (rec->has_old && bpf_map_update_elem(&allocs, &key, &rec->old, BPF_ANY))
+			count(CNT_LOST_ALLOCS);
+		return;
+	}
+	if (rec->has_old)
+		stats_release(tgid, &rec->old);
+	else
+		count(CNT_UNTRACKED_FREES);
+}
+
+static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 sp = PT_REGS_SP(ctx);
+	struct inflight *outer, rec = {};
+
+	if (!traced(pid_tgid))
+		return 0;
+	outer = bpf_map_lookup_elem(&inflight, &pid_tgid);
+	if (outer && nested(outer, sp))
+		return 0;
+	rec.sp = sp;
+	rec.size = size;
+	rec.ptr = ptr;
+	rec.func = bpf_get_attach_cookie(ctx);
+	if ((rec.func == FUNC_REALLOC || rec.func == FUNC_REALLOCARRAY) && ptr)
+		take_old_block(&rec, pid_tgid >> 32);
+	if (bpf_map_update_elem(&inflight, &pid_tgid, &rec, BPF_ANY)) {
+		count(CNT_LOST_INFLIGHT);
+		settle_old_block(&rec, pid_tgid >> 32, false);
+	}
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(size_enter, __u64 size)
+{
+	return enter(ctx, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(calloc_enter, __u64 nmemb, __u64 size)
+{
+	__u64 total;
+
+	/* On overflow calloc fails: nothing will be allocated. */
+	if (!mul_size(nmemb, size, &total))
+		return 0;
+	return enter(ctx, total, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(realloc_enter, __u64 ptr, __u64 size)
+{
+	return enter(ctx, size, ptr);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(reallocarray_enter, __u64 ptr, __u64 nmemb, __u64 size)
+{
+	__u64 total;
+
+	/* On overflow reallocarray fails and leaves ptr alone. */
+	if (!mul_size(nmemb, size, &total))
+		return 0;
+	return enter(ctx, total, ptr);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(memalign_enter, __u64 align, __u64 size)
+{
+	return enter(ctx, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(posix_memalign_enter, __u64 memptr, __u64 align, __u64 size)
+{
+	return enter(ctx, size, memptr);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_return, __u64 ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 func = bpf_get_attach_cookie(ctx);
+	__u32 tgid = pid_tgid >> 32;
+	struct inflight *found, rec;
+	__u64 addr = ret;
+	bool realloc_like;
+
+	found = bpf_map_lookup_elem(&inflight, &pid_tgid);
+	/* A nested call's return, or a tail call's: the outer one decides. */
+	if (!found || found->func != func || found->sp + RET_SP_DELTA != PT_REGS_SP(ctx))
+		return 0;
+	rec = *found;
+	bpf_map_delete_elem(&inflight, &pid_tgid);
+
+	if (func == FUNC_POSIX_MEMALIGN) {
+		addr = 0;
+		if (ret == 0)
+			bpf_probe_read_user(&addr, sizeof(addr), (void *)rec.ptr);
+	}
+	realloc_like = func == FUNC_REALLOC || func == FUNC_REALLOCARRAY;
+	if (realloc_like)
+		/* realloc(p, 0) may free p and return NULL: a success. */
+		settle_old_block(&rec, tgid, addr || !rec.size);
+	if (addr)
+		record_alloc(ctx, pid_tgid, addr, rec.size, func);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(free_enter, __u64 ptr)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct alloc_key key = { .addr = ptr, .tgid = pid_tgid >> 32 };
+	struct inflight *outer;
+	struct alloc_info *info;
+
+	if (!ptr || !traced(pid_tgid))
+		return 0;
+	info = bpf_map_lookup_elem(&allocs, &key);
+	if (info) {
+		stats_release(key.tgid, info);
+		bpf_map_delete_elem(&allocs, &key);
+		return 0;
+	}
+	/* realloc(p, 0) freeing p: realloc took p already and accounts for it. */
+	outer = bpf_map_lookup_elem(&inflight, &pid_tgid);
+	if (!outer || !nested(outer, PT_REGS_SP(ctx)))
+		count(CNT_UNTRACKED_FREES);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the BPF programs and the loader share: map keys and values, event
+ * layouts, counter indexes and the allocator function ids. Nothing else
+ * belongs here.
+ */
+#ifndef ALLOCTRACE_H
+#define ALLOCTRACE_H
+
+/* The kernel's own ceiling (perf_event_max_stack defaults to 127). */
+#define MAX_STACK_DEPTH 127
+#define DEFAULT_STACK_DEPTH 64
+
+/* Stack id 0 means "no stack": the capture failed or the map was full. */
+#define STACK_ID_NONE 0
+
+/*
+ * Allocator entry points. The order is the report's vocabulary and the
+ * attach order's tie-break: when two names share one address (glibc's
+ * memalign and aligned_alloc), the lower id names the probe.
+ */
+enum alloc_func {
+	FUNC_MALLOC,
+	FUNC_CALLOC,
+	FUNC_REALLOC,
+	FUNC_REALLOCARRAY,
+	FUNC_POSIX_MEMALIGN,
+	FUNC_MEMALIGN,
+	FUNC_ALIGNED_ALLOC,
+	FUNC_VALLOC,
+	FUNC_PVALLOC,
+	FUNC_FREE,
+	FUNC_MAX,
+};
+
+/*
+ * Per-CPU counters. Everything the tool could not record is counted under
+ * one of the LOST_* names so that every report can say so.
+ */
+enum counter {
+	CNT_ALLOCS,		/* successful allocation calls, realloc included */
+	CNT_FREES,		/* releases of tracked blocks (free, realloc) */
+	CNT_UNTRACKED_FREES,	/* releases of blocks allocated before attach */
+	CNT_LOST_ALLOCS,	/* live-allocation map full */
+	CNT_LOST_STATS,		/* per-stack statistics map full */
+	CNT_LOST_INFLIGHT,	/* in-flight call map full: call not seen */
+	CNT_LOST_STACKS,	/* stack map full: allocation kept, stack not */
+	CNT_STACK_ERRORS,	/* the kernel could not walk the user stack */
+	CNT_LOST_EVENTS,	/* ring buffer full: a big-allocation alert lost */
+	CNT_MAX,
+};
+
+/* Key of the live-allocation map: one entry per block the target holds. */
+struct alloc_key {
+	__u64 addr;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct alloc_info {
+	__u64 size;
+	__u64 stack_id;
+	__u64 time_ns;
+	__u32 tid;
+	__u32 func;
+};
+
+/* Key of the per-stack statistics map. */
+struct stack_key {
+	__u64 stack_id;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct stack_stats {
+	__u64 outstanding_bytes;
+	__u64 outstanding_allocs;
+	__u64 allocs;
+	__u64 alloc_bytes;
+};
+
+/*
+ * Value of the stack map, keyed by a 64-bit hash of the frames. The map's
+ * value size is cut to the configured depth at load time, so only the
+ * first entries of ips[] exist there.
+ */
+struct stack_trace {
+	__u32 nr;
+	__u32 pad;
+	__u64 ips[MAX_STACK_DEPTH];
+};
+
+/* A big allocation, sent through the ring buffer as it happens. */
+struct big_alloc_event {
+	__u64 time_ns;
+	__u64 size;
+	__u64 addr;
+	__u32 tgid;
+	__u32 tid;
+	__u32 func;
+	__u32 pad;
+	struct stack_trace stack;
+};
+
+#endif /* ALLOCTRACE_H */

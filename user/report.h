@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_REPORT_H
+#define ALLOCTRACE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include "frame.h"
+#include "profile.h"
+
+enum report_format {
+	FORMAT_TEXT,
+	FORMAT_JSON,
+};
+
+struct report_stack {
+	uint64_t outstanding_bytes;
+	uint64_t outstanding_allocs;
+	uint64_t allocs;
+	size_t nr_frames;
+	const struct frame_info *frames;
+};
+
+/* How the target ended, for the final report. */
+struct target_exit {
+	bool exited;		/* the target is gone */
+	int status;		/* exit status, or -1 if unknown or killed */
+	int signal;		/* killing signal, or 0 */
+};
+
+struct report {
+	bool final;
+	double time;		/* unix seconds */
+	int pid;
+	const char *comm;
+	const struct profile_totals *totals;
+	size_t nr_stacks;	/* stacks below, already cut to --top */
+	size_t nr_holding;	/* stacks holding memory before the cut */
+	const struct report_stack *stacks;
+	struct target_exit exit;
+};
+
+struct big_alloc {
+	double time;		/* unix seconds */
+	int pid;
+	int tid;
+	const char *func;
+	uint64_t size;
+	uint64_t addr;
+	size_t nr_frames;
+	const struct frame_info *frames;
+};
+
+struct report_writer;
+
+/* Returns NULL with errno set on failure. Does not take ownership of @out. */
+struct report_writer *report_writer__new(enum report_format format, FILE *out);
+void report_writer__free(struct report_writer *w);
+
+/* Both return 0 or -errno (a write error on the stream, e.g. -EPIPE). */
+int report_writer__report(struct report_writer *w, const struct report *r);
+int report_writer__big_alloc(struct report_writer *w, const struct big_alloc *a);
+
+#endif
