@@ -7,6 +7,11 @@
 #ifndef ALLOCTRACE_H
 #define ALLOCTRACE_H
 
+/* BPF code gets the __u types from vmlinux.h, user space from the uapi. */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 /* The kernel's own ceiling (perf_event_max_stack defaults to 127). */
 #define MAX_STACK_DEPTH 127
 #define DEFAULT_STACK_DEPTH 64

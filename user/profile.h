@@ -15,7 +15,7 @@ struct profile_stack {
 	uint64_t stack_id;
 	struct stack_stats stats;
 	uint32_t nr_ips;
-	uint64_t ips[MAX_STACK_DEPTH];
+	__u64 ips[MAX_STACK_DEPTH];
 };
 
 struct profile_totals {
@@ -38,7 +38,7 @@ void profile__clear(struct profile *p);
 
 /* Add one stack's numbers; @ips may be NULL when @nr_ips is 0. 0 or -errno. */
 int profile__add(struct profile *p, uint64_t stack_id, const struct stack_stats *stats,
-		 const uint64_t *ips, uint32_t nr_ips);
+		 const __u64 *ips, uint32_t nr_ips);
 
 void profile__set_counters(struct profile *p, const uint64_t counters[CNT_MAX]);
 

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install what alloctrace needs to build and test, from Debian's packages.
+# Idempotent: installs only what is missing, and touches apt only then.
+set -eu
+
+PACKAGES="make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
+pkg-config libcmocka-dev jq procps"
+
+missing=""
+for pkg in $PACKAGES; do
+	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $pkg"
+	fi
+done
+
+if [ -z "$missing" ]; then
+	echo "deps: everything is installed"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing:$missing; run 'sudo make deps'" >&2
+	exit 1
+fi
+echo "deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086 # the list is meant to split
+apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "alloctrace.h"
+#include "log.h"
+#include "options.h"
+
+#define VERSION "0.1.0"
+
+static const char usage[] =
+	"Usage: alloctrace [OPTIONS] -p PID\n"
+	"       alloctrace [OPTIONS] -- COMMAND [ARGS...]\n"
+	"\n"
+	"Trace a process's allocator calls with eBPF and report, per call stack,\n"
+	"the memory it still holds.\n"
+	"\n"
+	"  -p, --pid PID          trace the running process PID\n"
+	"  -i, --interval SECS    seconds between reports (default 5)\n"
+	"  -n, --count N          stop after N reports, the last one final (default: until stopped)\n"
+	"  -T, --top N            stacks per report, by outstanding bytes (default 10, 0 = all)\n"
+	"      --big SIZE         alert, with its stack, on each allocation >= SIZE (e.g. 8M)\n"
+	"      --format FMT       text (default) or json (one JSON object per line)\n"
+	"      --max-depth N      frames per stack, 1-127 (default 64)\n"
+	"  -v, --verbose          say what is attached where, and libbpf's messages\n"
+	"  -h, --help             this text\n"
+	"  -V, --version          the version\n"
+	"\n"
+	"Ctrl-C, SIGTERM or the target's exit prints a final report. See alloctrace(8).\n";
+
+enum {
+	OPT_BIG = 0x100,
+	OPT_FORMAT,
+	OPT_MAX_DEPTH,
+};
+
+static const struct option long_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "top", required_argument, NULL, 'T' },
+	{ "big", required_argument, NULL, OPT_BIG },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{},
+};
+
+static int bad_value(const char *opt, const char *val, const char *expected)
+{
+	pr_err("invalid value '%s' for %s: expected %s", val, opt, expected);
+	return -EINVAL;
+}
+
+/* A whole decimal number in [min, max], nothing else on the line. */
+static int parse_uint(const char *s, unsigned long long min, unsigned long long max,
+		      unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	const char *unit;
+	int shift = 0;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end) {
+		unit = strchr(units, end[0] & ~0x20);
+		if (!unit)
+			return -EINVAL;
+		shift = 10 * (unit - units + 1);
+		end++;
+		if (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))
+			end += strlen(end);
+		if (*end)
+			return -EINVAL;
+	}
+	if (v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int parse_interval(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0.01 || v > 86400)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_format(const char *s, enum report_format *out)
+{
+	if (!strcmp(s, "text"))
+		*out = FORMAT_TEXT;
+	else if (!strcmp(s, "json"))
+		*out = FORMAT_JSON;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_one(struct options *opts, int opt, const char *arg)
+{
+	unsigned long long v;
+
+	switch (opt) {
+	case 'p':
+		if (parse_uint(arg, 1, INT_MAX, &v))
+			return bad_value("--pid", arg, "a process id (a positive number)");
+		opts->pid = v;
+		return 0;
+	case 'i':
+		if (parse_interval(arg, &opts->interval))
+			return bad_value("--interval", arg, "seconds between 0.01 and 86400");
+		return 0;
+	case 'n':
+		if (parse_uint(arg, 1, UINT_MAX, &v))
+			return bad_value("--count", arg, "a number of reports, at least 1");
+		opts->count = v;
+		return 0;
+	case 'T':
+		if (parse_uint(arg, 0, UINT_MAX, &v))
+			return bad_value("--top", arg, "a number of stacks (0 = all)");
+		opts->top = v;
+		return 0;
+	case OPT_BIG:
+		if (parse_size(arg, &opts->big) || !opts->big)
+			return bad_value("--big", arg, "a size in bytes such as 8M, 512K or 1G");
+		return 0;
+	case OPT_FORMAT:
+		if (parse_format(arg, &opts->format))
+			return bad_value("--format", arg, "'text' or 'json'");
+		return 0;
+	case OPT_MAX_DEPTH:
+		if (parse_uint(arg, 1, MAX_STACK_DEPTH, &v))
+			return bad_value("--max-depth", arg, "a number of frames from 1 to 127");
+		opts->stack_depth = v;
+		return 0;
+	case 'v':
+		opts->verbose++;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int check_target(const struct options *opts)
+{
+	if (opts->pid && opts->argv) {
+		pr_err("give either -p PID or a command, not both");
+		return -EINVAL;
+	}
+	if (!opts->pid && !opts->argv) {
+		pr_err("nothing to trace: give -p PID or -- COMMAND (see --help)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int options__parse(struct options *opts, int argc, char **argv)
+{
+	int opt, err;
+
+	*opts = (struct options){
+		.interval = 5,
+		.top = 10,
+		.format = FORMAT_TEXT,
+		.stack_depth = DEFAULT_STACK_DEPTH,
+	};
+	opterr = 0;
+	/* '+': the first word that is not an option starts the command. */
+	while ((opt = getopt_long(argc, argv, "+:p:i:n:T:vhV", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		case 'V':
+			printf("alloctrace %s\n", VERSION);
+			return 1;
+		case ':':
+			pr_err("option %s needs a value (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		case '?':
+			pr_err("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+		err = parse_one(opts, opt, optarg);
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		opts->argv = &argv[optind];
+	return check_target(opts);
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "alloctrace.skel.h"
+#include "log.h"
+#include "tracer.h"
+
+/* Every allocator function has an entry probe and, but for free, a return probe. */
+#define MAX_LINKS (2 * FUNC_MAX)
+
+struct tracer {
+	struct alloctrace_bpf *skel;
+	struct ring_buffer *events;
+	struct bpf_link *links[MAX_LINKS];
+	size_t nr_links;
+	unsigned int stack_depth;
+	pid_t pid;
+	int nr_cpus;
+	uint64_t *percpu;	/* room for one per-CPU counter value */
+	big_alloc_fn on_big_alloc;
+	void *ctx;
+};
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_verbose() < 2)
+		return 0;
+	if (!log_verbose())
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static bool has_cap(const struct __user_cap_data_struct *data, int cap)
+{
+	return data[cap / 32].effective & (1U << (cap % 32));
+}
+
+/* Root, or CAP_BPF with CAP_PERFMON (uprobes are perf events), or CAP_SYS_ADMIN. */
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
+		return 0;
+	pr_err("need root, or CAP_BPF and CAP_PERFMON, to load BPF programs (try sudo)");
+	return -EPERM;
+}
+
+static int check_kernel_features(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+		       "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		return -EOPNOTSUPP;
+	}
+	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
+		pr_err("this kernel has no uprobes: use a kernel built with CONFIG_UPROBE_EVENTS=y");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int tracer__check_system(void)
+{
+	int err = check_privileges();
+
+	return err ? err : check_kernel_features();
+}
+
+static int configure(struct tracer *t, const struct tracer_opts *opts)
+{
+	struct alloctrace_bpf *skel = t->skel;
+
+	skel->rodata->targ_tgid = opts->pid;
+	skel->rodata->big_threshold = opts->big_threshold;
+	skel->rodata->stack_depth = t->stack_depth;
+	/* Stacks take only the room the chosen depth needs. */
+	return bpf_map__set_value_size(skel->maps.stacks,
+				       offsetof(struct stack_trace, ips) +
+					       t->stack_depth * sizeof(__u64));
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+
+	if (size >= sizeof(struct big_alloc_event) && t->on_big_alloc)
+		t->on_big_alloc(t->ctx, data);
+	return 0;
+}
+
+static int load(struct tracer *t, const struct tracer_opts *opts)
+{
+	int err;
+
+	t->skel = alloctrace_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		pr_err("cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	err = configure(t, opts);
+	if (!err)
+		err = alloctrace_bpf__load(t->skel);
+	if (err) {
+		pr_err("cannot load the BPF programs: %s (run with -vv for the verifier's log)",
+		       strerror(-err));
+		return err;
+	}
+	t->events = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);
+	if (!t->events) {
+		err = -errno;
+		pr_err("cannot set up the event ring buffer: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+struct tracer *tracer__open(const struct tracer_opts *opts)
+{
+	struct tracer *t;
+	int err;
+
+	libbpf_set_print(libbpf_log);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = opts->pid;
+	t->stack_depth = opts->stack_depth ? opts->stack_depth : DEFAULT_STACK_DEPTH;
+	t->on_big_alloc = opts->on_big_alloc;
+	t->ctx = opts->ctx;
+	t->nr_cpus = libbpf_num_possible_cpus();
+	err = t->nr_cpus < 0 ? t->nr_cpus : 0;
+	if (!err) {
+		t->percpu = calloc(t->nr_cpus, sizeof(*t->percpu));
+		err = t->percpu ? load(t, opts) : -ENOMEM;
+	}
+	if (err) {
+		tracer__free(t);
+		errno = -err;
+		return NULL;
+	}
+	return t;
+}
+
+static void detach_all(struct tracer *t)
+{
+	while (t->nr_links)
+		bpf_link__destroy(t->links[--t->nr_links]);
+}
+
+void tracer__free(struct tracer *t)
+{
+	if (!t)
+		return;
+	detach_all(t);
+	ring_buffer__free(t->events);
+	alloctrace_bpf__destroy(t->skel);
+	free(t->percpu);
+	free(t);
+}
+
+static struct bpf_program *entry_program(struct alloctrace_bpf *skel, enum alloc_func func)
+{
+	switch (func) {
+	case FUNC_CALLOC:
+		return skel->progs.calloc_enter;
+	case FUNC_REALLOC:
+		return skel->progs.realloc_enter;
+	case FUNC_REALLOCARRAY:
+		return skel->progs.reallocarray_enter;
+	case FUNC_POSIX_MEMALIGN:
+		return skel->progs.posix_memalign_enter;
+	case FUNC_MEMALIGN:
+	case FUNC_ALIGNED_ALLOC:
+		return skel->progs.memalign_enter;
+	case FUNC_FREE:
+		return skel->progs.free_enter;
+	default:
+		return skel->progs.size_enter;
+	}
+}
+
+static int attach_one(struct tracer *t, const struct allocator *a, const struct probe_site *site,
+		      bool retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = site->func);
+	struct bpf_program *prog = retprobe ? t->skel->progs.alloc_return
+					    : entry_program(t->skel, site->func);
+	uint64_t offset = retprobe ? site->entry : site->offset;
+	struct bpf_link *link;
+	int err;
+
+	link = bpf_program__attach_uprobe_opts(prog, t->pid, a->path, offset, &opts);
+	if (!link) {
+		err = -errno;
+		pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s",
+		       retprobe ? "uretprobe" : "uprobe", alloc_func_name(site->func), a->name,
+		       (unsigned long long)offset, strerror(-err));
+		return err;
+	}
+	t->links[t->nr_links++] = link;
+	pr_debug("%s %s at %s+0x%llx", retprobe ? "uretprobe" : "uprobe",
+		 alloc_func_name(site->func), a->name, (unsigned long long)offset);
+	return 0;
+}
+
+/*
+ * Return probes go first: a call that enters before its return probe is
+ * attached would leave an in-flight record nobody clears.
+ */
+int tracer__attach(struct tracer *t, const struct allocator *a)
+{
+	const struct probe_site *site;
+	int err = 0;
+
+	for (int pass = 0; pass < 2 && !err; pass++) {
+		bool retprobe = pass == 0;
+
+		for (size_t i = 0; i < a->nr_sites && !err; i++) {
+			site = &a->sites[i];
+			if (site->alias || (retprobe && site->func == FUNC_FREE))
+				continue;
+			err = attach_one(t, a, site, retprobe);
+		}
+	}
+	if (err)
+		detach_all(t);
+	return err;
+}
+
+size_t tracer__nr_probes(const struct tracer *t)
+{
+	return t->nr_links;
+}
+
+static int read_counters(struct tracer *t, uint64_t counters[CNT_MAX])
+{
+	int fd = bpf_map__fd(t->skel->maps.counters);
+
+	for (__u32 key = 0; key < CNT_MAX; key++) {
+		counters[key] = 0;
+		if (bpf_map_lookup_elem(fd, &key, t->percpu))
+			return -errno;
+		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+			counters[key] += t->percpu[cpu];
+	}
+	return 0;
+}
+
+static int add_stack(struct tracer *t, struct profile *p, const struct stack_key *key,
+		     const struct stack_stats *stats, struct stack_trace *trace)
+{
+	int fd = bpf_map__fd(t->skel->maps.stacks);
+
+	trace->nr = 0;
+	if (key->stack_id != STACK_ID_NONE && bpf_map_lookup_elem(fd, &key->stack_id, trace))
+		trace->nr = 0;
+	if (trace->nr > t->stack_depth)
+		trace->nr = t->stack_depth;
+	return profile__add(p, key->stack_id, stats, trace->ips, trace->nr);
+}
+
+int tracer__collect(struct tracer *t, struct profile *p)
+{
+	int fd = bpf_map__fd(t->skel->maps.stack_stats);
+	struct stack_key key, *prev = NULL;
+	uint64_t counters[CNT_MAX];
+	struct stack_trace trace;
+	struct stack_stats stats;
+	int err;
+
+	profile__clear(p);
+	err = read_counters(t, counters);
+	if (err)
+		return err;
+	profile__set_counters(p, counters);
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		if (key.tgid != (__u32)t->pid || bpf_map_lookup_elem(fd, &key, &stats))
+			continue;
+		err = add_stack(t, p, &key, &stats, &trace);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int tracer__events_fd(const struct tracer *t)
+{
+	return ring_buffer__epoll_fd(t->events);
+}
+
+int tracer__consume(struct tracer *t)
+{
+	int ret = ring_buffer__consume(t->events);
+
+	return ret < 0 ? ret : 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_TRACER_H
+#define ALLOCTRACE_TRACER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "alloctrace.h"
+#include "allocator.h"
+#include "profile.h"
+
+/* The BPF side: programs, maps and the probes attached to one allocator. */
+struct tracer;
+
+typedef void (*big_alloc_fn)(void *ctx, const struct big_alloc_event *ev);
+
+struct tracer_opts {
+	size_t sz;		/* sizeof(struct tracer_opts), so the struct can grow */
+	pid_t pid;
+	uint64_t big_threshold;	/* 0 = no big-allocation events */
+	unsigned int stack_depth;
+	big_alloc_fn on_big_alloc;
+	void *ctx;
+};
+
+/*
+ * Can this process load BPF programs and attach uprobes on this kernel?
+ * 0, or -EPERM / -EOPNOTSUPP after printing what is missing.
+ */
+int tracer__check_system(void);
+
+/* Open, configure and load. NULL with errno set; the cause is printed. */
+struct tracer *tracer__open(const struct tracer_opts *opts);
+void tracer__free(struct tracer *t);
+
+/* Attach every probe of @a; on failure nothing stays attached. 0 or -errno. */
+int tracer__attach(struct tracer *t, const struct allocator *a);
+size_t tracer__nr_probes(const struct tracer *t);
+
+/* Read the maps into @p (cleared first). 0 or -errno. */
+int tracer__collect(struct tracer *t, struct profile *p);
+
+/* The ring buffer's fd to poll, and handing its events to on_big_alloc. */
+int tracer__events_fd(const struct tracer *t);
+int tracer__consume(struct tracer *t);
+
+#endif
