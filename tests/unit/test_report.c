@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "json.h"
+#include "report.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define UNUSED	      __attribute__((unused))
+
+/* 2023-11-14 22:13:20 UTC */
+#define T0 1700000000.25
+
+static const struct frame_info frames_a[] = {
+	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
+	  .function = "leak_a", .function_offset = 0x1d, .file = "leak.c", .line = 42 },
+	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
+	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true },
+	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
+	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80 },
+};
+
+static const struct frame_info frames_b[] = {
+	{ .addr = 0x7f0012345678, .module = "/lib/x86_64-linux-gnu/libc.so.6", .offset = 0x27678 },
+	{ .addr = 0x7f00deadbeef },
+};
+
+static const struct report_stack stacks[] = {
+	{ 1048576, 10, 10, ARRAY_SIZE(frames_a), frames_a },
+	{ 1536, 1, 3, ARRAY_SIZE(frames_b), frames_b },
+	{ 100, 1, 1, 0, NULL },
+};
+
+static const struct profile_totals totals = {
+	.outstanding_bytes = 1050212,
+	.outstanding_allocs = 12,
+	.allocs = 10530,
+	.frees = 9326,
+	.counters = { [CNT_ALLOCS] = 10530, [CNT_FREES] = 9326 },
+};
+
+static const struct report periodic = {
+	.time = T0,
+	.pid = 1234,
+	.comm = "leaky",
+	.totals = &totals,
+	.nr_stacks = ARRAY_SIZE(stacks),
+	.nr_holding = 5,
+	.stacks = stacks,
+	.exit = { .status = -1 },
+};
+
+static const struct profile_totals lossy_totals = {
+	.allocs = 1,
+	.frees = 1,
+	.untracked_frees = 2,
+	.lost = 1200,
+	.counters = {
+		[CNT_ALLOCS] = 1,
+		[CNT_FREES] = 1,
+		[CNT_UNTRACKED_FREES] = 2,
+		[CNT_LOST_ALLOCS] = 1200,
+		[CNT_LOST_STACKS] = 3,
+	},
+};
+
+static const struct big_alloc big = {
+	.time = T0 + 1.25,
+	.pid = 1234,
+	.tid = 1235,
+	.func = "malloc",
+	.size = 16777216,
+	.addr = 0x7f0000001000,
+	.nr_frames = 1,
+	.frames = frames_a,
+};
+
+/* What the writer prints for @r, or for @a when @r is NULL; free() it. */
+static char *render(enum report_format format, const struct report *r, const struct big_alloc *a)
+{
+	struct report_writer *w;
+	char *data = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&data, &size);
+
+	assert_non_null(f);
+	w = report_writer__new(format, f);
+	assert_non_null(w);
+	assert_int_equal(r ? report_writer__report(w, r) : report_writer__big_alloc(w, a), 0);
+	report_writer__free(w);
+	assert_int_equal(fclose(f), 0);
+	return data;
+}
+
+static void assert_renders(enum report_format format, const struct report *r,
+			   const struct big_alloc *a, const char *expected)
+{
+	char *got = render(format, r, a);
+
+	assert_string_equal(got, expected);
+	free(got);
+}
+
+static void assert_json_string(const char *s, const char *expected)
+{
+	char *data = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&data, &size);
+
+	assert_non_null(f);
+	json__string(f, s);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(data, expected);
+	free(data);
+}
+
+#define FRAMES_A_JSON                                                                        \
+	"{\"addr\":\"0x555555555189\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x1189\","   \
+	"\"function\":\"leak_a\",\"file\":\"leak.c\",\"line\":42,\"inlined\":false},"         \
+	"{\"addr\":\"0x5555555551a0\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x11a0\","   \
+	"\"function\":\"helper\",\"file\":\"leak.h\",\"line\":10,\"inlined\":true},"          \
+	"{\"addr\":\"0x5555555551a0\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x11a0\","   \
+	"\"function\":\"main\",\"file\":\"leak.c\",\"line\":80,\"inlined\":false}"
+
+static void test_json_report(void **state UNUSED)
+{
+	assert_renders(
+		FORMAT_JSON, &periodic, NULL,
+		"{\"type\":\"report\",\"final\":false,\"time\":1700000000.250,\"pid\":1234,"
+		"\"comm\":\"leaky\","
+		"\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
+		"\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
+		"\"counters\":{\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,"
+		"\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0,"
+		"\"stack_errors\":0,\"lost_events\":0},"
+		"\"complete\":true,\"stacks_holding\":5,\"stacks\":["
+		"{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
+		"\"frames\":[" FRAMES_A_JSON "]},"
+		"{\"outstanding_bytes\":1536,\"outstanding_allocs\":1,\"allocs\":3,\"frames\":["
+		"{\"addr\":\"0x7f0012345678\",\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\","
+		"\"offset\":\"0x27678\",\"function\":null,\"file\":null,\"line\":null,"
+		"\"inlined\":false},"
+		"{\"addr\":\"0x7f00deadbeef\",\"module\":null,\"offset\":null,\"function\":null,"
+		"\"file\":null,\"line\":null,\"inlined\":false}]},"
+		"{\"outstanding_bytes\":100,\"outstanding_allocs\":1,\"allocs\":1,\"frames\":[]}"
+		"]}\n");
+}
+
+#define LOSSY_JSON_HEAD                                                                       \
+	"{\"type\":\"report\",\"final\":true,\"time\":1700000000.250,\"pid\":1234,"           \
+	"\"comm\":\"a\\\"b\\\\c\\nd\\u0001\\ufffd\","                                          \
+	"\"totals\":{\"outstanding_bytes\":0,\"outstanding_allocs\":0,"                       \
+	"\"allocs\":1,\"frees\":1,\"untracked_frees\":2,\"lost\":1200},"                      \
+	"\"counters\":{\"allocs\":1,\"frees\":1,\"untracked_frees\":2,"                       \
+	"\"lost_allocs\":1200,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":3,"        \
+	"\"stack_errors\":0,\"lost_events\":0},"                                              \
+	"\"complete\":false,\"stacks_holding\":0,\"stacks\":[]"
+
+static void test_json_final_exit_status(void **state UNUSED)
+{
+	struct report r = {
+		.final = true,
+		.time = T0,
+		.pid = 1234,
+		.comm = "a\"b\\c\nd\x01\xff",
+		.totals = &lossy_totals,
+		.exit = { .exited = true, .status = 0 },
+	};
+
+	assert_renders(FORMAT_JSON, &r, NULL,
+		       LOSSY_JSON_HEAD ",\"exit\":{\"status\":0,\"signal\":null}}\n");
+}
+
+static void test_json_final_exit_signal(void **state UNUSED)
+{
+	struct report r = {
+		.final = true,
+		.time = T0,
+		.pid = 1234,
+		.comm = "a\"b\\c\nd\x01\xff",
+		.totals = &lossy_totals,
+		.exit = { .exited = true, .status = -1, .signal = 9 },
+	};
+
+	assert_renders(FORMAT_JSON, &r, NULL,
+		       LOSSY_JSON_HEAD ",\"exit\":{\"status\":null,\"signal\":9}}\n");
+}
+
+static void test_json_final_still_running(void **state UNUSED)
+{
+	struct report r = {
+		.final = true,
+		.time = T0,
+		.pid = 1234,
+		.comm = "a\"b\\c\nd\x01\xff",
+		.totals = &lossy_totals,
+		.exit = { .status = -1 },
+	};
+
+	assert_renders(FORMAT_JSON, &r, NULL, LOSSY_JSON_HEAD "}\n");
+}
+
+static void test_json_big_alloc(void **state UNUSED)
+{
+	struct big_alloc a = big;
+
+	a.nr_frames = ARRAY_SIZE(frames_a);
+	assert_renders(FORMAT_JSON, NULL, &a,
+		       "{\"type\":\"big_alloc\",\"time\":1700000001.500,\"pid\":1234,\"tid\":1235,"
+		       "\"func\":\"malloc\",\"size\":16777216,\"addr\":\"0x7f0000001000\","
+		       "\"frames\":[" FRAMES_A_JSON "]}\n");
+}
+
+static void test_json_escaping(void **state UNUSED)
+{
+	assert_json_string(NULL, "null");
+	assert_json_string("", "\"\"");
+	assert_json_string("plain /path", "\"plain /path\"");
+	assert_json_string("q\"b\\s/", "\"q\\\"b\\\\s/\"");
+	assert_json_string("\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"");
+	assert_json_string("\x01\x1f\x7f", "\"\\u0001\\u001f\x7f\"");
+	/* Well-formed UTF-8 passes as is: é, €, U+1F600, U+10FFFF. */
+	assert_json_string("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf",
+			   "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf\"");
+	/* A stray continuation byte, a lead byte cut short, one out of range. */
+	assert_json_string("a\x80z", "\"a\\ufffdz\"");
+	assert_json_string("a\xc3", "\"a\\ufffd\"");
+	assert_json_string("\xe2\x82z", "\"\\ufffd\\ufffdz\"");
+	assert_json_string("\xff\xfe", "\"\\ufffd\\ufffd\"");
+	/* Overlong "/", a UTF-16 surrogate, past U+10FFFF. */
+	assert_json_string("\xc0\xaf", "\"\\ufffd\\ufffd\"");
+	assert_json_string("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"");
+	assert_json_string("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");
+	assert_json_string("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+}
+
+static void test_text_report(void **state UNUSED)
+{
+	assert_renders(FORMAT_TEXT, &periodic, NULL,
+		       "[22:13:20] pid 1234 (leaky): 1.0 MiB (1,050,212 bytes) outstanding in "
+		       "12 blocks; 10,530 allocs, 9,326 frees, 0 untracked frees\n"
+		       "  1.0 MiB (1,048,576 bytes) in 10 blocks, 10 allocs\n"
+		       "    #0 leak_a+0x1d (/usr/bin/leaky+0x1189) at leak.c:42\n"
+		       "    #1 [inlined] helper (/usr/bin/leaky+0x11a0) at leak.h:10\n"
+		       "    #2 main+0x40 (/usr/bin/leaky+0x11a0) at leak.c:80\n"
+		       "  1.5 KiB (1,536 bytes) in 1 block, 3 allocs\n"
+		       "    #0 ?? (/lib/x86_64-linux-gnu/libc.so.6+0x27678)\n"
+		       "    #1 0x7f00deadbeef (unknown)\n"
+		       "  100 bytes in 1 block, 1 alloc\n"
+		       "    (stack unknown)\n"
+		       "  ... 2 more stacks holding memory (use -T 0 to show all)\n"
+		       "\n");
+}
+
+#define LOSSY_TEXT_TAIL                                                                        \
+	": 0 bytes outstanding in 0 blocks; 1 alloc, 1 free, 2 untracked frees\n"              \
+	"  warning: numbers incomplete: lost_allocs=1,200 (live-allocation map full), "        \
+	"lost_stacks=3 (stack map full, counted under an unknown stack)\n"                      \
+	"\n"
+
+static void test_text_final(void **state UNUSED)
+{
+	struct report r = {
+		.final = true,
+		.time = T0,
+		.pid = 1234,
+		.comm = "ev\x1b[1mil",
+		.totals = &lossy_totals,
+		.exit = { .exited = true, .status = 0 },
+	};
+
+	assert_renders(FORMAT_TEXT, &r, NULL,
+		       "[22:13:20] final report, pid 1234 (ev?[1mil) exited with status 0"
+		       LOSSY_TEXT_TAIL);
+	r.exit.status = -1;
+	r.exit.signal = SIGKILL;
+	assert_renders(FORMAT_TEXT, &r, NULL,
+		       "[22:13:20] final report, pid 1234 (ev?[1mil) killed by signal 9 (SIGKILL)"
+		       LOSSY_TEXT_TAIL);
+	r.exit.signal = 0;
+	assert_renders(FORMAT_TEXT, &r, NULL,
+		       "[22:13:20] final report, pid 1234 (ev?[1mil) exited" LOSSY_TEXT_TAIL);
+	r.exit.exited = false;
+	r.comm = NULL;
+	assert_renders(FORMAT_TEXT, &r, NULL, "[22:13:20] final report, pid 1234 (?)" LOSSY_TEXT_TAIL);
+}
+
+static void test_text_sizes(void **state UNUSED)
+{
+	static const struct report_stack sized[] = {
+		{ 18446744073709551615ull, 1, 1, 0, NULL },
+		{ 1099511627776, 1, 1, 0, NULL },
+		{ 1048575, 2, 2, 0, NULL },
+		{ 1048471, 1, 1, 0, NULL },
+		{ 1024, 1, 1, 0, NULL },
+		{ 1023, 1, 1, 0, NULL },
+		{ 1, 1, 1, 0, NULL },
+	};
+	struct report r = periodic;
+	char *got, *body;
+
+	r.stacks = sized;
+	r.nr_stacks = ARRAY_SIZE(sized);
+	r.nr_holding = r.nr_stacks + 1;
+	got = render(FORMAT_TEXT, &r, NULL);
+	body = strchr(got, '\n');
+	assert_non_null(body);
+	assert_string_equal(body + 1,
+			    "  16.0 EiB (18,446,744,073,709,551,615 bytes) in 1 block, 1 alloc\n"
+			    "    (stack unknown)\n"
+			    "  1.0 TiB (1,099,511,627,776 bytes) in 1 block, 1 alloc\n"
+			    "    (stack unknown)\n"
+			    "  1.0 MiB (1,048,575 bytes) in 2 blocks, 2 allocs\n"
+			    "    (stack unknown)\n"
+			    "  1023.9 KiB (1,048,471 bytes) in 1 block, 1 alloc\n"
+			    "    (stack unknown)\n"
+			    "  1.0 KiB (1,024 bytes) in 1 block, 1 alloc\n"
+			    "    (stack unknown)\n"
+			    "  1023 bytes in 1 block, 1 alloc\n"
+			    "    (stack unknown)\n"
+			    "  1 byte in 1 block, 1 alloc\n"
+			    "    (stack unknown)\n"
+			    "  ... 1 more stack holding memory (use -T 0 to show all)\n"
+			    "\n");
+	free(got);
+}
+
+static void test_text_big_alloc(void **state UNUSED)
+{
+	struct big_alloc a = big;
+
+	assert_renders(FORMAT_TEXT, NULL, &a,
+		       "[22:13:21] BIG ALLOC pid 1234 tid 1235: malloc 16.0 MiB (16,777,216 bytes)"
+		       " = 0x7f0000001000\n"
+		       "    #0 leak_a+0x1d (/usr/bin/leaky+0x1189) at leak.c:42\n"
+		       "\n");
+	a.size = 1000;
+	a.nr_frames = 0;
+	assert_renders(FORMAT_TEXT, NULL, &a,
+		       "[22:13:21] BIG ALLOC pid 1234 tid 1235: malloc 1000 bytes = 0x7f0000001000\n"
+		       "    (stack unknown)\n"
+		       "\n");
+}
+
+static void test_text_frame_without_line(void **state UNUSED)
+{
+	static const struct frame_info frame = {
+		.addr = 0x401000, .module = "/bin/x", .offset = 0x1000,
+		.function = "f", .file = "x.c",
+	};
+	struct big_alloc a = big;
+
+	a.frames = &frame;
+	assert_renders(FORMAT_TEXT, NULL, &a,
+		       "[22:13:21] BIG ALLOC pid 1234 tid 1235: malloc 16.0 MiB (16,777,216 bytes)"
+		       " = 0x7f0000001000\n"
+		       "    #0 f+0x0 (/bin/x+0x1000) at x.c\n"
+		       "\n");
+}
+
+/* Output goes through a buffer: the error shows when the object is flushed. */
+static void test_write_error_enospc(void **state UNUSED)
+{
+	FILE *f = fopen("/dev/full", "w");
+	struct report_writer *w;
+
+	assert_non_null(f);
+	w = report_writer__new(FORMAT_JSON, f);
+	assert_non_null(w);
+	assert_int_equal(report_writer__report(w, &periodic), -ENOSPC);
+	assert_int_equal(report_writer__big_alloc(w, &big), -ENOSPC);
+	report_writer__free(w);
+	fclose(f);
+}
+
+static void test_write_error_epipe(void **state UNUSED)
+{
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	struct report_writer *w;
+	int fds[2];
+	FILE *f;
+
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(close(fds[0]), 0);
+	f = fdopen(fds[1], "w");
+	assert_non_null(f);
+	w = report_writer__new(FORMAT_TEXT, f);
+	assert_non_null(w);
+	assert_int_equal(report_writer__report(w, &periodic), -EPIPE);
+	report_writer__free(w);
+	fclose(f);
+	signal(SIGPIPE, old);
+}
+
+static void test_new_invalid(void **state UNUSED)
+{
+	errno = 0;
+	assert_null(report_writer__new((enum report_format)2, stdout));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(report_writer__new(FORMAT_TEXT, NULL));
+	assert_int_equal(errno, EINVAL);
+}
+
+/* Text reports print local time: pin it. */
+static int group_setup(void **state UNUSED)
+{
+	if (setenv("TZ", "UTC", 1))
+		return -1;
+	tzset();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_report),
+		cmocka_unit_test(test_json_final_exit_status),
+		cmocka_unit_test(test_json_final_exit_signal),
+		cmocka_unit_test(test_json_final_still_running),
+		cmocka_unit_test(test_json_big_alloc),
+		cmocka_unit_test(test_json_escaping),
+		cmocka_unit_test(test_text_report),
+		cmocka_unit_test(test_text_final),
+		cmocka_unit_test(test_text_sizes),
+		cmocka_unit_test(test_text_big_alloc),
+		cmocka_unit_test(test_text_frame_without_line),
+		cmocka_unit_test(test_write_error_enospc),
+		cmocka_unit_test(test_write_error_epipe),
+		cmocka_unit_test(test_new_invalid),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}

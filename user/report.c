@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "json.h"
+#include "report.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Both formats walk reports and alerts the same way, in
+ * report_writer__report() and report_writer__big_alloc(); the ops only
+ * format. The walker ends every object with a newline: the end of the line
+ * in JSON, the blank line between objects in text.
+ */
+struct report_ops {
+	const char *separator;	/* between stacks, between frames */
+	void (*report_begin)(FILE *f, const struct report *r);
+	void (*stack_begin)(FILE *f, const struct report_stack *s);
+	void (*report_end)(FILE *f, const struct report *r);
+	void (*big_alloc_begin)(FILE *f, const struct big_alloc *a);
+	void (*frame)(FILE *f, const struct frame_info *fr, size_t idx);
+	/* Closes the frames of a stack or of a big allocation. */
+	void (*frames_end)(FILE *f, size_t nr_frames);
+};
+
+struct report_writer {
+	const struct report_ops *ops;
+	FILE *out;
+};
+
+/* Text: for a person at a terminal. */
+
+/* Formatted numbers, returned by value so that they can be printf arguments. */
+struct count_buf {
+	char s[28];	/* "18,446,744,073,709,551,615" */
+};
+
+struct size_buf {
+	char s[64];
+};
+
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* "1,048,576": easier to read than 1048576, and locale-independent. */
+static struct count_buf text_count(uint64_t n)
+{
+	struct count_buf b;
+	char digits[24];
+	int len = snprintf(digits, sizeof(digits), "%" PRIu64, n);
+	int i, j = 0;
+
+	for (i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			b.s[j++] = ',';
+		b.s[j++] = digits[i];
+	}
+	b.s[j] = '\0';
+	return b;
+}
+
+/* "3.2 MiB (3,355,443 bytes)", or "512 bytes" when rounding adds nothing. */
+static struct size_buf text_size(uint64_t bytes)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	struct size_buf b;
+	double v = bytes / 1024.0;
+	size_t i = 0;
+
+	if (bytes < 1024) {
+		snprintf(b.s, sizeof(b.s), "%" PRIu64 " byte%s", bytes, plural(bytes));
+		return b;
+	}
+	/* From 1023.95 on, "%.1f" would print 1024.0 of the smaller unit. */
+	while (v >= 1023.95 && i + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(b.s, sizeof(b.s), "%.1f %s (%s bytes)", v, units[i], text_count(bytes).s);
+	return b;
+}
+
+/* Names come from the target: keep their bytes from driving the terminal. */
+static void text_name(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+static void text_time(FILE *f, double t)
+{
+	time_t secs = (time_t)t;
+	struct tm tm;
+
+	if (localtime_r(&secs, &tm))
+		fprintf(f, "[%02d:%02d:%02d] ", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+static void text_exit(FILE *f, const struct target_exit *e)
+{
+	const char *name = e->signal > 0 ? sigabbrev_np(e->signal) : NULL;
+
+	if (e->signal > 0)
+		fprintf(f, " killed by signal %d", e->signal);
+	else if (e->status >= 0)
+		fprintf(f, " exited with status %d", e->status);
+	else
+		fputs(" exited", f);
+	if (name)
+		fprintf(f, " (SIG%s)", name);
+}
+
+/* Why a counter makes the numbers incomplete; NULL for the plain counts. */
+static const char *const counter_reasons[CNT_MAX] = {
+	[CNT_LOST_ALLOCS] = "live-allocation map full",
+	[CNT_LOST_STATS] = "per-stack statistics map full",
+	[CNT_LOST_INFLIGHT] = "in-flight call map full",
+	[CNT_LOST_STACKS] = "stack map full, counted under an unknown stack",
+	[CNT_STACK_ERRORS] = "user stack not walkable, counted under an unknown stack",
+	[CNT_LOST_EVENTS] = "ring buffer full, big-allocation alerts lost",
+};
+
+static void text_warning(FILE *f, const struct profile_totals *t)
+{
+	const char *sep = "  warning: numbers incomplete: ";
+	bool any = false;
+	int c;
+
+	for (c = 0; c < CNT_MAX; c++) {
+		if (!counter_reasons[c] || !t->counters[c])
+			continue;
+		fprintf(f, "%s%s=%s (%s)", sep, counter_name(c), text_count(t->counters[c]).s,
+			counter_reasons[c]);
+		sep = ", ";
+		any = true;
+	}
+	if (any)
+		fputc('\n', f);
+}
+
+static void text_report_begin(FILE *f, const struct report *r)
+{
+	const struct profile_totals *t = r->totals;
+
+	text_time(f, r->time);
+	fprintf(f, "%spid %d (", r->final ? "final report, " : "", r->pid);
+	text_name(f, r->comm ? r->comm : "?");
+	fputc(')', f);
+	if (r->exit.exited)
+		text_exit(f, &r->exit);
+	fprintf(f, ": %s outstanding in %s block%s; ", text_size(t->outstanding_bytes).s,
+		text_count(t->outstanding_allocs).s, plural(t->outstanding_allocs));
+	fprintf(f, "%s alloc%s, %s free%s, %s untracked free%s\n", text_count(t->allocs).s,
+		plural(t->allocs), text_count(t->frees).s, plural(t->frees),
+		text_count(t->untracked_frees).s, plural(t->untracked_frees));
+	text_warning(f, t);
+}
+
+static void text_stack_begin(FILE *f, const struct report_stack *s)
+{
+	fprintf(f, "  %s in %s block%s, %s alloc%s\n", text_size(s->outstanding_bytes).s,
+		text_count(s->outstanding_allocs).s, plural(s->outstanding_allocs),
+		text_count(s->allocs).s, plural(s->allocs));
+}
+
+static void text_report_end(FILE *f, const struct report *r)
+{
+	size_t more = r->nr_holding - r->nr_stacks;
+
+	if (r->nr_holding > r->nr_stacks)
+		fprintf(f, "  ... %zu more stack%s holding memory (use -T 0 to show all)\n", more,
+			plural(more));
+}
+
+static void text_big_alloc_begin(FILE *f, const struct big_alloc *a)
+{
+	text_time(f, a->time);
+	fprintf(f, "BIG ALLOC pid %d tid %d: %s %s = 0x%" PRIx64 "\n", a->pid, a->tid, a->func,
+		text_size(a->size).s, a->addr);
+}
+
+/* "leak_a+0x1d", "[inlined] helper", "??" or, unmapped, the address. */
+static void text_frame_function(FILE *f, const struct frame_info *fr)
+{
+	if (fr->inlined)
+		fputs("[inlined] ", f);
+	if (!fr->function) {
+		if (fr->module)
+			fputs("??", f);
+		else
+			fprintf(f, "0x%" PRIx64, fr->addr);
+		return;
+	}
+	text_name(f, fr->function);
+	/* An inlined call has no offset of its own: it lies in the next frame. */
+	if (!fr->inlined)
+		fprintf(f, "+0x%" PRIx64, fr->function_offset);
+}
+
+/* Module and offset always when known: enough to run addr2line later. */
+static void text_frame(FILE *f, const struct frame_info *fr, size_t idx)
+{
+	fprintf(f, "    #%zu ", idx);
+	text_frame_function(f, fr);
+	if (fr->module) {
+		fputs(" (", f);
+		text_name(f, fr->module);
+		fprintf(f, "+0x%" PRIx64 ")", fr->offset);
+	} else {
+		fputs(" (unknown)", f);
+	}
+	if (fr->file) {
+		fputs(" at ", f);
+		text_name(f, fr->file);
+		if (fr->line)
+			fprintf(f, ":%u", fr->line);
+	}
+	fputc('\n', f);
+}
+
+static void text_frames_end(FILE *f, size_t nr_frames)
+{
+	/* Allocations whose stack was lost gather under a stack without frames. */
+	if (!nr_frames)
+		fputs("    (stack unknown)\n", f);
+}
+
+static const struct report_ops text_ops = {
+	.separator = "",
+	.report_begin = text_report_begin,
+	.stack_begin = text_stack_begin,
+	.report_end = text_report_end,
+	.big_alloc_begin = text_big_alloc_begin,
+	.frame = text_frame,
+	.frames_end = text_frames_end,
+};
+
+/* JSON: one object per line; the field names are a contract with readers. */
+
+static const char *json_bool(bool b)
+{
+	return b ? "true" : "false";
+}
+
+static void json_int(FILE *f, long long v, bool known)
+{
+	if (known)
+		fprintf(f, "%lld", v);
+	else
+		fputs("null", f);
+}
+
+static void json_hex(FILE *f, uint64_t v, bool known)
+{
+	if (known)
+		fprintf(f, "\"0x%" PRIx64 "\"", v);
+	else
+		fputs("null", f);
+}
+
+static void json_report_begin(FILE *f, const struct report *r)
+{
+	const struct profile_totals *t = r->totals;
+	int c;
+
+	fprintf(f, "{\"type\":\"report\",\"final\":%s,\"time\":%.3f,\"pid\":%d,\"comm\":",
+		json_bool(r->final), r->time, r->pid);
+	json__string(f, r->comm);
+	fprintf(f,
+		",\"totals\":{\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64
+		",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"untracked_frees\":%" PRIu64
+		",\"lost\":%" PRIu64 "},\"counters\":{",
+		t->outstanding_bytes, t->outstanding_allocs, t->allocs, t->frees,
+		t->untracked_frees, t->lost);
+	for (c = 0; c < CNT_MAX; c++)
+		fprintf(f, "%s\"%s\":%" PRIu64, c ? "," : "", counter_name(c), t->counters[c]);
+	fprintf(f, "},\"complete\":%s,\"stacks_holding\":%zu,\"stacks\":[", json_bool(!t->lost),
+		r->nr_holding);
+}
+
+static void json_stack_begin(FILE *f, const struct report_stack *s)
+{
+	fprintf(f,
+		"{\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64
+		",\"allocs\":%" PRIu64 ",\"frames\":[",
+		s->outstanding_bytes, s->outstanding_allocs, s->allocs);
+}
+
+static void json_report_end(FILE *f, const struct report *r)
+{
+	fputc(']', f);
+	if (r->exit.exited) {
+		fputs(",\"exit\":{\"status\":", f);
+		json_int(f, r->exit.status, r->exit.status >= 0);
+		fputs(",\"signal\":", f);
+		json_int(f, r->exit.signal, r->exit.signal > 0);
+		fputc('}', f);
+	}
+	fputc('}', f);
+}
+
+static void json_big_alloc_begin(FILE *f, const struct big_alloc *a)
+{
+	fprintf(f, "{\"type\":\"big_alloc\",\"time\":%.3f,\"pid\":%d,\"tid\":%d,\"func\":", a->time,
+		a->pid, a->tid);
+	json__string(f, a->func);
+	fprintf(f, ",\"size\":%" PRIu64 ",\"addr\":", a->size);
+	json_hex(f, a->addr, true);
+	fputs(",\"frames\":[", f);
+}
+
+static void json_frame(FILE *f, const struct frame_info *fr, size_t idx __attribute__((unused)))
+{
+	fputs("{\"addr\":", f);
+	json_hex(f, fr->addr, true);
+	fputs(",\"module\":", f);
+	json__string(f, fr->module);
+	fputs(",\"offset\":", f);
+	json_hex(f, fr->offset, fr->module);
+	fputs(",\"function\":", f);
+	json__string(f, fr->function);
+	fputs(",\"file\":", f);
+	json__string(f, fr->file);
+	fputs(",\"line\":", f);
+	json_int(f, fr->line, fr->line);
+	fprintf(f, ",\"inlined\":%s}", json_bool(fr->inlined));
+}
+
+static void json_frames_end(FILE *f, size_t nr_frames __attribute__((unused)))
+{
+	fputs("]}", f);
+}
+
+static const struct report_ops json_ops = {
+	.separator = ",",
+	.report_begin = json_report_begin,
+	.stack_begin = json_stack_begin,
+	.report_end = json_report_end,
+	.big_alloc_begin = json_big_alloc_begin,
+	.frame = json_frame,
+	.frames_end = json_frames_end,
+};
+
+static const struct report_ops *const ops_by_format[] = {
+	[FORMAT_TEXT] = &text_ops,
+	[FORMAT_JSON] = &json_ops,
+};
+
+struct report_writer *report_writer__new(enum report_format format, FILE *out)
+{
+	struct report_writer *w;
+
+	if ((unsigned int)format >= ARRAY_SIZE(ops_by_format) || !out) {
+		errno = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->ops = ops_by_format[format];
+	w->out = out;
+	return w;
+}
+
+void report_writer__free(struct report_writer *w)
+{
+	free(w);
+}
+
+static void report_writer__frames(struct report_writer *w, const struct frame_info *frames,
+				  size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		if (i)
+			fputs(w->ops->separator, w->out);
+		w->ops->frame(w->out, &frames[i], i);
+	}
+	w->ops->frames_end(w->out, nr);
+}
+
+/*
+ * Ends an object and pushes it out at once: a reader may wait on a pipe.
+ * stdio keeps the first write error in the stream's flag and in errno,
+ * which the callers clear before they start.
+ */
+static int report_writer__end(struct report_writer *w)
+{
+	fputc('\n', w->out);
+	if (fflush(w->out) == 0 && !ferror(w->out))
+		return 0;
+	return errno ? -errno : -EIO;
+}
+
+int report_writer__report(struct report_writer *w, const struct report *r)
+{
+	const struct report_stack *s;
+	size_t i;
+
+	errno = 0;
+	w->ops->report_begin(w->out, r);
+	for (i = 0; i < r->nr_stacks; i++) {
+		s = &r->stacks[i];
+		if (i)
+			fputs(w->ops->separator, w->out);
+		w->ops->stack_begin(w->out, s);
+		report_writer__frames(w, s->frames, s->nr_frames);
+	}
+	w->ops->report_end(w->out, r);
+	return report_writer__end(w);
+}
+
+int report_writer__big_alloc(struct report_writer *w, const struct big_alloc *a)
+{
+	errno = 0;
+	w->ops->big_alloc_begin(w->out, a);
+	report_writer__frames(w, a->frames, a->nr_frames);
+	return report_writer__end(w);
+}
