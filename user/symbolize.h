@@ -25,6 +25,13 @@ int symbolizer__refresh(struct symbolizer *s);
  * first, the containing function last. Returns the number of frames
  * written (at least 1 when @max >= 1; an unresolvable address gives one
  * frame with only addr, and module/offset if mapped).
+ *
+ * @addr is taken as a return address, as stack unwinding gives: function,
+ * inlines and file:line are those of addr - 1, the call instruction, so
+ * that the line is the call's and not the next one. frame.addr and
+ * frame.offset are still those of @addr itself, and function_offset is
+ * @addr minus the symbol's start. Pass a function's own start plus one to
+ * name that function.
  */
 int symbolizer__resolve(struct symbolizer *s, uint64_t addr, struct frame_info *frames,
 			int max);

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "demangle.h"
+#include "symbolize.h"
+
+#define MAX 8
+
+/* Not inlined, and no clone such as "plain_caller.constprop.0" renames these. */
+#ifdef __clang__
+#define OPAQUE __attribute__((noinline))
+#else
+#define OPAQUE __attribute__((noipa))
+#endif
+
+/* Where it was called from; @at is the __LINE__ of the call. */
+static OPAQUE uint64_t return_address(unsigned int *line, unsigned int at)
+{
+	*line = at;
+	return (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+static OPAQUE uint64_t plain_caller(unsigned int *line)
+{
+	uint64_t ret = return_address(line, __LINE__);
+
+	/* Using the result after the call keeps it from being a tail call. */
+	asm volatile("" : "+r"(ret));
+	return ret;
+}
+
+static inline __attribute__((always_inline)) uint64_t
+inlined_callee(unsigned int *inner, unsigned int *outer, unsigned int at)
+{
+	uint64_t ret = return_address(inner, __LINE__);
+
+	*outer = at;
+	asm volatile("" : "+r"(ret));
+	return ret;
+}
+
+static OPAQUE uint64_t inlining_caller(unsigned int *inner, unsigned int *outer)
+{
+	uint64_t ret = inlined_callee(inner, outer, __LINE__);
+
+	asm volatile("" : "+r"(ret));
+	return ret;
+}
+
+static bool ends_with(const char *str, const char *suffix)
+{
+	size_t len, n = strlen(suffix);
+
+	if (!str)
+		return false;
+	len = strlen(str);
+	return len >= n && !strcmp(str + len - n, suffix);
+}
+
+/* addr - start + pgoff, read straight from /proc/self/maps. */
+static uint64_t maps_offset(uint64_t addr)
+{
+	uint64_t start, end, pgoff, off = UINT64_MAX;
+	char line[1024];
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &start, &end, &pgoff) ==
+			    3 &&
+		    addr >= start && addr < end)
+			off = addr - start + pgoff;
+	fclose(f);
+	return off;
+}
+
+static uint64_t libc_symbol(const char *name)
+{
+	void *libc, *sym;
+
+	/* Not &malloc: under valgrind that is the preloaded replacement. */
+	libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	assert_non_null(libc);
+	sym = dlsym(libc, name);
+	assert_non_null(sym);
+	dlclose(libc);
+	return (uint64_t)(uintptr_t)sym;
+}
+
+static int setup(void **state)
+{
+	*state = symbolizer__new(getpid());
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	symbolizer__free(*state);
+	return 0;
+}
+
+static void test_own_function(void **state)
+{
+	struct frame_info f[MAX];
+	char exe[PATH_MAX];
+	unsigned int line;
+	uint64_t addr;
+	ssize_t len;
+
+	addr = plain_caller(&line);
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(len > 0);
+	exe[len] = '\0';
+
+	assert_int_equal(symbolizer__resolve(*state, addr, f, MAX), 1);
+	assert_int_equal(f[0].addr, addr);
+	assert_string_equal(f[0].module, exe);
+	assert_int_equal(f[0].offset, maps_offset(addr));
+	assert_string_equal(f[0].function, "plain_caller");
+	assert_int_equal(f[0].function_offset, addr - (uintptr_t)plain_caller);
+	assert_true(ends_with(f[0].file, "/test_symbolize.c"));
+	assert_int_equal(f[0].line, line);
+	assert_false(f[0].inlined);
+}
+
+static void test_inlined(void **state)
+{
+	unsigned int inner, outer;
+	struct frame_info f[MAX];
+	uint64_t addr;
+
+	addr = inlining_caller(&inner, &outer);
+	assert_int_equal(symbolizer__resolve(*state, addr, f, MAX), 2);
+
+	assert_string_equal(f[0].function, "inlined_callee");
+	assert_true(f[0].inlined);
+	assert_int_equal(f[0].line, inner);
+	assert_true(ends_with(f[0].file, "/test_symbolize.c"));
+	assert_int_equal(f[0].function_offset, 0);
+
+	assert_string_equal(f[1].function, "inlining_caller");
+	assert_false(f[1].inlined);
+	assert_int_equal(f[1].line, outer);
+	assert_true(ends_with(f[1].file, "/test_symbolize.c"));
+	assert_int_equal(f[1].function_offset, addr - (uintptr_t)inlining_caller);
+
+	assert_int_equal(f[0].addr, addr);
+	assert_int_equal(f[1].addr, addr);
+	assert_ptr_equal(f[0].module, f[1].module);
+	assert_int_equal(f[0].offset, maps_offset(addr));
+	assert_int_equal(f[1].offset, f[0].offset);
+
+	/* Too little room keeps the innermost frames. */
+	assert_int_equal(symbolizer__resolve(*state, addr, f, 1), 1);
+	assert_string_equal(f[0].function, "inlined_callee");
+	assert_int_equal(symbolizer__resolve(*state, addr, f, 0), 0);
+}
+
+static void assert_libc_malloc(const struct frame_info *f, int nr, uint64_t addr)
+{
+	const struct frame_info *outer = &f[nr - 1];
+
+	assert_true(nr >= 1);
+	assert_true(ends_with(f[0].module, "/libc.so.6"));
+	assert_int_equal(f[0].offset, maps_offset(addr));
+	assert_false(outer->inlined);
+	assert_int_equal(outer->function_offset, 1);
+	if (strcmp(outer->function, "malloc"))
+		assert_string_equal(outer->function, "__libc_malloc");
+}
+
+static void test_libc(void **state)
+{
+	uint64_t addr = libc_symbol("malloc") + 1;
+	struct frame_info f[MAX];
+
+	assert_libc_malloc(f, symbolizer__resolve(*state, addr, f, MAX), addr);
+}
+
+static void test_unmapped(void **state)
+{
+	struct frame_info f[MAX];
+
+	memset(f, 0xff, sizeof(f));
+	assert_int_equal(symbolizer__resolve(*state, 0x10, f, MAX), 1);
+	assert_int_equal(f[0].addr, 0x10);
+	assert_null(f[0].module);
+	assert_int_equal(f[0].offset, 0);
+	assert_null(f[0].function);
+	assert_int_equal(f[0].function_offset, 0);
+	assert_null(f[0].file);
+	assert_int_equal(f[0].line, 0);
+	assert_false(f[0].inlined);
+}
+
+static void test_vdso(void **state)
+{
+	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+	struct frame_info f[MAX];
+
+	if (!vdso)
+		skip();
+	assert_int_equal(symbolizer__resolve(*state, vdso + 0x10, f, MAX), 1);
+	assert_string_equal(f[0].module, "[vdso]");
+	assert_int_equal(f[0].offset, 0x10);
+	assert_null(f[0].function);
+}
+
+static void test_anonymous(void **state)
+{
+	struct symbolizer *s;
+	struct frame_info f[MAX];
+	char *page;
+
+	page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	s = symbolizer__new(getpid());
+	assert_non_null(s);
+	assert_int_equal(symbolizer__resolve(s, (uintptr_t)page + 0x10, f, MAX), 1);
+	assert_null(f[0].module);
+	assert_int_equal(f[0].offset, 0x10);
+	assert_null(f[0].function);
+	symbolizer__free(s);
+	munmap(page, 4096);
+}
+
+static void test_cached(void **state)
+{
+	struct frame_info a[MAX], b[MAX];
+	unsigned int line;
+	uint64_t addr;
+	int nr;
+
+	addr = plain_caller(&line);
+	nr = symbolizer__resolve(*state, addr, a, MAX);
+	assert_int_equal(symbolizer__resolve(*state, addr, b, MAX), nr);
+	assert_memory_equal(a, b, nr * sizeof(a[0]));
+	assert_string_equal(b[0].function, "plain_caller");
+}
+
+static void test_refresh_dlopen(void **state)
+{
+	struct frame_info f[MAX], own[MAX], own_again[MAX];
+	uint64_t addr, own_addr;
+	unsigned int line;
+	void *lib;
+	int nr;
+
+	own_addr = plain_caller(&line);
+	assert_int_equal(symbolizer__resolve(*state, own_addr, own, MAX), 1);
+	assert_null(dlopen("libcrypt.so.1", RTLD_NOW | RTLD_NOLOAD));
+	lib = dlopen("libcrypt.so.1", RTLD_NOW);
+	assert_non_null(lib);
+	addr = (uint64_t)(uintptr_t)dlsym(lib, "crypt_checksalt") + 1;
+
+	assert_int_equal(symbolizer__resolve(*state, addr, f, MAX), 1);
+	assert_null(f[0].module);
+	assert_int_equal(symbolizer__refresh(*state), 0);
+	nr = symbolizer__resolve(*state, addr, f, MAX);
+	assert_true(nr >= 1);
+	/* The file is libcrypt.so.1.1.0 or so behind the symlink. */
+	assert_non_null(strstr(f[0].module, "/libcrypt.so.1"));
+	assert_int_equal(f[0].offset, maps_offset(addr));
+	assert_string_equal(f[nr - 1].function, "crypt_checksalt");
+
+	/* Frames from before the refresh stay valid and unchanged. */
+	assert_string_equal(own[0].function, "plain_caller");
+	assert_int_equal(symbolizer__resolve(*state, own_addr, own_again, MAX), 1);
+	assert_memory_equal(own, own_again, sizeof(own[0]));
+	dlclose(lib);
+}
+
+static void test_refresh_unchanged(void **state)
+{
+	struct frame_info a[MAX], b[MAX];
+	unsigned int line;
+	uint64_t addr;
+
+	addr = plain_caller(&line);
+	assert_int_equal(symbolizer__resolve(*state, addr, a, MAX), 1);
+	assert_int_equal(symbolizer__refresh(*state), 0);
+	assert_int_equal(symbolizer__resolve(*state, addr, b, MAX), 1);
+	assert_memory_equal(a, b, sizeof(a[0]));
+}
+
+/* After the target exits, what was known of it still symbolizes. */
+static void test_target_gone(void **state)
+{
+	uint64_t addr = libc_symbol("malloc") + 1;
+	struct frame_info f[MAX];
+	struct symbolizer *s;
+	int fds[2], status;
+	pid_t child;
+	char c;
+
+	assert_int_equal(pipe(fds), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(fds[1]);
+		_exit(read(fds[0], &c, 1) < 0);
+	}
+	close(fds[0]);
+	s = symbolizer__new(child);
+	assert_non_null(s);
+	close(fds[1]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+
+	assert_int_equal(symbolizer__refresh(s), 0);
+	assert_libc_malloc(f, symbolizer__resolve(s, addr, f, MAX), addr);
+	symbolizer__free(s);
+}
+
+static void test_no_such_process(void **state)
+{
+	errno = 0;
+	assert_null(symbolizer__new(4194305));
+	assert_int_equal(errno, ENOENT);
+}
+
+/*
+ * Every byte of a stretch of libc, each resolved once. Only the padding
+ * between functions, which no symbol covers, may lack a name.
+ */
+static void test_many_addresses(void **state)
+{
+	uint64_t base = libc_symbol("malloc"), offset = maps_offset(base), i;
+	struct frame_info f[MAX];
+	struct timespec t0, t1;
+	int nr, named = 0;
+	double secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 1; i <= 10000; i++) {
+		nr = symbolizer__resolve(*state, base + i, f, MAX);
+		assert_true(nr >= 1 && nr <= MAX);
+		assert_true(ends_with(f[0].module, "/libc.so.6"));
+		assert_int_equal(f[nr - 1].offset, offset + i);
+		named += f[nr - 1].function != NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(named > 9000);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("10000 addresses in %.3f s\n", secs);
+}
+
+static void test_demangle(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "_ZN3foo3barEi", "foo::bar(int)" },
+		{ "_Z3bazv", "baz()" },
+		{ "main", "main" },
+		{ "Z", "Z" },
+		{ "i", "i" },
+		{ "_Znotmangled", "_Znotmangled" },
+		{ "", "" },
+	};
+	size_t i;
+	char *out;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		out = demangle(cases[i][0]);
+		assert_non_null(out);
+		assert_string_equal(out, cases[i][1]);
+		assert_ptr_not_equal(out, cases[i][0]);
+		free(out);
+	}
+	errno = 0;
+	assert_null(demangle(NULL));
+	assert_int_equal(errno, EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_own_function, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inlined, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_libc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unmapped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vdso, setup, teardown),
+		cmocka_unit_test(test_anonymous),
+		cmocka_unit_test_setup_teardown(test_cached, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_dlopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_unchanged, setup, teardown),
+		cmocka_unit_test(test_target_gone),
+		cmocka_unit_test(test_no_such_process),
+		cmocka_unit_test_setup_teardown(test_many_addresses, setup, teardown),
+		cmocka_unit_test(test_demangle),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
