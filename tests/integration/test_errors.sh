@@ -1,0 +1,46 @@
+#!/bin/bash
+# Usage and runtime errors: each exits non-zero, prints nothing on stdout
+# and exactly one line on stderr, starting with "alloctrace: ".
+set -u
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+require_built "$WL/leaks"
+
+# expect_error NAME ARGS...
+expect_error() {
+	local name=$1 lines
+	shift
+	run_tool "$name" 20 "$@"
+	lines=$(wc -l <"$TMP/$name.err")
+	if ((RC == 0 || RC == 124 || RC == 137)); then
+		fail "$name" "exit status $RC (want non-zero, not a timeout)"
+	elif [[ -s "$TMP/$name.out" ]]; then
+		fail "$name" "stdout not empty: $(head -c 200 "$TMP/$name.out")"
+	elif ((lines != 1)); then
+		fail "$name" "$lines lines on stderr: $(head -c 300 "$TMP/$name.err")"
+	elif ! grep -q '^alloctrace: ' "$TMP/$name.err"; then
+		fail "$name" "stderr: $(cat "$TMP/$name.err")"
+	else
+		ok "$name"
+	fi
+}
+
+# A pid that existed a moment ago: our own reaped child.
+sleep 0 &
+gone=$!
+wait "$gone"
+dead "$gone" || fail "setup" "pid $gone was reused"
+
+expect_error "nonexistent pid" -p "$gone"
+expect_error "pid not a number" -p abc
+expect_error "--interval abc" --interval abc -- "$WL/leaks"
+expect_error "-i abc" -i abc -- "$WL/leaks"
+expect_error "--count abc" --count abc -- "$WL/leaks"
+expect_error "--top -1" --top -1 -- "$WL/leaks"
+expect_error "--big 12Q" --big 12Q -- "$WL/leaks"
+expect_error "--format xml" --format xml -- "$WL/leaks"
+expect_error "command not found by path" -- /nonexistent/alloctrace-test-cmd
+expect_error "command not found in PATH" -- alloctrace-test-no-such-command
+
+finish

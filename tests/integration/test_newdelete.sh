@@ -1,0 +1,28 @@
+#!/bin/bash
+# C++ operator new and new[] (tests/workloads/newdelete.cc). libstdc++ has
+# no frame pointers, so frames[0] may be operator new: look for the named
+# function anywhere in the stack; the byte counts are still exact.
+set -u
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+require_built "$WL/newdelete"
+
+run_tool newdelete 60 --format json -T 0 -- "$WL/newdelete"
+expect_tool_ok newdelete || finish
+r=$(final_report "$TMP/newdelete.out")
+
+# expect_new NAME BYTES BLOCKS: exact, over stacks with NAME in any frame.
+expect_new() {
+	expect_eq "$1 outstanding_bytes" "$2" "$(fn_any_sum "$r" outstanding_bytes "$1")"
+	expect_eq "$1 outstanding_allocs" "$3" "$(fn_any_sum "$r" outstanding_allocs "$1")"
+	expect_eq "$1 allocs" "$3" "$(fn_any_sum "$r" allocs "$1")"
+}
+
+expect_new new_leak_scalar 440 11
+expect_new new_leak_array 3000 3
+expect_eq "new_delete_churn holds nothing (no stack)" 0 \
+	"$(jq '[.stacks[] | select(any(.frames[]; .function == "new_delete_churn"))] | length' <<<"$r")"
+expect_totals_consistent newdelete "$r"
+
+finish

@@ -1,0 +1,240 @@
+# shellcheck shell=bash
+# Helpers for the integration tests: TAP-like results, bounded runs of the
+# tool, deadlines for every wait, and jq queries on its NDJSON output.
+# Sourced by tests/integration/test_*.sh; run.sh counts the lines they print.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# ALLOCTRACE runs the tests against another build, e.g. an installed one.
+TOOL=${ALLOCTRACE:-$ROOT/alloctrace}
+# shellcheck disable=SC2034 # used by the test files that source this one
+WL=$ROOT/build/workloads
+FAILS=0
+PIDS=()
+TOOL_PIDS=()
+TMP=$(mktemp -d /tmp/alloctrace-test.XXXXXX)
+
+# --- results ---------------------------------------------------------------
+
+ok() {
+	printf 'ok - %s\n' "$1"
+}
+
+fail() {
+	printf 'not ok - %s: %s\n' "$1" "$2"
+	FAILS=$((FAILS + 1))
+}
+
+# expect_eq NAME EXPECTED ACTUAL
+expect_eq() {
+	if [[ "$3" == "$2" ]]; then
+		ok "$1"
+	else
+		fail "$1" "expected '$2', got '$3'"
+	fi
+}
+
+# expect_match NAME REGEX ACTUAL
+expect_match() {
+	if [[ "$3" =~ $2 ]]; then
+		ok "$1"
+	else
+		fail "$1" "'$3' does not match /$2/"
+	fi
+}
+
+# expect_true NAME REASON COMMAND...: passes when the command succeeds.
+expect_true() {
+	local name=$1 reason=$2
+	shift 2
+	if "$@"; then
+		ok "$name"
+	else
+		fail "$name" "$reason"
+	fi
+}
+
+# The test file's exit status: non-zero when anything failed.
+finish() {
+	exit $((FAILS > 0))
+}
+
+# --- processes -------------------------------------------------------------
+
+# Every target a test starts or learns of is recorded here and killed on
+# exit, so that a failed assertion or a timeout cannot leave one behind.
+track() {
+	PIDS+=("$1")
+}
+
+# Tracers run under timeout(1): SIGTERM to it reaches the tool, and it
+# still kills the tool -k seconds later if that does not end it.
+cleanup() {
+	local pid
+	for pid in "${TOOL_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	# Reaping our own children here keeps bash from reporting them killed.
+	for pid in "${PIDS[@]}"; do
+		{ kill -KILL "$pid" && wait "$pid"; } 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# run_tool NAME SECONDS ARGS...: run the tool in the foreground with a time
+# limit; stdout and stderr go to $TMP/NAME.out and .err, the status to RC
+# (124 or 137 when the limit was hit).
+run_tool() {
+	local name=$1 secs=$2
+	shift 2
+	RC=0
+	timeout -k 5 "$secs" "$TOOL" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || RC=$?
+}
+
+# start_tool NAME SECONDS ARGS...: the same in the background; TOOL_PID is
+# the pid of timeout(1), which passes SIGINT and SIGTERM on to the tool.
+# (A background job of a script would otherwise start with SIGINT ignored.)
+start_tool() {
+	local name=$1 secs=$2
+	shift 2
+	timeout -k 5 "$secs" "$TOOL" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	TOOL_PID=$!
+	TOOL_PIDS+=("$TOOL_PID")
+}
+
+# wait_tool: wait for the background tool; its status goes to RC. Bounded
+# by the limit given to start_tool.
+wait_tool() {
+	RC=0
+	wait "$TOOL_PID" || RC=$?
+}
+
+# wait_for SECONDS COMMAND...: poll until the command succeeds; fails when
+# the deadline passes first.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.05
+	done
+}
+
+# The pid in the tool's "tracing pid N" line on stderr, or nothing.
+traced_pid() {
+	grep -o -m1 'tracing pid [0-9]*' "$1" | grep -o '[0-9]*$'
+}
+
+has_tracing_line() {
+	[[ -n "$(traced_pid "$1")" ]]
+}
+
+# wait_tracing NAME SECONDS: wait for the tool started as NAME to say it is
+# tracing; sets TRACED to the pid it named.
+wait_tracing() {
+	TRACED=
+	wait_for "$2" has_tracing_line "$TMP/$1.err" || return 1
+	TRACED=$(traced_pid "$TMP/$1.err")
+	track "$TRACED"
+}
+
+alive() {
+	kill -0 "$1" 2>/dev/null
+}
+
+dead() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+# --- output checks -----------------------------------------------------------
+
+# Every line of FILE is a JSON object with a "type".
+valid_ndjson() {
+	[[ -s "$1" ]] && jq -e -s 'all(.[]; type == "object" and has("type"))' "$1" >/dev/null 2>&1
+}
+
+# The last final report of FILE, on one line (empty if none).
+final_report() {
+	jq -c 'select(.type == "report" and .final == true)' "$1" 2>/dev/null | tail -n 1
+}
+
+# count_lines FILE JQ_FILTER: how many lines of FILE the filter selects.
+count_lines() {
+	jq -c "select($2)" "$1" 2>/dev/null | wc -l
+}
+
+# report_get REPORT JQ_EXPR: one value from a report, compact.
+report_get() {
+	jq -c "$2" <<<"$1"
+}
+
+# fn_sum REPORT FIELD NAME: FIELD summed over the stacks whose frames[0]
+# (the allocator's caller) is NAME.
+fn_sum() {
+	jq --arg k "$2" --arg f "$3" \
+		'[.stacks[] | select(.frames[0].function == $f) | .[$k]] | add // 0' <<<"$1"
+}
+
+# fn_any_sum REPORT FIELD NAME: the same over stacks with NAME in any frame.
+fn_any_sum() {
+	jq --arg k "$2" --arg f "$3" \
+		'[.stacks[] | select(any(.frames[]; .function == $f)) | .[$k]] | add // 0' <<<"$1"
+}
+
+# fn_stacks REPORT NAME: how many stacks have NAME as frames[0].
+fn_stacks() {
+	jq --arg f "$2" '[.stacks[] | select(.frames[0].function == $f)] | length' <<<"$1"
+}
+
+# expect_leak REPORT NAME BYTES BLOCKS [ALLOCS]: exact outstanding bytes and
+# blocks (and allocation count) of the stacks allocating from NAME.
+expect_leak() {
+	local r=$1 f=$2
+	expect_eq "$f outstanding_bytes" "$3" "$(fn_sum "$r" outstanding_bytes "$f")"
+	expect_eq "$f outstanding_allocs" "$4" "$(fn_sum "$r" outstanding_allocs "$f")"
+	if [[ $# -ge 5 ]]; then
+		expect_eq "$f allocs" "$5" "$(fn_sum "$r" allocs "$f")"
+	fi
+}
+
+# expect_no_stack REPORT NAME: nothing outstanding from NAME, so no stack.
+expect_no_stack() {
+	expect_eq "$2 holds nothing (no stack)" 0 "$(fn_stacks "$1" "$2")"
+}
+
+# expect_totals_consistent NAME REPORT: with -T 0 the totals are the sums
+# over the stacks.
+expect_totals_consistent() {
+	local k sum
+	for k in outstanding_bytes outstanding_allocs; do
+		sum=$(jq "[.stacks[].$k] | add // 0" <<<"$2")
+		expect_eq "$1: totals.$k == sum over stacks" "$sum" \
+			"$(report_get "$2" ".totals.$k")"
+	done
+}
+
+# expect_tool_ok NAME: the tool exited 0 and wrote valid NDJSON with one
+# final report. Returns non-zero when there is no report to look into.
+expect_tool_ok() {
+	expect_eq "$1: exit status" 0 "$RC"
+	expect_true "$1: stdout is NDJSON" "$(head -c 300 "$TMP/$1.out")" \
+		valid_ndjson "$TMP/$1.out"
+	expect_eq "$1: one final report" 1 \
+		"$(count_lines "$TMP/$1.out" '.type == "report" and .final == true')"
+	[[ -n "$(final_report "$TMP/$1.out")" ]] || {
+		sed 's/^/# stderr: /' "$TMP/$1.err" | head -n 20
+		return 1
+	}
+}
+
+# Bail out early, as one failure, when the tool or the workloads are not
+# built: every later check would only repeat it.
+require_built() {
+	local w
+	for w in "$TOOL" "$@"; do
+		if [[ ! -x "$w" ]]; then
+			fail "prerequisites" "$w is not built (run make tests)"
+			finish
+		fi
+	done
+}
