@@ -94,6 +94,8 @@ static void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
 	};
 	uint32_t nr = ev->stack.nr < MAX_STACK_DEPTH ? ev->stack.nr : MAX_STACK_DEPTH;
 
+	/* The loader may have mapped more since the last report. */
+	symbolizer__refresh(s->syms);
 	s->nr_frames = 0;
 	if (resolve_stack(s, ev->stack.ips, nr))
 		return;
@@ -409,6 +411,8 @@ int session__run(const struct options *opts)
 	}
 	tracer__consume(s.tracer);
 	if (!s.write_err && session__report(&s, true))
+		ret = EXIT_FAILURE_RUNTIME;
+	if (s.write_err && s.write_err != -EPIPE)
 		ret = EXIT_FAILURE_RUNTIME;
 out:
 	session__close(&s);

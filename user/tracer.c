@@ -205,9 +205,12 @@ static int attach_one(struct tracer *t, const struct allocator *a, const struct 
 	link = bpf_program__attach_uprobe_opts(prog, t->pid, a->path, offset, &opts);
 	if (!link) {
 		err = -errno;
-		pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s",
+		pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s%s",
 		       retprobe ? "uretprobe" : "uprobe", alloc_func_name(site->func), a->name,
-		       (unsigned long long)offset, strerror(-err));
+		       (unsigned long long)offset, strerror(-err),
+		       err == -EPERM || err == -EACCES
+			       ? " (this kernel may need CAP_SYS_ADMIN for uprobes: run as root)"
+			       : "");
 		return err;
 	}
 	t->links[t->nr_links++] = link;

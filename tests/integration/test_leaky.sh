@@ -15,6 +15,7 @@ if expect_tool_ok json; then
 	expect_leak "$r" remember_request 6400 100 100
 	expect_leak "$r" cache_page 40960 10 10
 	expect_no_stack "$r" handle_request
+	expect_no_stack "$r" rebuild_index
 	expect_totals_consistent json "$r"
 fi
 
