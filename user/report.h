@@ -15,9 +15,11 @@ enum report_format {
 };
 
 struct report_stack {
+	uint64_t stack_id;
 	uint64_t outstanding_bytes;
 	uint64_t outstanding_allocs;
 	uint64_t allocs;
+	uint64_t alloc_bytes;	/* every byte ever allocated from this stack */
 	size_t nr_frames;
 	const struct frame_info *frames;
 };
@@ -39,6 +41,8 @@ struct report {
 	size_t nr_holding;	/* stacks holding memory before the cut */
 	const struct report_stack *stacks;
 	struct target_exit exit;
+	uint64_t rss_bytes;	/* the target's resident memory, 0 if unknown */
+	double interval;	/* seconds between reports */
 };
 
 struct big_alloc {
