@@ -117,9 +117,11 @@ static int build_stacks(struct session *s, const struct profile_stack *const *to
 		if (err)
 			return err;
 		out[i] = (struct report_stack){
+			.stack_id = top[i]->stack_id,
 			.outstanding_bytes = top[i]->stats.outstanding_bytes,
 			.outstanding_allocs = top[i]->stats.outstanding_allocs,
 			.allocs = top[i]->stats.allocs,
+			.alloc_bytes = top[i]->stats.alloc_bytes,
 			.nr_frames = s->nr_frames - first,
 		};
 		/* Offsets for now: the buffer may still move. */
@@ -140,6 +142,8 @@ static int session__report(struct session *s, bool final)
 		.pid = target__pid(s->target),
 		.comm = target__comm(s->target),
 		.exit = target__exit(s->target),
+		.rss_bytes = target__rss(s->target),
+		.interval = s->opts->interval,
 	};
 	int err;
 

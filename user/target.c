@@ -409,6 +409,22 @@ struct target_exit target__exit(const struct target *t)
 	return t->exit;
 }
 
+uint64_t target__rss(const struct target *t)
+{
+	unsigned long long pages = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", t->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*u %llu", &pages) != 1)
+		pages = 0;
+	fclose(f);
+	return pages * sysconf(_SC_PAGESIZE);
+}
+
 void target__free(struct target *t)
 {
 	if (!t)

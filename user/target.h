@@ -3,6 +3,7 @@
 #define ALLOCTRACE_TARGET_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "report.h"
 
@@ -43,6 +44,9 @@ enum target_state target__update(struct target *t);
 pid_t target__pid(const struct target *t);
 const char *target__comm(const struct target *t);
 struct target_exit target__exit(const struct target *t);
+
+/* Resident memory in bytes, 0 when the process is gone. */
+uint64_t target__rss(const struct target *t);
 
 /* Let go of the target: a launched one that never ran is killed. */
 void target__free(struct target *t);
