@@ -20,7 +20,7 @@ LDLIBS := -lbpf -lelf -ldw -lz -lstdc++
 
 # Plain C: links and is unit-tested without libbpf.
 CORE_SRCS := profile.c symbolize.c procmaps.c report.c json.c demangle.c
-LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c tracer.c session.c log.c
+LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c log.c
 CORE_OBJS := $(CORE_SRCS:%.c=$(OBJ)/%.o)
 LOADER_OBJS := $(LOADER_SRCS:%.c=$(OBJ)/%.o)
 

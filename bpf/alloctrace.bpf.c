@@ -29,6 +29,9 @@
  */
 #define NEST_WINDOW (64 * 1024)
 
+#define MAP_ANONYMOUS 0x20
+#define MAP_FAILED_ADDR ((__u64)-1)
+
 const volatile __u32 targ_tgid = 0;
 const volatile __u64 big_threshold = 0;
 const volatile __u32 stack_depth = DEFAULT_STACK_DEPTH;
@@ -70,8 +73,9 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1 << 16);
-	__type(key, __u64);
-	__type(value, struct stack_trace);
+	/* Sizes without BTF types: the loader cuts the value to the chosen depth. */
+	__uint(key_size, sizeof(__u64));
+	__uint(value_size, sizeof(struct stack_trace));
 } stacks SEC(".maps");
 
 struct {
@@ -106,6 +110,30 @@ static __always_inline void count(enum counter idx)
 static __always_inline bool traced(__u64 pid_tgid)
 {
 	return !targ_tgid || (__u32)(pid_tgid >> 32) == targ_tgid;
+}
+
+/* Calls that take a block and may hand back another one in its place. */
+static __always_inline bool func_reallocs(__u32 func)
+{
+	return func == FUNC_REALLOC || func == FUNC_REALLOCARRAY || func == FUNC_RALLOCX ||
+	       func == FUNC_MREMAP;
+}
+
+/* mmap and mremap fail with MAP_FAILED, not NULL. */
+static __always_inline bool func_maps(__u32 func)
+{
+	return func == FUNC_MMAP || func == FUNC_MREMAP;
+}
+
+/*
+ * Releases other than plain free (operator delete, sdallocx, ...) may call
+ * free themselves: they keep an in-flight record until they return so that
+ * the inner free is seen as part of them.
+ */
+static __always_inline bool func_holds_release(__u32 func)
+{
+	return (func >= FUNC_DALLOCX && func <= FUNC_FREE_ALIGNED_SIZED) ||
+	       (func >= FUNC_DELETE && func <= FUNC_DELETE_ARRAY_ALIGNED_NOTHROW);
 }
 
 static __always_inline bool nested(const struct inflight *outer, __u64 sp)
@@ -271,7 +299,7 @@ static __always_inline void settle_old_block(const struct inflight *rec, __u32 t
 	}
 	if (rec->has_old)
 		stats_release(tgid, &rec->old);
-	else
+	else if (rec->func != FUNC_MREMAP)	/* most mappings are not ours */
 		count(CNT_UNTRACKED_FREES);
 }
 
@@ -290,7 +318,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)
 	rec.size = size;
 	rec.ptr = ptr;
 	rec.func = bpf_get_attach_cookie(ctx);
-	if ((rec.func == FUNC_REALLOC || rec.func == FUNC_REALLOCARRAY) && ptr)
+	if (func_reallocs(rec.func) && ptr)
 		take_old_block(&rec, pid_tgid >> 32);
 	if (bpf_map_update_elem(&inflight, &pid_tgid, &rec, BPF_ANY)) {
 		count(CNT_LOST_INFLIGHT);
@@ -340,6 +368,21 @@ int BPF_KPROBE(memalign_enter, __u64 align, __u64 size)
 }
 
 SEC("uprobe")
+int BPF_KPROBE(mmap_enter, __u64 addr, __u64 len, __u64 prot, __u64 flags)
+{
+	/* File mappings are not allocations. */
+	if (!(flags & MAP_ANONYMOUS))
+		return 0;
+	return enter(ctx, len, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(mremap_enter, __u64 old, __u64 old_len, __u64 new_len)
+{
+	return enter(ctx, new_len, old);
+}
+
+SEC("uprobe")
 int BPF_KPROBE(posix_memalign_enter, __u64 memptr, __u64 align, __u64 size)
 {
 	return enter(ctx, size, memptr);
@@ -353,7 +396,6 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	__u32 tgid = pid_tgid >> 32;
 	struct inflight *found, rec;
 	__u64 addr = ret;
-	bool realloc_like;
 
 	found = bpf_map_lookup_elem(&inflight, &pid_tgid);
 	/* A nested call's return, or a tail call's: the outer one decides. */
@@ -361,41 +403,74 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 		return 0;
 	rec = *found;
 	bpf_map_delete_elem(&inflight, &pid_tgid);
+	if (func_holds_release(func))
+		return 0;
 
 	if (func == FUNC_POSIX_MEMALIGN) {
 		addr = 0;
 		if (ret == 0)
 			bpf_probe_read_user(&addr, sizeof(addr), (void *)rec.ptr);
+	} else if (func_maps(func) && ret == MAP_FAILED_ADDR) {
+		addr = 0;
 	}
-	realloc_like = func == FUNC_REALLOC || func == FUNC_REALLOCARRAY;
-	if (realloc_like)
+	if (func_reallocs(func))
 		/* realloc(p, 0) may free p and return NULL: a success. */
-		settle_old_block(&rec, tgid, addr || !rec.size);
+		settle_old_block(&rec, tgid, addr || (!rec.size && !func_maps(func)));
 	if (addr)
 		record_alloc(ctx, pid_tgid, addr, rec.size, func);
 	return 0;
+}
+
+/* Take a block out of the live map; 0 if it was not there. */
+static __always_inline int release_block(__u32 tgid, __u64 ptr)
+{
+	struct alloc_key key = { .addr = ptr, .tgid = tgid };
+	struct alloc_info *info = bpf_map_lookup_elem(&allocs, &key);
+
+	if (!info)
+		return 0;
+	stats_release(tgid, info);
+	bpf_map_delete_elem(&allocs, &key);
+	return 1;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(free_enter, __u64 ptr)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct alloc_key key = { .addr = ptr, .tgid = pid_tgid >> 32 };
 	struct inflight *outer;
-	struct alloc_info *info;
 
-	if (!ptr || !traced(pid_tgid))
+	if (!ptr || !traced(pid_tgid) || release_block(pid_tgid >> 32, ptr))
 		return 0;
-	info = bpf_map_lookup_elem(&allocs, &key);
-	if (info) {
-		stats_release(key.tgid, info);
-		bpf_map_delete_elem(&allocs, &key);
-		return 0;
-	}
-	/* realloc(p, 0) freeing p: realloc took p already and accounts for it. */
+	/* realloc(p, 0) or operator delete freeing p: the outer call accounts for it. */
 	outer = bpf_map_lookup_elem(&inflight, &pid_tgid);
 	if (!outer || !nested(outer, PT_REGS_SP(ctx)))
 		count(CNT_UNTRACKED_FREES);
+	return 0;
+}
+
+/* Releases other than free: operator delete, dallocx, sdallocx, free_sized, munmap. */
+SEC("uprobe")
+int BPF_KPROBE(release_enter, __u64 ptr)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 sp = PT_REGS_SP(ctx);
+	struct inflight *outer, rec = {};
+
+	if (!traced(pid_tgid))
+		return 0;
+	outer = bpf_map_lookup_elem(&inflight, &pid_tgid);
+	if (outer && nested(outer, sp))
+		return 0;
+	rec.func = bpf_get_attach_cookie(ctx);
+	/* Most unmapped memory was never ours: only known blocks count. */
+	if (ptr && !release_block(pid_tgid >> 32, ptr) && rec.func != FUNC_MUNMAP)
+		count(CNT_UNTRACKED_FREES);
+	if (!func_holds_release(rec.func))
+		return 0;
+	rec.sp = sp;
+	if (bpf_map_update_elem(&inflight, &pid_tgid, &rec, BPF_ANY))
+		count(CNT_LOST_INFLIGHT);
 	return 0;
 }
 

@@ -20,9 +20,10 @@
 #define STACK_ID_NONE 0
 
 /*
- * Allocator entry points. The order is the report's vocabulary and the
- * attach order's tie-break: when two names share one address (glibc's
- * memalign and aligned_alloc), the lower id names the probe.
+ * Allocator entry points. The order is the attach order's tie-break: when
+ * two names share one address (glibc's memalign and aligned_alloc), the
+ * lower id names the probe. The BPF side tells their argument shapes and
+ * semantics apart by these ids (see the func_* helpers there).
  */
 enum alloc_func {
 	FUNC_MALLOC,
@@ -35,6 +36,39 @@ enum alloc_func {
 	FUNC_VALLOC,
 	FUNC_PVALLOC,
 	FUNC_FREE,
+	/* jemalloc's own API */
+	FUNC_MALLOCX,
+	FUNC_RALLOCX,
+	FUNC_DALLOCX,
+	FUNC_SDALLOCX,
+	/* C23 */
+	FUNC_FREE_SIZED,
+	FUNC_FREE_ALIGNED_SIZED,
+	/* C++ operators: probed where the allocator itself defines them */
+	FUNC_NEW,
+	FUNC_NEW_NOTHROW,
+	FUNC_NEW_ALIGNED,
+	FUNC_NEW_ALIGNED_NOTHROW,
+	FUNC_NEW_ARRAY,
+	FUNC_NEW_ARRAY_NOTHROW,
+	FUNC_NEW_ARRAY_ALIGNED,
+	FUNC_NEW_ARRAY_ALIGNED_NOTHROW,
+	FUNC_DELETE,
+	FUNC_DELETE_SIZED,
+	FUNC_DELETE_ALIGNED,
+	FUNC_DELETE_SIZED_ALIGNED,
+	FUNC_DELETE_NOTHROW,
+	FUNC_DELETE_ALIGNED_NOTHROW,
+	FUNC_DELETE_ARRAY,
+	FUNC_DELETE_ARRAY_SIZED,
+	FUNC_DELETE_ARRAY_ALIGNED,
+	FUNC_DELETE_ARRAY_SIZED_ALIGNED,
+	FUNC_DELETE_ARRAY_NOTHROW,
+	FUNC_DELETE_ARRAY_ALIGNED_NOTHROW,
+	/* --mmap: anonymous mappings made directly */
+	FUNC_MMAP,
+	FUNC_MUNMAP,
+	FUNC_MREMAP,
 	FUNC_MAX,
 };
 

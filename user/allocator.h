@@ -18,22 +18,41 @@ struct probe_site {
 	bool alias;		/* same address as an earlier site: not probed again */
 };
 
-/* The object that provides a process's malloc and friends. */
-struct allocator {
+/* One object to probe and the functions in it. */
+struct probe_object {
 	char path[PATH_MAX];	/* how to open it from here (may be via /proc/PID) */
 	char name[PATH_MAX];	/* its path as the target maps it */
 	size_t nr_sites;
 	struct probe_site sites[FUNC_MAX];
+};
+
+struct allocator_opts {
+	const char *path;	/* --allocator: use this object, wherever symbols lead */
+	const char *prefix;	/* prefix of the C entry points, e.g. "je_" */
+	bool mmap;		/* also probe mmap, munmap and mremap */
+};
+
+/* What to probe in a process: its allocator, and with --mmap its mmap. */
+struct allocator {
+	struct probe_object objs[2];
+	size_t nr_objs;
 	bool final;		/* nothing more will be loaded: a static executable */
+	char why[256];		/* how the allocator was chosen, for --verbose */
 };
 
 /*
- * Find the object whose malloc the process's calls reach, among those it
- * has mapped: the executable if it defines malloc, else the library loaded
- * first that does. Returns 0, -ENOENT when none is mapped (yet), or -errno.
+ * Find the object whose malloc the process's calls reach: the first in
+ * symbol lookup order (the executable, LD_PRELOAD objects, libraries in
+ * load order) that defines malloc and free. Returns 0, -ENOENT when none is
+ * mapped (yet), -EINVAL when --allocator names no allocator (said on
+ * stderr), or -errno.
  */
-int allocator__find(pid_t pid, struct allocator *out);
+int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocator *out);
 
+/* "PATH[:PREFIX]" of --allocator into @opts (pointing into @arg). 0 or -EINVAL. */
+int allocator_opts__parse_spec(struct allocator_opts *opts, char *arg);
+
+/* The name reports use, e.g. "malloc", "operator new". */
 const char *alloc_func_name(enum alloc_func func);
 
 #endif

@@ -27,6 +27,10 @@ static const char usage[] =
 	"      --big SIZE         alert, with its stack, on each allocation >= SIZE (e.g. 8M)\n"
 	"      --format FMT       text (default) or json (one JSON object per line)\n"
 	"      --max-depth N      frames per stack, 1-127 (default 64)\n"
+	"      --allocator PATH[:PREFIX]\n"
+	"                         probe the allocator in PATH (symbols PREFIXmalloc, ...)\n"
+	"                         instead of the one symbol lookup finds\n"
+	"      --mmap             also count anonymous mmap/munmap/mremap calls\n"
 	"  -v, --verbose          say what is attached where, and libbpf's messages\n"
 	"  -h, --help             this text\n"
 	"  -V, --version          the version\n"
@@ -37,6 +41,8 @@ enum {
 	OPT_BIG = 0x100,
 	OPT_FORMAT,
 	OPT_MAX_DEPTH,
+	OPT_ALLOCATOR,
+	OPT_MMAP,
 };
 
 static const struct option long_options[] = {
@@ -47,6 +53,8 @@ static const struct option long_options[] = {
 	{ "big", required_argument, NULL, OPT_BIG },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
+	{ "mmap", no_argument, NULL, OPT_MMAP },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -131,7 +139,7 @@ static int parse_format(const char *s, enum report_format *out)
 	return 0;
 }
 
-static int parse_one(struct options *opts, int opt, const char *arg)
+static int parse_one(struct options *opts, int opt, char *arg)
 {
 	unsigned long long v;
 
@@ -167,6 +175,13 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 		if (parse_uint(arg, 1, MAX_STACK_DEPTH, &v))
 			return bad_value("--max-depth", arg, "a number of frames from 1 to 127");
 		opts->stack_depth = v;
+		return 0;
+	case OPT_ALLOCATOR:
+		if (allocator_opts__parse_spec(&opts->alloc, arg))
+			return bad_value("--allocator", arg, "PATH or PATH:PREFIX");
+		return 0;
+	case OPT_MMAP:
+		opts->alloc.mmap = true;
 		return 0;
 	case 'v':
 		opts->verbose++;

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include "allocator.h"
 #include "report.h"
 
 /* Exit codes, documented in alloctrace(8). */
@@ -24,6 +25,7 @@ struct options {
 	uint64_t big;		/* big-allocation threshold in bytes, 0 = off */
 	enum report_format format;
 	unsigned int stack_depth;
+	struct allocator_opts alloc;	/* --allocator, --mmap */
 	int verbose;
 };
 

@@ -173,7 +173,7 @@ static int session__report(struct session *s, bool final)
 static int found_allocator(void *ctx)
 {
 	struct session *s = ctx;
-	int err = allocator__find(target__pid(s->target), &s->allocator);
+	int err = allocator__find(target__pid(s->target), &s->opts->alloc, &s->allocator);
 
 	if (err == -ENOENT)
 		return s->allocator.final ? -ENOENT : 0;
@@ -192,6 +192,8 @@ static int find_allocator(struct session *s)
 	if (err == -ESRCH)
 		pr_err("process %d (%s) exited before alloctrace could attach", pid,
 		       target__comm(s->target));
+	else if (err == -EINVAL)
+		;	/* --allocator's object was wrong: said already */
 	else if (err)
 		pr_err("no allocator (malloc and free) found in process %d (%s): "
 		       "is it static and stripped, or not using malloc?",
@@ -353,6 +355,18 @@ static int run_loop(struct session *s)
 	return 0;
 }
 
+static void describe_allocator(struct session *s)
+{
+	const struct allocator *a = &s->allocator;
+
+	pr_debug("allocator: %s (%s)", a->objs[0].name, a->why);
+	if (a->nr_objs > 1)
+		pr_debug("mmap: %s", a->objs[1].name);
+	pr_info("tracing pid %d (%s): %zu probes in %s%s%s", target__pid(s->target),
+		target__comm(s->target), tracer__nr_probes(s->tracer), a->objs[0].name,
+		a->nr_objs > 1 ? " and " : "", a->nr_objs > 1 ? a->objs[1].name : "");
+}
+
 static int start(struct session *s)
 {
 	/* Before anything is launched: a command must not run untraced. */
@@ -374,8 +388,7 @@ static int start(struct session *s)
 		pr_err("process %d exited while alloctrace attached", target__pid(s->target));
 		return EXIT_TARGET;
 	}
-	pr_info("tracing pid %d (%s): %zu probes in %s", target__pid(s->target),
-		target__comm(s->target), tracer__nr_probes(s->tracer), s->allocator.name);
+	describe_allocator(s);
 	return EXIT_OK;
 }
 

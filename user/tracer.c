@@ -13,8 +13,8 @@
 #include "log.h"
 #include "tracer.h"
 
-/* Every allocator function has an entry probe and, but for free, a return probe. */
-#define MAX_LINKS (2 * FUNC_MAX)
+/* Every function has an entry probe and most a return probe, in up to two objects. */
+#define MAX_LINKS (2 * FUNC_MAX * 2)
 
 struct tracer {
 	struct alloctrace_bpf *skel;
@@ -177,6 +177,7 @@ static struct bpf_program *entry_program(struct alloctrace_bpf *skel, enum alloc
 	case FUNC_CALLOC:
 		return skel->progs.calloc_enter;
 	case FUNC_REALLOC:
+	case FUNC_RALLOCX:
 		return skel->progs.realloc_enter;
 	case FUNC_REALLOCARRAY:
 		return skel->progs.reallocarray_enter;
@@ -187,13 +188,30 @@ static struct bpf_program *entry_program(struct alloctrace_bpf *skel, enum alloc
 		return skel->progs.memalign_enter;
 	case FUNC_FREE:
 		return skel->progs.free_enter;
-	default:
+	case FUNC_MMAP:
+		return skel->progs.mmap_enter;
+	case FUNC_MREMAP:
+		return skel->progs.mremap_enter;
+	case FUNC_DALLOCX:
+	case FUNC_SDALLOCX:
+	case FUNC_FREE_SIZED:
+	case FUNC_FREE_ALIGNED_SIZED:
+	case FUNC_DELETE ... FUNC_DELETE_ARRAY_ALIGNED_NOTHROW:
+	case FUNC_MUNMAP:
+		return skel->progs.release_enter;
+	default:	/* the size is the first argument: malloc, valloc, mallocx, new */
 		return skel->progs.size_enter;
 	}
 }
 
-static int attach_one(struct tracer *t, const struct allocator *a, const struct probe_site *site,
-		      bool retprobe)
+/* free and munmap need nothing at return; everything else does. */
+static bool has_return_probe(enum alloc_func func)
+{
+	return func != FUNC_FREE && func != FUNC_MUNMAP;
+}
+
+static int attach_one(struct tracer *t, const struct probe_object *obj,
+		      const struct probe_site *site, bool retprobe)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = site->func);
 	struct bpf_program *prog = retprobe ? t->skel->progs.alloc_return
@@ -202,11 +220,11 @@ static int attach_one(struct tracer *t, const struct allocator *a, const struct 
 	struct bpf_link *link;
 	int err;
 
-	link = bpf_program__attach_uprobe_opts(prog, t->pid, a->path, offset, &opts);
+	link = bpf_program__attach_uprobe_opts(prog, t->pid, obj->path, offset, &opts);
 	if (!link) {
 		err = -errno;
 		pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s%s",
-		       retprobe ? "uretprobe" : "uprobe", alloc_func_name(site->func), a->name,
+		       retprobe ? "uretprobe" : "uprobe", alloc_func_name(site->func), obj->name,
 		       (unsigned long long)offset, strerror(-err),
 		       err == -EPERM || err == -EACCES
 			       ? " (this kernel may need CAP_SYS_ADMIN for uprobes: run as root)"
@@ -214,8 +232,9 @@ static int attach_one(struct tracer *t, const struct allocator *a, const struct 
 		return err;
 	}
 	t->links[t->nr_links++] = link;
-	pr_debug("%s %s at %s+0x%llx", retprobe ? "uretprobe" : "uprobe",
-		 alloc_func_name(site->func), a->name, (unsigned long long)offset);
+	pr_debug("%s %s at %s+0x%llx%s", retprobe ? "uretprobe" : "uprobe",
+		 alloc_func_name(site->func), obj->name, (unsigned long long)offset,
+		 offset != site->entry ? " (past an instruction the kernel would single-step)" : "");
 	return 0;
 }
 
@@ -225,17 +244,21 @@ static int attach_one(struct tracer *t, const struct allocator *a, const struct 
  */
 int tracer__attach(struct tracer *t, const struct allocator *a)
 {
+	const struct probe_object *obj;
 	const struct probe_site *site;
 	int err = 0;
 
 	for (int pass = 0; pass < 2 && !err; pass++) {
 		bool retprobe = pass == 0;
 
-		for (size_t i = 0; i < a->nr_sites && !err; i++) {
-			site = &a->sites[i];
-			if (site->alias || (retprobe && site->func == FUNC_FREE))
-				continue;
-			err = attach_one(t, a, site, retprobe);
+		for (size_t o = 0; o < a->nr_objs && !err; o++) {
+			obj = &a->objs[o];
+			for (size_t i = 0; i < obj->nr_sites && !err; i++) {
+				site = &obj->sites[i];
+				if (site->alias || (retprobe && !has_return_probe(site->func)))
+					continue;
+				err = attach_one(t, obj, site, retprobe);
+			}
 		}
 	}
 	if (err)

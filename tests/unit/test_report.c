@@ -34,9 +34,12 @@ static const struct frame_info frames_b[] = {
 };
 
 static const struct report_stack stacks[] = {
-	{ 1048576, 10, 10, ARRAY_SIZE(frames_a), frames_a },
-	{ 1536, 1, 3, ARRAY_SIZE(frames_b), frames_b },
-	{ 100, 1, 1, 0, NULL },
+	{ .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10,
+	  .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
+	{ .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3,
+	  .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
+	{ .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1,
+	  .nr_frames = 0, .frames = NULL },
 };
 
 static const struct profile_totals totals = {
@@ -296,13 +299,20 @@ static void test_text_final(void **state UNUSED)
 static void test_text_sizes(void **state UNUSED)
 {
 	static const struct report_stack sized[] = {
-		{ 18446744073709551615ull, 1, 1, 0, NULL },
-		{ 1099511627776, 1, 1, 0, NULL },
-		{ 1048575, 2, 2, 0, NULL },
-		{ 1048471, 1, 1, 0, NULL },
-		{ 1024, 1, 1, 0, NULL },
-		{ 1023, 1, 1, 0, NULL },
-		{ 1, 1, 1, 0, NULL },
+		{ .outstanding_bytes = 18446744073709551615ull, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 0,
+		  .frames = NULL },
+		{ .outstanding_bytes = 1099511627776, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 0,
+		  .frames = NULL },
+		{ .outstanding_bytes = 1048575, .outstanding_allocs = 2, .allocs = 2, .nr_frames = 0,
+		  .frames = NULL },
+		{ .outstanding_bytes = 1048471, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 0,
+		  .frames = NULL },
+		{ .outstanding_bytes = 1024, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 0,
+		  .frames = NULL },
+		{ .outstanding_bytes = 1023, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 0,
+		  .frames = NULL },
+		{ .outstanding_bytes = 1, .outstanding_allocs = 1, .allocs = 1,
+	  .nr_frames = 0, .frames = NULL },
 	};
 	struct report r = periodic;
 	char *got, *body;
