@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "allocator.h"
+#include "export.h"
 #include "log.h"
 #include "profile.h"
 #include "report.h"
@@ -28,6 +29,8 @@ struct session {
 	struct symbolizer *syms;
 	struct profile *profile;
 	struct report_writer *writer;
+	struct exporter *exporters[EXPORT_HTML + 1];
+	size_t nr_exporters;
 	struct allocator allocator;
 	int epfd;
 	int sigfd;
@@ -102,6 +105,9 @@ static void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
 	alert.frames = s->frames;
 	alert.nr_frames = s->nr_frames;
 	note_write_error(s, report_writer__big_alloc(s->writer, &alert));
+	/* Exporters say what went wrong themselves, once. */
+	for (size_t i = 0; i < s->nr_exporters; i++)
+		exporter__big_alloc(s->exporters[i], &alert);
 }
 
 static int build_stacks(struct session *s, const struct profile_stack *const *top, size_t n,
@@ -154,7 +160,8 @@ static int session__report(struct session *s, bool final)
 	}
 	/* Libraries loaded since the last report need their mappings. */
 	symbolizer__refresh(s->syms);
-	r.nr_stacks = profile__top(s->profile, s->opts->top, &top);
+	/* Exporters see every stack; the live report the top ones. */
+	r.nr_stacks = profile__top(s->profile, s->nr_exporters ? 0 : s->opts->top, &top);
 	r.nr_holding = profile__nr_holding(s->profile);
 	r.totals = profile__totals(s->profile);
 	stacks = calloc(r.nr_stacks + 1, sizeof(*stacks));
@@ -163,6 +170,10 @@ static int session__report(struct session *s, bool final)
 	err = build_stacks(s, top, r.nr_stacks, stacks);
 	if (!err) {
 		r.stacks = stacks;
+		for (size_t i = 0; i < s->nr_exporters; i++)
+			exporter__report(s->exporters[i], &r);
+		if (s->opts->top && r.nr_stacks > s->opts->top)
+			r.nr_stacks = s->opts->top;
 		note_write_error(s, report_writer__report(s->writer, &r));
 	}
 	free(stacks);
@@ -282,9 +293,41 @@ static void let_second_interrupt_kill(void)
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
+static int find_allocator(struct session *s);
+static void describe_allocator(struct session *s);
+
+/*
+ * A launched command exec'd another program (a wrapper, env, a shell):
+ * probe the new image from its first instruction as at launch.
+ */
+static void reattach(struct session *s)
+{
+	int err;
+
+	pr_info("pid %d became '%s': tracing the new program", target__pid(s->target),
+		target__comm(s->target));
+	err = tracer__reset(s->tracer);
+	if (!err)
+		err = find_allocator(s);
+	if (!err)
+		err = tracer__attach(s->tracer, &s->allocator);
+	if (err) {
+		pr_err("cannot trace pid %d after its exec: %s", target__pid(s->target),
+		       strerror(-err));
+		s->done = true;
+		return;
+	}
+	describe_allocator(s);
+	symbolizer__refresh(s->syms);
+	target__resume(s->target);
+}
+
 static void on_target_event(struct session *s)
 {
 	switch (target__update(s->target)) {
+	case TARGET_EXECED:
+		reattach(s);
+		break;
 	case TARGET_EXITING:
 		/* Last chance to read its mappings. */
 		symbolizer__refresh(s->syms);
@@ -336,9 +379,15 @@ static int run_loop(struct session *s)
 	int n;
 
 	while (!s->done) {
-		n = epoll_wait(s->epfd, evs, 4, -1);
+		/*
+		 * A launched target is also looked at every half second:
+		 * SIGCHLDs coalesce, and a stop must never be left waiting.
+		 */
+		n = epoll_wait(s->epfd, evs, 4, s->opts->argv ? 500 : -1);
 		if (n < 0 && errno != EINTR)
 			return -errno;
+		if (n == 0 && s->opts->argv)
+			on_target_event(s);
 		for (int i = 0; i < n && !s->done; i++) {
 			int fd = evs[i].data.fd;
 
@@ -392,8 +441,37 @@ static int start(struct session *s)
 	return EXIT_OK;
 }
 
+/* Create every output file now: a bad path must fail before tracing starts. */
+static int open_exporters(struct session *s)
+{
+	for (int kind = 0; kind <= EXPORT_HTML; kind++) {
+		const char *path = s->opts->exports[kind];
+
+		if (!path)
+			continue;
+		s->exporters[s->nr_exporters] = exporter__new(kind, path);
+		if (!s->exporters[s->nr_exporters])
+			return -errno;
+		s->nr_exporters++;
+	}
+	return 0;
+}
+
+static int finish_exporters(struct session *s)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < s->nr_exporters; i++) {
+		if (exporter__finish(s->exporters[i]))
+			err = EXIT_FAILURE_RUNTIME;
+	}
+	return err;
+}
+
 static void session__close(struct session *s)
 {
+	for (size_t i = 0; i < s->nr_exporters; i++)
+		exporter__free(s->exporters[i]);
 	tracer__free(s->tracer);
 	target__free(s->target);
 	symbolizer__free(s->syms);
@@ -419,6 +497,10 @@ int session__run(const struct options *opts)
 		ret = EXIT_FAILURE_RUNTIME;
 		goto out;
 	}
+	if (open_exporters(&s)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	ret = start(&s);
 	if (ret)
 		goto out;
@@ -430,6 +512,8 @@ int session__run(const struct options *opts)
 	if (!s.write_err && session__report(&s, true))
 		ret = EXIT_FAILURE_RUNTIME;
 	if (s.write_err && s.write_err != -EPIPE)
+		ret = EXIT_FAILURE_RUNTIME;
+	if (finish_exporters(&s))
 		ret = EXIT_FAILURE_RUNTIME;
 out:
 	session__close(&s);

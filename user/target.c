@@ -360,8 +360,7 @@ static enum target_state handle_stop(struct target *t, int status)
 		return TARGET_RUNNING;
 	case PTRACE_EVENT_EXEC:
 		read_comm(t);
-		ptrace(PTRACE_CONT, t->pid, 0, 0);
-		return TARGET_RUNNING;
+		return TARGET_EXECED;
 	}
 	ptrace(PTRACE_CONT, t->pid, 0, event ? 0 : WSTOPSIG(status));
 	return TARGET_RUNNING;

@@ -18,6 +18,7 @@ struct target;
 enum target_state {
 	TARGET_RUNNING,
 	TARGET_EXITING,		/* stopped on its way out: mappings still readable */
+	TARGET_EXECED,		/* stopped in a new program image: probe it anew */
 	TARGET_GONE,
 };
 
@@ -32,7 +33,7 @@ struct target *target__launch(char *const argv[]);
  */
 int target__run_until(struct target *t, int (*found)(void *ctx), void *ctx);
 
-/* Let a stopped launched target go on. 0 or -errno. */
+/* Let a stopped launched target go on (after EXITING or EXECED). 0 or -errno. */
 int target__resume(struct target *t);
 
 /* An fd that polls readable when target__update() has news, or -1 (SIGCHLD). */

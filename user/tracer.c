@@ -266,6 +266,48 @@ int tracer__attach(struct tracer *t, const struct allocator *a)
 	return err;
 }
 
+/* Delete every entry of a hash map: they all belong to the one target. */
+static int clear_map(struct bpf_map *map)
+{
+	int fd = bpf_map__fd(map);
+	char key[64];
+
+	if (bpf_map__key_size(map) > sizeof(key))
+		return -EINVAL;
+	while (!bpf_map_get_next_key(fd, NULL, key)) {
+		if (bpf_map_delete_elem(fd, key))
+			return -errno;
+	}
+	return 0;
+}
+
+static int zero_counters(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.counters);
+
+	memset(t->percpu, 0, t->nr_cpus * sizeof(*t->percpu));
+	for (__u32 key = 0; key < CNT_MAX; key++) {
+		if (bpf_map_update_elem(fd, &key, t->percpu, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+int tracer__reset(struct tracer *t)
+{
+	int err;
+
+	detach_all(t);
+	err = clear_map(t->skel->maps.allocs);
+	if (!err)
+		err = clear_map(t->skel->maps.stack_stats);
+	if (!err)
+		err = clear_map(t->skel->maps.inflight);
+	if (!err)
+		err = zero_counters(t);
+	return err;
+}
+
 size_t tracer__nr_probes(const struct tracer *t)
 {
 	return t->nr_links;

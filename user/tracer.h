@@ -38,6 +38,13 @@ void tracer__free(struct tracer *t);
 int tracer__attach(struct tracer *t, const struct allocator *a);
 size_t tracer__nr_probes(const struct tracer *t);
 
+/*
+ * The target became another program: detach every probe and forget what
+ * was recorded, since its old address space is gone. The target must be
+ * stopped. 0 or -errno.
+ */
+int tracer__reset(struct tracer *t);
+
 /* Read the maps into @p (cleared first). 0 or -errno. */
 int tracer__collect(struct tracer *t, struct profile *p);
 
