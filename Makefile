@@ -19,8 +19,9 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(A
 LDLIBS := -lbpf -lelf -ldw -lz -lstdc++
 
 # Plain C: links and is unit-tested without libbpf.
-CORE_SRCS := profile.c symbolize.c procmaps.c report.c json.c demangle.c
-LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c log.c
+CORE_SRCS := profile.c symbolize.c procmaps.c report.c json.c demangle.c log.c \
+	     export.c folded.c pprof.c protobuf.c html.c
+LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c
 CORE_OBJS := $(CORE_SRCS:%.c=$(OBJ)/%.o)
 LOADER_OBJS := $(LOADER_SRCS:%.c=$(OBJ)/%.o)
 
@@ -47,6 +48,12 @@ $(OBJ)/%.o: user/%.c $(wildcard user/*.h) include/alloctrace.h | $(OBJ)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(OBJ)/tracer.o: $(BUILD)/alloctrace.skel.h
+
+# The HTML page's template, script and style, compiled in.
+$(BUILD)/html_assets.h: html/* scripts/embed.sh | $(BUILD)
+	./scripts/embed.sh $@ html/report.html html/report.css html/report.js
+
+$(OBJ)/html.o: $(BUILD)/html_assets.h
 
 $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
@@ -80,3 +87,6 @@ format:
 
 clean:
 	rm -rf $(BUILD) $(TOOL)
+
+include tests/workloads/allocators.mk
+include bench/bench.mk

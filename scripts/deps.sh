@@ -3,8 +3,12 @@
 # Idempotent: installs only what is missing, and touches apt only then.
 set -eu
 
+# Build: compilers, libbpf, bpftool, elfutils, zlib; xxd embeds the HTML page.
+# Tests: cmocka, jq, file, Go (go tool pprof), Chromium (the HTML page), and
+# the allocators the tests trace: jemalloc, tcmalloc, mimalloc, musl.
 PACKAGES="make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-pkg-config libcmocka-dev jq procps"
+pkg-config xxd libcmocka-dev jq procps file golang-go chromium
+libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools"
 
 missing=""
 for pkg in $PACKAGES; do

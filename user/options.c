@@ -31,6 +31,10 @@ static const char usage[] =
 	"                         probe the allocator in PATH (symbols PREFIXmalloc, ...)\n"
 	"                         instead of the one symbol lookup finds\n"
 	"      --mmap             also count anonymous mmap/munmap/mremap calls\n"
+	"      --folded FILE      folded stacks by outstanding bytes (flamegraph.pl, inferno)\n"
+	"      --folded-count FILE  folded stacks by outstanding blocks\n"
+	"      --pprof FILE       gzipped pprof profile (go tool pprof, speedscope)\n"
+	"      --html FILE        one self-contained page: flame graphs, timeline, alerts\n"
 	"  -v, --verbose          say what is attached where, and libbpf's messages\n"
 	"  -h, --help             this text\n"
 	"  -V, --version          the version\n"
@@ -43,6 +47,9 @@ enum {
 	OPT_MAX_DEPTH,
 	OPT_ALLOCATOR,
 	OPT_MMAP,
+	/* One per enum export_kind, in its order. */
+	OPT_EXPORT,
+	OPT_EXPORT_LAST = OPT_EXPORT + EXPORT_HTML,
 };
 
 static const struct option long_options[] = {
@@ -55,11 +62,25 @@ static const struct option long_options[] = {
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "mmap", no_argument, NULL, OPT_MMAP },
+	{ "folded", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED },
+	{ "folded-count", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED_COUNT },
+	{ "pprof", required_argument, NULL, OPT_EXPORT + EXPORT_PPROF },
+	{ "html", required_argument, NULL, OPT_EXPORT + EXPORT_HTML },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{},
 };
+
+/* The name of the long option with value @val, for messages. */
+static const char *option_name(int val)
+{
+	for (const struct option *o = long_options; o->name; o++) {
+		if (o->val == val)
+			return o->name;
+	}
+	return "?";
+}
 
 static int bad_value(const char *opt, const char *val, const char *expected)
 {
@@ -182,6 +203,13 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		return 0;
 	case OPT_MMAP:
 		opts->alloc.mmap = true;
+		return 0;
+	case OPT_EXPORT ... OPT_EXPORT_LAST:
+		if (!*arg) {
+			pr_err("invalid value '' for --%s: expected a file name", option_name(opt));
+			return -EINVAL;
+		}
+		opts->exports[opt - OPT_EXPORT] = arg;
 		return 0;
 	case 'v':
 		opts->verbose++;

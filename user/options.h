@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "allocator.h"
+#include "export.h"
 #include "report.h"
 
 /* Exit codes, documented in alloctrace(8). */
@@ -26,6 +27,7 @@ struct options {
 	enum report_format format;
 	unsigned int stack_depth;
 	struct allocator_opts alloc;	/* --allocator, --mmap */
+	const char *exports[4];		/* file per enum export_kind, or NULL */
 	int verbose;
 };
 
