@@ -20,6 +20,7 @@ struct frame_info {
 	const char *file;	/* source file, NULL if unknown */
 	unsigned int line;	/* 0 if unknown */
 	bool inlined;		/* an inlined call inside the next frame */
+	const char *build_id;	/* the object's GNU build id, lowercase hex; NULL if unknown */
 };
 
 #endif

@@ -657,7 +657,7 @@ static int symbolizer__expand_scopes(struct symbolizer *s, Dwarf_Die *cudie,
 				     struct frame_info *frame, struct frame_info *out)
 {
 	const struct frame_info base = { .addr = frame->addr, .module = frame->module,
-					 .offset = frame->offset };
+					 .offset = frame->offset, .build_id = frame->build_id };
 	Dwarf_Files *files = NULL;
 	size_t nr_files = 0;
 	int i, nr = 0;
@@ -721,6 +721,29 @@ static void frame__set_symbol(struct frame_info *frame, struct strtab *strings,
 	frame->function_offset = frame->addr - sym->range.start;
 }
 
+/* Build ids are hashes, 20 bytes for SHA-1: a longer note is no build id. */
+#define MAX_BUILD_ID 64
+
+/* In hex, as debuginfod and pprof name an object. */
+static const char *object__build_id(const struct object *obj, struct strtab *strings)
+{
+	static const char digits[] = "0123456789abcdef";
+	char hex[2 * MAX_BUILD_ID + 1];
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len, i;
+
+	len = dwfl_module_build_id(obj->mod, &bits, &vaddr);
+	if (len <= 0 || len > MAX_BUILD_ID)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		hex[2 * i] = digits[bits[i] >> 4];
+		hex[2 * i + 1] = digits[bits[i] & 0xf];
+	}
+	hex[2 * len] = '\0';
+	return strtab__intern(strings, hex);
+}
+
 static const struct map_object *layout__find(const struct layout *lay, uint64_t addr,
 					     const struct mapping **map)
 {
@@ -753,6 +776,7 @@ static int symbolizer__lookup(struct symbolizer *s, uint64_t addr, struct frame_
 		out[0] = frame;
 		return 1;
 	}
+	frame.build_id = object__build_id(mo->obj, &s->strings);
 	pc = addr > map->start ? addr - 1 : addr;
 	cudie = object__cu_at(mo->obj, pc, &dwarf_pc);
 	if (cudie) {

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "export.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define UNUSED	      __attribute__((unused))
+
+static const struct frame_info frames[] = {
+	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
+	  .function = "leak_a", .file = "leak.c", .line = 42 },
+	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
+	  .function = "main", .file = "leak.c", .line = 80 },
+};
+
+static const struct report_stack stacks[] = {
+	{ 1, 2400, 100, 100, 2400, ARRAY_SIZE(frames), frames },
+	{ 2, 100, 1, 1, 100, 0, NULL },
+};
+
+static const struct profile_totals totals = { .outstanding_bytes = 2500 };
+
+static const struct report final_report = {
+	.final = true,
+	.time = 1700000000.25,
+	.pid = 1234,
+	.comm = "leaky",
+	.totals = &totals,
+	.nr_stacks = ARRAY_SIZE(stacks),
+	.nr_holding = ARRAY_SIZE(stacks),
+	.stacks = stacks,
+	.exit = { .exited = true, .status = 0 },
+};
+
+static const struct big_alloc big = {
+	.time = 1700000000.5,
+	.pid = 1234,
+	.tid = 1234,
+	.func = "malloc",
+	.size = 16777216,
+	.addr = 0x7f0000001000,
+	.nr_frames = ARRAY_SIZE(frames),
+	.frames = frames,
+};
+
+struct fixture {
+	char dir[64];
+	char path[128];
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	strcpy(fx->dir, "/tmp/alloctrace-export.XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	snprintf(fx->path, sizeof(fx->path), "%s/out", fx->dir);
+	umask(022);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
+	if (system(cmd))
+		return -1;
+	free(fx);
+	return 0;
+}
+
+/* The whole file, with a NUL after it; free() it. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *data;
+	long size;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	size = ftell(f);
+	assert_true(size >= 0);
+	rewind(f);
+	data = calloc(1, size + 1);
+	assert_non_null(data);
+	assert_int_equal(fread(data, 1, size, f), size);
+	fclose(f);
+	*len = size;
+	return data;
+}
+
+/* What is printed when exporter__new() fails on @path, as it must, with @err. */
+static char *failed_new(enum export_kind kind, const char *path, int err)
+{
+	char log[] = "/tmp/alloctrace-export-log.XXXXXX", *text;
+	int fd = mkstemp(log), saved = dup(STDERR_FILENO);
+	size_t len;
+
+	assert_true(fd >= 0 && saved >= 0);
+	fflush(stderr);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	errno = 0;
+	assert_null(exporter__new(kind, path));
+	assert_int_equal(errno, err);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(fd);
+	text = slurp(log, &len);
+	unlink(log);
+	return text;
+}
+
+static void test_creates_at_once(void **state)
+{
+	struct fixture *fx = *state;
+	struct exporter *e;
+	struct stat st;
+
+	e = exporter__new(EXPORT_FOLDED, fx->path);
+	assert_non_null(e);
+	assert_int_equal(stat(fx->path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_size, 0);
+	exporter__free(e);
+}
+
+static void test_truncates(void **state)
+{
+	struct fixture *fx = *state;
+	struct exporter *e;
+	struct stat st;
+	FILE *f = fopen(fx->path, "w");
+
+	assert_non_null(f);
+	fputs("old contents\n", f);
+	fclose(f);
+	e = exporter__new(EXPORT_PPROF, fx->path);
+	assert_non_null(e);
+	assert_int_equal(stat(fx->path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	exporter__free(e);
+}
+
+static void test_refuses_symlink(void **state)
+{
+	struct fixture *fx = *state;
+	char target[160], expected[512], *msg, *data;
+	size_t len;
+	FILE *f;
+
+	snprintf(target, sizeof(target), "%s/target", fx->dir);
+	f = fopen(target, "w");
+	assert_non_null(f);
+	fputs("keep me\n", f);
+	fclose(f);
+	assert_int_equal(symlink(target, fx->path), 0);
+	msg = failed_new(EXPORT_FOLDED, fx->path, ELOOP);
+	snprintf(expected, sizeof(expected),
+		 "alloctrace: cannot create %s: it is a symbolic link, which alloctrace does "
+		 "not follow\n", fx->path);
+	assert_string_equal(msg, expected);
+	free(msg);
+	data = slurp(target, &len);
+	assert_string_equal(data, "keep me\n");
+	free(data);
+}
+
+static void test_refuses_directory(void **state)
+{
+	struct fixture *fx = *state;
+	char expected[256], *msg;
+
+	msg = failed_new(EXPORT_PPROF, fx->dir, EISDIR);
+	snprintf(expected, sizeof(expected), "alloctrace: cannot create %s: %s\n", fx->dir,
+		 strerror(EISDIR));
+	assert_string_equal(msg, expected);
+	free(msg);
+}
+
+static void test_no_such_directory(void **state)
+{
+	struct fixture *fx = *state;
+	char path[192], expected[256], *msg;
+
+	snprintf(path, sizeof(path), "%s/missing/out", fx->dir);
+	msg = failed_new(EXPORT_FOLDED_COUNT, path, ENOENT);
+	snprintf(expected, sizeof(expected), "alloctrace: cannot create %s: %s\n", path,
+		 strerror(ENOENT));
+	assert_string_equal(msg, expected);
+	free(msg);
+}
+
+static void test_invalid_kind(void **state)
+{
+	struct fixture *fx = *state;
+	struct stat st;
+
+	free(failed_new((enum export_kind)(EXPORT_HTML + 1), fx->path, EINVAL));
+	assert_int_equal(stat(fx->path, &st), -1);
+}
+
+/* @kind after a periodic report, the final one and an alert; the file. */
+static char *export_run(const char *path, enum export_kind kind, size_t *len)
+{
+	struct report periodic = final_report;
+	struct exporter *e;
+
+	periodic.final = false;
+	periodic.nr_stacks = 1;
+	e = exporter__new(kind, path);
+	assert_non_null(e);
+	assert_int_equal(exporter__report(e, &periodic), 0);
+	assert_int_equal(exporter__big_alloc(e, &big), 0);
+	assert_int_equal(exporter__report(e, &final_report), 0);
+	assert_int_equal(exporter__finish(e), 0);
+	/* Once written, the file is done. */
+	assert_int_equal(exporter__finish(e), -EINVAL);
+	exporter__free(e);
+	return slurp(path, len);
+}
+
+static void test_folded(void **state)
+{
+	struct fixture *fx = *state;
+	size_t len;
+	char *data;
+
+	data = export_run(fx->path, EXPORT_FOLDED, &len);
+	assert_string_equal(data, "[stack unknown] 100\nmain;leak_a 2400\n");
+	free(data);
+	data = export_run(fx->path, EXPORT_FOLDED_COUNT, &len);
+	assert_string_equal(data, "[stack unknown] 1\nmain;leak_a 100\n");
+	free(data);
+}
+
+static void test_pprof(void **state)
+{
+	struct fixture *fx = *state;
+	size_t len;
+	char *data;
+
+	data = export_run(fx->path, EXPORT_PPROF, &len);
+	assert_true(len > 20);
+	assert_memory_equal(data, "\x1f\x8b", 2);
+	free(data);
+}
+
+static void test_html(void **state)
+{
+	struct fixture *fx = *state;
+	size_t len;
+	char *data;
+
+	data = export_run(fx->path, EXPORT_HTML, &len);
+	assert_true(len > 0);
+	free(data);
+}
+
+/* A write error shows at the end, once, and stays. */
+static void test_write_error(void **state UNUSED)
+{
+	struct exporter *e = exporter__new(EXPORT_FOLDED, "/dev/full");
+
+	assert_non_null(e);
+	assert_int_equal(exporter__report(e, &final_report), 0);
+	assert_int_equal(exporter__finish(e), -ENOSPC);
+	assert_int_equal(exporter__report(e, &final_report), -ENOSPC);
+	assert_int_equal(exporter__big_alloc(e, &big), -ENOSPC);
+	assert_int_equal(exporter__finish(e), -ENOSPC);
+	exporter__free(e);
+}
+
+/* Freed without finishing: the file stays as created, empty. */
+static void test_free_unfinished(void **state)
+{
+	struct fixture *fx = *state;
+	struct exporter *e = exporter__new(EXPORT_PPROF, fx->path);
+	struct stat st;
+
+	assert_non_null(e);
+	assert_int_equal(exporter__report(e, &final_report), 0);
+	exporter__free(e);
+	exporter__free(NULL);
+	assert_int_equal(stat(fx->path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_creates_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_directory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_such_directory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invalid_kind, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_folded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_html, setup, teardown),
+		cmocka_unit_test(test_write_error),
+		cmocka_unit_test_setup_teardown(test_free_unfinished, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exporters.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define UNUSED	      __attribute__((unused))
+
+/* leak_a called by helper, inlined into main at one return address. */
+static const struct frame_info frames_a[] = {
+	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
+	  .function = "leak_a", .function_offset = 0x1d, .file = "leak.c", .line = 42 },
+	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
+	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true },
+	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
+	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80 },
+};
+
+/* Another stack id with the same functions: another call site in leak_a. */
+static const struct frame_info frames_a2[] = {
+	{ .addr = 0x5555555551f0, .module = "/usr/bin/leaky", .offset = 0x11f0,
+	  .function = "leak_a", .function_offset = 0x84, .file = "leak.c", .line = 44 },
+	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
+	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true },
+	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
+	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80 },
+};
+
+/* No name in libc; a caller in no mapping. */
+static const struct frame_info frames_b[] = {
+	{ .addr = 0x7f0012345678, .module = "/lib/x86_64-linux-gnu/libc.so.6", .offset = 0x27678 },
+	{ .addr = 0x7f00deadbeef },
+};
+
+/* Names that would break the format: ';' between frames, '\n' between lines. */
+static const struct frame_info frames_odd[] = {
+	{ .addr = 0x401000, .module = "/bin/x", .offset = 0x1000, .function = "we;ird\nname\x7f" },
+	{ .addr = 0x401100, .module = "/bin/x", .offset = 0x1100,
+	  .function = "std::vector<int>::push_back(int const&)" },
+};
+
+static const struct report_stack stacks[] = {
+	{ 1, 1048576, 10, 10, 2097152, ARRAY_SIZE(frames_a), frames_a },
+	{ 2, 4096, 2, 5, 10240, ARRAY_SIZE(frames_a2), frames_a2 },
+	{ 3, 1536, 1, 3, 4608, ARRAY_SIZE(frames_b), frames_b },
+	{ 4, 100, 1, 1, 100, 0, NULL },
+	{ 5, 7, 1, 1, 7, ARRAY_SIZE(frames_odd), frames_odd },
+	/* Holding nothing: left out. */
+	{ 6, 0, 0, 4, 64, ARRAY_SIZE(frames_b), frames_b },
+};
+
+static const struct profile_totals totals = { .outstanding_bytes = 1053716 };
+
+static const struct report final_report = {
+	.final = true,
+	.time = 1700000000.25,
+	.pid = 1234,
+	.comm = "leaky",
+	.totals = &totals,
+	.nr_stacks = ARRAY_SIZE(stacks),
+	.nr_holding = ARRAY_SIZE(stacks),
+	.stacks = stacks,
+};
+
+/* What the exporter writes after seeing @reports; free() it. */
+static char *render(void *state, const struct report *reports, size_t nr)
+{
+	char *data = NULL;
+	size_t size = 0, i;
+	FILE *f = open_memstream(&data, &size);
+
+	assert_non_null(state);
+	assert_non_null(f);
+	for (i = 0; i < nr; i++)
+		assert_int_equal(folded_ops.report(state, &reports[i]), 0);
+	assert_int_equal(folded_ops.finish(state, f), 0);
+	folded_ops.free(state);
+	assert_int_equal(fclose(f), 0);
+	return data;
+}
+
+static void assert_renders(void *state, const struct report *reports, size_t nr,
+			   const char *expected)
+{
+	char *got = render(state, reports, nr);
+
+	assert_string_equal(got, expected);
+	free(got);
+}
+
+static void test_bytes(void **state UNUSED)
+{
+	assert_renders(folded_bytes_new(), &final_report, 1,
+		       "0x7f00deadbeef;/lib/x86_64-linux-gnu/libc.so.6+0x27678 1536\n"
+		       "[stack unknown] 100\n"
+		       "main;helper_[i];leak_a 1052672\n"
+		       "std::vector<int>::push_back(int const&);we?ird?name? 7\n");
+}
+
+static void test_count(void **state UNUSED)
+{
+	assert_renders(folded_count_new(), &final_report, 1,
+		       "0x7f00deadbeef;/lib/x86_64-linux-gnu/libc.so.6+0x27678 1\n"
+		       "[stack unknown] 1\n"
+		       "main;helper_[i];leak_a 12\n"
+		       "std::vector<int>::push_back(int const&);we?ird?name? 1\n");
+}
+
+/* Only the last report counts: its numbers are cumulative. */
+static void test_last_report(void **state UNUSED)
+{
+	struct report reports[2] = { final_report, final_report };
+
+	reports[0].final = false;
+	reports[1].nr_stacks = 1;
+	assert_renders(folded_bytes_new(), reports, 2, "main;helper_[i];leak_a 1048576\n");
+}
+
+static void test_empty(void **state UNUSED)
+{
+	struct report r = final_report;
+
+	r.nr_stacks = 0;
+	r.stacks = NULL;
+	assert_renders(folded_bytes_new(), &r, 1, "");
+	assert_renders(folded_bytes_new(), NULL, 0, "");
+}
+
+/*
+ * Lines sort whole, weight included: a stack that is a prefix of another
+ * up to a space could order apart from its line.
+ */
+static void test_line_order(void **state UNUSED)
+{
+	static const struct frame_info f1[] = { { .addr = 1, .function = "f" } };
+	static const struct frame_info f2[] = { { .addr = 2, .function = "f 1" } };
+	static const struct report_stack s[] = {
+		{ 1, 2, 1, 1, 2, 1, f1 },
+		{ 2, 5, 1, 1, 5, 1, f2 },
+	};
+	struct report r = final_report;
+
+	r.stacks = s;
+	r.nr_stacks = ARRAY_SIZE(s);
+	assert_renders(folded_bytes_new(), &r, 1, "f 1 5\nf 2\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bytes),
+		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_last_report),
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_line_order),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The file side of every export: each kind (exporters.h) only keeps what
+ * it needs from the reports and formats it; here the file is created,
+ * written and closed, and failures are told the same way for all kinds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "export.h"
+#include "exporters.h"
+#include "log.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct exporter {
+	const struct export_ops *ops;
+	void *state;
+	char *path;	/* for messages */
+	int fd;		/* -1 once handed to the stream that wrote the file */
+	int err;	/* the first failure, told once and returned ever after */
+};
+
+static const struct export_kind_entry {
+	void *(*new)(void);
+	const struct export_ops *ops;
+} export_kinds[] = {
+	[EXPORT_FOLDED] = { folded_bytes_new, &folded_ops },
+	[EXPORT_FOLDED_COUNT] = { folded_count_new, &folded_ops },
+	[EXPORT_PPROF] = { pprof_new, &pprof_ops },
+	[EXPORT_HTML] = { html_new, &html_ops },
+};
+
+/* ELOOP's own text, "Too many levels of symbolic links", would mislead. */
+static const char *open_error(int err)
+{
+	return err == ELOOP ? "it is a symbolic link, which alloctrace does not follow"
+			    : strerror(err);
+}
+
+/*
+ * O_NOFOLLOW: a file in a shared directory such as /tmp could otherwise
+ * be a link planted to make a privileged tracer overwrite another file.
+ */
+static int open_output(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		pr_err("cannot create %s: %s", path, open_error(errno));
+		return -errno;
+	}
+	return fd;
+}
+
+struct exporter *exporter__new(enum export_kind kind, const char *path)
+{
+	struct exporter *e;
+	int err;
+
+	if ((unsigned int)kind >= ARRAY_SIZE(export_kinds) || !path) {
+		pr_err("cannot export to %s: %s", path ? path : "(null)", strerror(EINVAL));
+		errno = EINVAL;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->path = strdup(path)) || !(e->state = export_kinds[kind].new())) {
+		err = errno;
+		pr_err("cannot export to %s: %s", path, strerror(err));
+		goto fail;
+	}
+	e->ops = export_kinds[kind].ops;
+	/* Last, so that a failure above leaves no empty file behind. */
+	e->fd = open_output(path);
+	if (e->fd >= 0)
+		return e;
+	err = -e->fd;
+	e->fd = -1;
+fail:
+	exporter__free(e);
+	errno = err;
+	return NULL;
+}
+
+void exporter__free(struct exporter *e)
+{
+	if (!e)
+		return;
+	if (e->state)
+		e->ops->free(e->state);
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e->path);
+	free(e);
+}
+
+/* Keeps and tells the first failure: one message per file, not per report. */
+static int exporter__check(struct exporter *e, int err)
+{
+	if (err && !e->err) {
+		e->err = err;
+		pr_err("cannot write %s: %s", e->path, strerror(-err));
+	}
+	return err;
+}
+
+int exporter__report(struct exporter *e, const struct report *r)
+{
+	if (e->err)
+		return e->err;
+	return exporter__check(e, e->ops->report(e->state, r));
+}
+
+int exporter__big_alloc(struct exporter *e, const struct big_alloc *a)
+{
+	if (e->err)
+		return e->err;
+	if (!e->ops->big_alloc)
+		return 0;
+	return exporter__check(e, e->ops->big_alloc(e->state, a));
+}
+
+/* stdio keeps the first write error in the stream's flag and in errno. */
+static int stream_close(FILE *f)
+{
+	int err = 0;
+
+	if (fflush(f) || ferror(f))
+		err = errno ? -errno : -EIO;
+	if (fclose(f) && !err)
+		err = errno ? -errno : -EIO;
+	return err;
+}
+
+int exporter__finish(struct exporter *e)
+{
+	FILE *f;
+	int err;
+
+	if (e->err)
+		return e->err;
+	if (e->fd < 0)
+		return -EINVAL;
+	f = fdopen(e->fd, "w");
+	if (!f)
+		return exporter__check(e, -errno);
+	e->fd = -1;
+	errno = 0;
+	err = e->ops->finish(e->state, f);
+	if (err)
+		fclose(f);
+	else
+		err = stream_close(f);
+	return exporter__check(e, err);
+}
