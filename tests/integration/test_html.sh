@@ -1,0 +1,144 @@
+#!/bin/bash
+# --html FILE: one self-contained page. The data blob holds the demo's
+# exact leaks and its big allocation; headless Chromium (offline) draws
+# the page without a script error, with both flame graphs and the
+# timeline, and a click zooms a flame graph. A screenshot is left in
+# build/test-artifacts/html.png for a person to look at.
+set -u
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+require_built "$WL/leaky"
+
+ARTIFACTS=$ROOT/build/test-artifacts
+PAGE=$TMP/leaky.html
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+
+# chrome NAME ARGS...: headless Chromium with nothing that reaches the
+# network or the user's profile; stdout to $TMP/NAME.dom, its log (with
+# the page's console) to $TMP/NAME.log. Root needs --no-sandbox.
+chrome() {
+	local name=$1 profile
+	shift
+	profile=$(mktemp -d "$TMP/chrome.XXXXXX")
+	timeout -k 5 60 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--disable-extensions --user-data-dir="$profile" \
+		--enable-logging=stderr --v=0 --window-size=1400,1800 \
+		"$@" >"$TMP/$name.dom" 2>"$TMP/$name.log"
+}
+
+# Script errors and console output of the page, as Chromium logs them.
+console_errors() {
+	grep -E 'Uncaught|:CONSOLE[:(]' "$TMP/$1.log" | head -n 5
+}
+
+# The page's JSON blob: the template keeps it on one line, and it holds no
+# '<' (checked below), so the first "</script>" after it is its end.
+blob() {
+	sed -n 's/.*<script type="application\/json" id="alloctrace-data">\(.*\)<\/script>.*/\1/p' \
+		"$PAGE"
+}
+
+# --- the file ----------------------------------------------------------------
+
+run_tool html 60 -i 0.2 --big 1M --html "$PAGE" -- "$WL/leaky" 1
+expect_eq "exit status" 0 "$RC"
+if [[ ! -s "$PAGE" ]]; then
+	fail "page written" "no $PAGE; stderr: $(head -c 300 "$TMP/html.err")"
+	finish
+fi
+ok "page written"
+
+blob >"$TMP/blob.json"
+expect_true "blob is JSON" "$(head -c 300 "$TMP/blob.json")" \
+	jq -e -s 'length == 1 and (.[0] | type == "object")' "$TMP/blob.json" >/dev/null
+expect_true "blob has no '<'" "a '<' could end the <script> element" \
+	test "$(tr -cd '<' <"$TMP/blob.json" | wc -c)" -eq 0
+expect_true "page needs no network" "$(grep -Eo '(src|href)="?https?:[^ >]*' "$PAGE" | head -n 3)" \
+	test -z "$(grep -Eo '(src|href)="?(https?:)?//' "$PAGE")"
+
+r=$(jq -c '.report' "$TMP/blob.json")
+expect_eq "final report" true "$(report_get "$r" .final)"
+expect_eq "comm" '"leaky"' "$(report_get "$r" .comm)"
+expect_eq "exit" '{"status":0,"signal":null}' "$(report_get "$r" .exit)"
+# One second at 50 ticks: 50 requests remembered, 5 pages cached.
+expect_leak "$r" load_config 1000 1 1
+expect_leak "$r" remember_request 3200 50 50
+expect_leak "$r" cache_page 20480 5 5
+expect_no_stack "$r" handle_request
+expect_totals_consistent blob "$r"
+expect_match "a timeline point per report" '^([3-9]|[1-9][0-9]+)$' \
+	"$(jq '.series | length' "$TMP/blob.json")"
+expect_eq "series ends with the final numbers" \
+	"$(report_get "$r" '[.totals.outstanding_bytes, .totals.outstanding_allocs]')" \
+	"$(jq -c '.series[-1][1:3]' "$TMP/blob.json")"
+expect_eq "the big allocation" '"malloc 3145728 rebuild_index"' \
+	"$(jq -c '[.big_allocs[] | "\(.func) \(.size) \(.frames[0].function)"] | unique | join(";")' \
+		"$TMP/blob.json")"
+
+# --- the page in a browser ---------------------------------------------------
+
+if [[ -z "$CHROME" ]]; then
+	fail "chromium" "not installed (apt-get install chromium)"
+	finish
+fi
+
+chrome dom --dump-dom "file://$PAGE"
+dom=$(cat "$TMP/dom.dom")
+expect_match "page drawn (data-ready)" '<html[^>]* data-ready="true"' "$dom"
+expect_eq "no script error" "" "$(console_errors dom)"
+for id in flame-bytes-svg flame-blocks-svg timeline-svg timeline-outstanding timeline-rss \
+	leakers-table big-table complete; do
+	expect_match "element #$id" "id=\"$id\"" "$dom"
+done
+# Boxes with the demo's functions, and the leakers table's first row.
+flame=$(sed -n '/id="flame-bytes-svg"/,/<\/svg>/p' <<<"$dom")
+expect_match "flame graph has boxes" '(<rect[^>]*>.*){6}' "$(tr -d '\n' <<<"$flame")"
+for f in main remember_request cache_page; do
+	expect_match "flame graph names $f" "<text[^>]*>$f</text>" "$flame"
+done
+expect_match "top leaker is cache_page" '<td class="mono">cache_page</td>' "$dom"
+
+# A click on remember_request must give it the whole width, Escape undo it.
+# The probe runs after the page's own script, in a copy of the page.
+zoom_probe() {
+	cat <<'EOF'
+<script>
+(function () {
+	'use strict';
+	const svgOf = () => document.getElementById('flame-bytes-svg');
+	const box = (name) => [...svgOf().querySelectorAll('g[data-i]')]
+		.find((g) => g.textContent === name);
+	const width = (g) => +g.querySelector('rect').getAttribute('width');
+	const full = +svgOf().getAttribute('width');
+	const before = width(box('remember_request'));
+	box('remember_request').querySelector('rect')
+		.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+	const zoomed = width(box('remember_request'));
+	document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' }));
+	const after = width(box('remember_request'));
+	document.documentElement.setAttribute('data-zoom',
+		(before < full && Math.abs(zoomed - full) < 1 && Math.abs(after - before) < 1)
+			? 'ok' : 'bad ' + [before, zoomed, after, full].join(' '));
+})();
+</script>
+EOF
+}
+{
+	sed '/<\/body>/,$d' "$PAGE"
+	zoom_probe
+	printf '</body>\n</html>\n'
+} >"$TMP/zoom.html"
+chrome zoom --dump-dom "file://$TMP/zoom.html"
+expect_match "click zooms, Escape resets" 'data-zoom="ok"' \
+	"$(grep -o 'data-zoom="[^"]*"' "$TMP/zoom.dom")"
+expect_eq "no script error while zooming" "" "$(console_errors zoom)"
+
+mkdir -p "$ARTIFACTS"
+rm -f "$ARTIFACTS/html.png"
+chrome shot --hide-scrollbars --screenshot="$ARTIFACTS/html.png" "file://$PAGE"
+expect_match "screenshot" 'PNG image data, 1400 x 1800' "$(file "$ARTIFACTS/html.png" 2>&1)"
+cp "$PAGE" "$ARTIFACTS/html.html"
+
+finish
