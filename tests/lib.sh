@@ -94,10 +94,14 @@ run_tool() {
 # start_tool NAME SECONDS ARGS...: the same in the background; TOOL_PID is
 # the pid of timeout(1), which passes SIGINT and SIGTERM on to the tool.
 # (A background job of a script would otherwise start with SIGINT ignored.)
+# --foreground: otherwise timeout also signals its whole process group, so
+# the tool would get each signal twice and a launched target once. -k 30:
+# after a signal the tool may take seconds to detach its probes; how long is
+# not the contract's, only that it ends (bounded here) with status 0.
 start_tool() {
 	local name=$1 secs=$2
 	shift 2
-	timeout -k 5 "$secs" "$TOOL" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	timeout --foreground -k 30 "$secs" "$TOOL" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
 	TOOL_PID=$!
 	TOOL_PIDS+=("$TOOL_PID")
 }
@@ -122,7 +126,8 @@ wait_for() {
 
 # The pid in the tool's "tracing pid N" line on stderr, or nothing.
 traced_pid() {
-	grep -o -m1 'tracing pid [0-9]*' "$1" | grep -o '[0-9]*$'
+	# The file may not exist yet: the background job opens it.
+	grep -o -m1 'tracing pid [0-9]*' "$1" 2>/dev/null | grep -o '[0-9]*$'
 }
 
 has_tracing_line() {
@@ -237,4 +242,38 @@ require_built() {
 			finish
 		fi
 	done
+}
+
+# --- allocators (test_allocators.sh) ----------------------------------------
+
+# expect_totals NAME REPORT BYTES BLOCKS ALLOCS FREES: the exact totals of
+# a run that saw every call (nothing untracked, nothing lost).
+expect_totals() {
+	expect_eq "$1: totals" \
+		"{\"outstanding_bytes\":$3,\"outstanding_allocs\":$4,\"allocs\":$5,\"frees\":$6,\"untracked_frees\":0,\"lost\":0}" \
+		"$(report_get "$2" '.totals | {outstanding_bytes, outstanding_allocs, allocs, frees, untracked_frees, lost}')"
+}
+
+# expect_allocator NAME PATH: the -v run NAME said on stderr that it chose
+# the object PATH ("allocator:" and PATH on one line, PATH not merely the
+# start of a longer name).
+expect_allocator() {
+	local line rest
+	while IFS= read -r line; do
+		[[ "$line" == *"$2"* ]] || continue
+		rest=${line#*"$2"}
+		if [[ -z "$rest" || "${rest:0:1}" != [[:alnum:]_./-] ]]; then
+			ok "$1: allocator $2"
+			return
+		fi
+	done < <(grep -F 'allocator:' "$TMP/$1.err")
+	fail "$1: allocator $2" \
+		"stderr says: $(grep -F 'allocator:' "$TMP/$1.err" | head -n 3 | paste -sd '|')"
+}
+
+# big_alloc_list FILE: the big_alloc records of FILE as sorted
+# "func size caller" (caller: frames[0].function), joined by ';'.
+big_alloc_list() {
+	jq -r 'select(.type == "big_alloc") | "\(.func) \(.size) \(.frames[0].function)"' "$1" |
+		sort | paste -sd ';'
 }

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * alloc_jemalloc_preload: a plain program (no -ljemalloc) whose allocator
+ * is whatever symbol lookup gives it: glibc's, or jemalloc's when run with
+ * LD_PRELOAD=libjemalloc.so.2, which comes before libc in lookup order.
+ * The leaks are the same either way:
+ *
+ *   leak_malloc           30 x malloc(100)                =  3000 bytes
+ *   leak_calloc            4 x calloc(10, 50)              =  2000
+ *   leak_realloc           3 x 10 -> 5000 (realloc)        = 15000
+ *   leak_posix_memalign    2 x posix_memalign(4096, 3000)  =  6000
+ *   churn                 10,000 malloc/free pairs         =     0
+ *
+ * In all 26,000 bytes in 39 blocks; 10,042 allocation calls, 10,003
+ * releases. Nothing else allocates: no stdio.
+ *
+ * Usage:
+ *   alloc_jemalloc_preload             leak and exit 0
+ *   alloc_jemalloc_preload DIR         for -p: create DIR/ready, wait for
+ *                                      SIGUSR1, leak, create DIR/done, exit
+ *                                      0 on a second SIGUSR1 (SIGALRM ends
+ *                                      it after 120 s, so that a broken test
+ *                                      cannot leave it behind)
+ *   alloc_jemalloc_preload --is-jemalloc
+ *                                      exit 0 if jemalloc provides malloc,
+ *                                      1 if not (checks the test's setup)
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static void *kept[64];
+static size_t nkept;
+
+static void keep(void *p)
+{
+	if (!p || nkept >= sizeof(kept) / sizeof(kept[0]))
+		abort();
+	kept[nkept++] = p;
+}
+
+NOINLINE void leak_malloc(void)
+{
+	for (int i = 0; i < 30; i++)
+		keep(malloc(100));
+}
+
+NOINLINE void leak_calloc(void)
+{
+	for (int i = 0; i < 4; i++)
+		keep(calloc(10, 50));
+}
+
+NOINLINE void leak_realloc(void)
+{
+	for (int i = 0; i < 3; i++) {
+		char *p = malloc(10);
+
+		keep(realloc(p, 5000));
+	}
+}
+
+NOINLINE void leak_posix_memalign(void)
+{
+	for (int i = 0; i < 2; i++) {
+		void *p = NULL;
+
+		if (posix_memalign(&p, 4096, 3000))
+			abort();
+		keep(p);
+	}
+}
+
+NOINLINE void churn(void)
+{
+	void *window[8] = {NULL};
+
+	for (int i = 0; i < 10000; i++) {
+		int slot = i % 8;
+
+		free(window[slot]);
+		window[slot] = malloc((size_t)(i * 37) % 4000 + 1);
+	}
+	for (int i = 0; i < 8; i++)
+		free(window[i]);
+}
+
+static void leak_all(void)
+{
+	leak_malloc();
+	leak_calloc();
+	leak_realloc();
+	leak_posix_memalign();
+	churn();
+}
+
+/*
+ * Which object's malloc the program calls: the one that defines it first
+ * in lookup order. Only jemalloc's has mallocx beside it.
+ */
+static int is_jemalloc(void)
+{
+	Dl_info info;
+
+	if (!dladdr((void *)malloc, &info) || !info.dli_fname)
+		return 0;
+	return strstr(info.dli_fname, "libjemalloc") != NULL;
+}
+
+/* Create DIR/NAME; snprintf into a stack buffer does not allocate. */
+static void touch(const char *dir, const char *name)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		abort();
+	close(fd);
+}
+
+/* The -p protocol of tests/workloads/target.c, without its pre-attach blocks. */
+static int wait_and_leak(const char *dir)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	alarm(120);
+	touch(dir, "ready");
+	if (sigwait(&set, &sig))
+		return 1;
+	leak_all();
+	touch(dir, "done");
+	if (sigwait(&set, &sig))
+		return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--is-jemalloc"))
+		return !is_jemalloc();
+	if (argc > 1)
+		return wait_and_leak(argv[1]);
+	leak_all();
+	return 0;
+}
