@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -31,6 +32,15 @@ static const char usage[] =
 	"                         probe the allocator in PATH (symbols PREFIXmalloc, ...)\n"
 	"                         instead of the one symbol lookup finds\n"
 	"      --mmap             also count anonymous mmap/munmap/mremap calls\n"
+	"      --min-age SECS     count only blocks at least SECS old\n"
+	"      --tid TID          count only blocks allocated by thread TID\n"
+	"      --thread-name RE   count only blocks allocated by threads whose name matches RE\n"
+	"      --module RE        show only stacks through an object whose path matches RE\n"
+	"      --min-size SIZE    count only blocks of at least SIZE bytes\n"
+	"      --max-size SIZE    count only blocks of at most SIZE bytes\n"
+	"      --threads          which threads hold the memory, and through which stacks\n"
+	"      --show-data N      print the first N bytes (up to 256) of one live block per\n"
+	"                         stack: this shows the target's data, secrets included\n"
 	"      --folded FILE      folded stacks by outstanding bytes (flamegraph.pl, inferno)\n"
 	"      --folded-count FILE  folded stacks by outstanding blocks\n"
 	"      --pprof FILE       gzipped pprof profile (go tool pprof, speedscope)\n"
@@ -47,6 +57,14 @@ enum {
 	OPT_MAX_DEPTH,
 	OPT_ALLOCATOR,
 	OPT_MMAP,
+	OPT_MIN_AGE,
+	OPT_TID,
+	OPT_THREAD_NAME,
+	OPT_MODULE,
+	OPT_MIN_SIZE,
+	OPT_MAX_SIZE,
+	OPT_THREADS,
+	OPT_SHOW_DATA,
 	/* One per enum export_kind, in its order. */
 	OPT_EXPORT,
 	OPT_EXPORT_LAST = OPT_EXPORT + EXPORT_HTML,
@@ -62,6 +80,14 @@ static const struct option long_options[] = {
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "mmap", no_argument, NULL, OPT_MMAP },
+	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "thread-name", required_argument, NULL, OPT_THREAD_NAME },
+	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "show-data", required_argument, NULL, OPT_SHOW_DATA },
 	{ "folded", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED },
 	{ "folded-count", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED_COUNT },
 	{ "pprof", required_argument, NULL, OPT_EXPORT + EXPORT_PPROF },
@@ -136,17 +162,32 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int parse_interval(const char *s, double *out)
+static int parse_seconds(const char *s, double min, double *out)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0.01 || v > 86400)
+	if (errno || end == s || *end || !isfinite(v) || v < min || v > 86400)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+static int check_regex(const char *opt, const char *re)
+{
+	regex_t compiled;
+	int err = regcomp(&compiled, re, REG_EXTENDED | REG_NOSUB);
+	char msg[128];
+
+	if (!err) {
+		regfree(&compiled);
+		return 0;
+	}
+	regerror(err, &compiled, msg, sizeof(msg));
+	pr_err("invalid value '%s' for %s: not a regular expression (%s)", re, opt, msg);
+	return -EINVAL;
 }
 
 static int parse_format(const char *s, enum report_format *out)
@@ -171,7 +212,7 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		opts->pid = v;
 		return 0;
 	case 'i':
-		if (parse_interval(arg, &opts->interval))
+		if (parse_seconds(arg, 0.01, &opts->interval))
 			return bad_value("--interval", arg, "seconds between 0.01 and 86400");
 		return 0;
 	case 'n':
@@ -204,6 +245,37 @@ static int parse_one(struct options *opts, int opt, char *arg)
 	case OPT_MMAP:
 		opts->alloc.mmap = true;
 		return 0;
+	case OPT_MIN_AGE:
+		if (parse_seconds(arg, 0, &opts->filter.min_age))
+			return bad_value("--min-age", arg, "seconds from 0 to 86400");
+		return 0;
+	case OPT_TID:
+		if (parse_uint(arg, 1, INT_MAX, &v))
+			return bad_value("--tid", arg, "a thread id (a positive number)");
+		opts->filter.tid = v;
+		return 0;
+	case OPT_THREAD_NAME:
+		opts->filter.thread_name = arg;
+		return check_regex("--thread-name", arg);
+	case OPT_MODULE:
+		opts->filter.module = arg;
+		return check_regex("--module", arg);
+	case OPT_MIN_SIZE:
+		if (parse_size(arg, &opts->filter.min_size))
+			return bad_value("--min-size", arg, "a size in bytes such as 64, 4K or 1M");
+		return 0;
+	case OPT_MAX_SIZE:
+		if (parse_size(arg, &opts->filter.max_size) || !opts->filter.max_size)
+			return bad_value("--max-size", arg, "a size in bytes such as 64, 4K or 1M");
+		return 0;
+	case OPT_THREADS:
+		opts->threads = true;
+		return 0;
+	case OPT_SHOW_DATA:
+		if (parse_uint(arg, 1, 256, &v))
+			return bad_value("--show-data", arg, "a number of bytes from 1 to 256");
+		opts->show_data = v;
+		return 0;
 	case OPT_EXPORT ... OPT_EXPORT_LAST:
 		if (!*arg) {
 			pr_err("invalid value '' for --%s: expected a file name", option_name(opt));
@@ -220,6 +292,10 @@ static int parse_one(struct options *opts, int opt, char *arg)
 
 static int check_target(const struct options *opts)
 {
+	if (opts->filter.max_size && opts->filter.min_size > opts->filter.max_size) {
+		pr_err("--min-size is larger than --max-size: no block could count");
+		return -EINVAL;
+	}
 	if (opts->pid && opts->argv) {
 		pr_err("give either -p PID or a command, not both");
 		return -EINVAL;

@@ -28,6 +28,16 @@ struct options {
 	unsigned int stack_depth;
 	struct allocator_opts alloc;	/* --allocator, --mmap */
 	const char *exports[4];		/* file per enum export_kind, or NULL */
+	struct block_filter {		/* which live blocks count */
+		double min_age;		/* seconds */
+		pid_t tid;
+		const char *thread_name;	/* regex */
+		const char *module;		/* regex: stacks through such an object */
+		uint64_t min_size;
+		uint64_t max_size;	/* 0 = no limit */
+	} filter;
+	bool threads;			/* per-thread breakdown */
+	unsigned int show_data;		/* bytes of one live block per stack */
 	int verbose;
 };
 

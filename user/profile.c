@@ -4,6 +4,16 @@
 #include <string.h>
 #include "profile.h"
 
+/* Open addressing from a 64-bit key to an array position. */
+struct idmap {
+	struct idmap_slot {
+		uint64_t key;
+		size_t pos;	/* position + 1; 0 marks a free slot */
+	} *slots;
+	size_t cap;		/* a power of two */
+	size_t nr;
+};
+
 struct profile {
 	struct profile_stack *stacks;
 	size_t nr;
@@ -12,7 +22,77 @@ struct profile {
 	const struct profile_stack **holding;
 	size_t nr_holding;
 	struct profile_totals totals;
+	/* The per-block pass: stack id -> stack, (tid, stack) -> thread's entry. */
+	struct idmap stack_index;
+	struct idmap thread_index;
+	struct idmap thread_stack_index;
+	struct profile_thread *threads;
+	size_t nr_threads;
+	size_t threads_cap;
 };
+
+static size_t idmap__hash(uint64_t key, size_t cap)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return key & (cap - 1);
+}
+
+static struct idmap_slot *idmap__slot(const struct idmap *m, uint64_t key)
+{
+	size_t i = idmap__hash(key, m->cap);
+
+	while (m->slots[i].pos && m->slots[i].key != key)
+		i = (i + 1) & (m->cap - 1);
+	return &m->slots[i];
+}
+
+/* The position stored for @key, or -1. */
+static long idmap__get(const struct idmap *m, uint64_t key)
+{
+	struct idmap_slot *slot;
+
+	if (!m->cap)
+		return -1;
+	slot = idmap__slot(m, key);
+	return slot->pos ? (long)slot->pos - 1 : -1;
+}
+
+static int idmap__put(struct idmap *m, uint64_t key, size_t pos)
+{
+	struct idmap old = *m;
+	struct idmap_slot *slot;
+
+	if (2 * (m->nr + 1) > m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 256;
+		m->slots = calloc(m->cap, sizeof(*m->slots));
+		if (!m->slots) {
+			*m = old;
+			return -ENOMEM;
+		}
+		m->nr = 0;
+		for (size_t i = 0; i < old.cap; i++) {
+			if (old.slots[i].pos) {
+				*idmap__slot(m, old.slots[i].key) = old.slots[i];
+				m->nr++;
+			}
+		}
+		free(old.slots);
+	}
+	slot = idmap__slot(m, key);
+	m->nr += !slot->pos;
+	slot->key = key;
+	slot->pos = pos + 1;
+	return 0;
+}
+
+static void idmap__clear(struct idmap *m)
+{
+	if (m->slots)
+		memset(m->slots, 0, m->cap * sizeof(*m->slots));
+	m->nr = 0;
+}
 
 static const char *const counter_names[CNT_MAX] = {
 	[CNT_ALLOCS] = "allocs",
@@ -25,6 +105,19 @@ static const char *const counter_names[CNT_MAX] = {
 	[CNT_STACK_ERRORS] = "stack_errors",
 	[CNT_LOST_EVENTS] = "lost_events",
 };
+
+static const char *const trend_names[] = {
+	[TREND_NEW] = "new",
+	[TREND_GROWING] = "growing",
+	[TREND_STABLE] = "stable",
+	[TREND_SHRINKING] = "shrinking",
+	[TREND_VARYING] = "varying",
+};
+
+const char *trend_name(enum trend t)
+{
+	return (unsigned int)t <= TREND_VARYING ? trend_names[t] : "?";
+}
 
 const char *counter_name(enum counter c)
 {
@@ -40,6 +133,12 @@ void profile__free(struct profile *p)
 {
 	if (!p)
 		return;
+	for (size_t i = 0; i < p->threads_cap; i++)
+		free(p->threads[i].stacks);
+	free(p->threads);
+	free(p->stack_index.slots);
+	free(p->thread_index.slots);
+	free(p->thread_stack_index.slots);
 	free(p->stacks);
 	free(p->holding);
 	free(p);
@@ -51,6 +150,7 @@ void profile__clear(struct profile *p)
 	p->nr_holding = 0;
 	p->totals.outstanding_bytes = 0;
 	p->totals.outstanding_allocs = 0;
+	p->nr_threads = 0;
 }
 
 /* Grows both arrays together so that profile__top() never allocates. */
@@ -89,6 +189,7 @@ int profile__add(struct profile *p, uint64_t stack_id, const struct stack_stats 
 		nr_ips = MAX_STACK_DEPTH;
 
 	s = &p->stacks[p->nr++];
+	memset(s, 0, offsetof(struct profile_stack, ips));
 	s->stack_id = stack_id;
 	s->stats = *stats;
 	s->nr_ips = nr_ips;
@@ -151,4 +252,162 @@ size_t profile__top(struct profile *p, size_t top, const struct profile_stack *c
 size_t profile__nr_holding(const struct profile *p)
 {
 	return p->nr_holding;
+}
+
+struct profile_stack *profile__stack(struct profile *p, size_t index)
+{
+	return index < p->nr ? &p->stacks[index] : NULL;
+}
+
+size_t profile__nr_stacks(const struct profile *p)
+{
+	return p->nr;
+}
+
+int profile__begin_blocks(struct profile *p)
+{
+	int err;
+
+	idmap__clear(&p->stack_index);
+	idmap__clear(&p->thread_index);
+	idmap__clear(&p->thread_stack_index);
+	p->nr_threads = 0;
+	p->nr_holding = 0;
+	p->totals.outstanding_bytes = 0;
+	p->totals.outstanding_allocs = 0;
+	for (size_t i = 0; i < p->nr; i++) {
+		p->stacks[i].stats.outstanding_bytes = 0;
+		p->stacks[i].stats.outstanding_allocs = 0;
+		err = idmap__put(&p->stack_index, p->stacks[i].stack_id, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static struct profile_thread *thread_of(struct profile *p, uint32_t tid)
+{
+	long pos = idmap__get(&p->thread_index, tid);
+	struct profile_thread *th;
+
+	if (pos >= 0)
+		return &p->threads[pos];
+	if (p->nr_threads == p->threads_cap) {
+		size_t cap = p->threads_cap ? 2 * p->threads_cap : 16;
+
+		th = reallocarray(p->threads, cap, sizeof(*th));
+		if (!th)
+			return NULL;
+		memset(th + p->threads_cap, 0, (cap - p->threads_cap) * sizeof(*th));
+		p->threads = th;
+		p->threads_cap = cap;
+	}
+	if (idmap__put(&p->thread_index, tid, p->nr_threads))
+		return NULL;
+	th = &p->threads[p->nr_threads++];
+	th->tid = tid;
+	th->outstanding_bytes = th->outstanding_allocs = 0;
+	th->nr_stacks = 0;
+	return th;
+}
+
+/* The thread's entry for stack @index; its stacks array holds room for every stack. */
+static struct thread_stack *thread_stack_of(struct profile *p, struct profile_thread *th,
+					    size_t index)
+{
+	uint64_t key = (uint64_t)th->tid << 32 | index;
+	long pos = idmap__get(&p->thread_stack_index, key);
+	struct thread_stack *ts;
+
+	if (pos >= 0)
+		return &th->stacks[pos];
+	ts = reallocarray(th->stacks, th->nr_stacks + 1, sizeof(*ts));
+	if (!ts || idmap__put(&p->thread_stack_index, key, th->nr_stacks)) {
+		if (ts)
+			th->stacks = ts;
+		return NULL;
+	}
+	th->stacks = ts;
+	ts = &th->stacks[th->nr_stacks++];
+	*ts = (struct thread_stack){ .index = index };
+	return ts;
+}
+
+int profile__add_block(struct profile *p, uint64_t stack_id, uint64_t size, uint32_t tid,
+		       uint64_t addr)
+{
+	long index = idmap__get(&p->stack_index, stack_id);
+	struct profile_thread *th;
+	struct thread_stack *ts;
+	struct profile_stack *s;
+
+	/* A stack born after the statistics were read waits for the next report. */
+	if (index < 0)
+		return 0;
+	s = &p->stacks[index];
+	if (!s->stats.outstanding_allocs++) {
+		p->nr_holding++;
+		s->sample_addr = addr;
+		s->sample_size = size;
+	}
+	s->stats.outstanding_bytes += size;
+	p->totals.outstanding_bytes += size;
+	p->totals.outstanding_allocs++;
+	th = thread_of(p, tid);
+	ts = th ? thread_stack_of(p, th, index) : NULL;
+	if (!ts)
+		return -ENOMEM;
+	th->outstanding_bytes += size;
+	th->outstanding_allocs++;
+	ts->outstanding_bytes += size;
+	ts->outstanding_allocs++;
+	return 0;
+}
+
+static int thread__cmp(const void *a, const void *b)
+{
+	const struct profile_thread *x = a, *y = b;
+
+	if (x->outstanding_bytes != y->outstanding_bytes)
+		return x->outstanding_bytes > y->outstanding_bytes ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int thread_stack__cmp(const void *a, const void *b)
+{
+	const struct thread_stack *x = a, *y = b;
+
+	if (x->outstanding_bytes != y->outstanding_bytes)
+		return x->outstanding_bytes > y->outstanding_bytes ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int profile__end_blocks(struct profile *p)
+{
+	for (size_t i = 0; i < p->nr_threads; i++)
+		qsort(p->threads[i].stacks, p->threads[i].nr_stacks, sizeof(struct thread_stack),
+		      thread_stack__cmp);
+	qsort(p->threads, p->nr_threads, sizeof(*p->threads), thread__cmp);
+	/* Positions moved: the (tid, stack) index no longer holds. */
+	idmap__clear(&p->thread_index);
+	idmap__clear(&p->thread_stack_index);
+	return 0;
+}
+
+size_t profile__threads(const struct profile *p, const struct profile_thread **out)
+{
+	*out = p->threads;
+	return p->nr_threads;
+}
+
+void profile__drop_stack(struct profile *p, size_t index)
+{
+	struct profile_stack *s = &p->stacks[index];
+
+	if (s->stats.outstanding_allocs)
+		p->nr_holding--;
+	p->totals.outstanding_bytes -= s->stats.outstanding_bytes;
+	p->totals.outstanding_allocs -= s->stats.outstanding_allocs;
+	s->stats.outstanding_bytes = 0;
+	s->stats.outstanding_allocs = 0;
 }

@@ -11,11 +11,36 @@
  * Aggregation of one collection from the BPF maps: per-stack statistics,
  * the global counters and the totals derived from them. Plain C, no libbpf.
  */
+enum trend {
+	TREND_NEW,		/* seen in too few reports to tell */
+	TREND_GROWING,		/* rose in most intervals and never fell: a leak */
+	TREND_STABLE,		/* large maybe, but flat: a cache, a pool */
+	TREND_SHRINKING,
+	TREND_VARYING,
+};
+
 struct profile_stack {
 	uint64_t stack_id;
 	struct stack_stats stats;
+	int64_t growth_bytes;	/* since the previous report */
+	enum trend trend;
+	uint64_t sample_addr;	/* one live block, from a per-block pass; 0 if none */
+	uint64_t sample_size;
 	uint32_t nr_ips;
 	__u64 ips[MAX_STACK_DEPTH];
+};
+
+/* What one thread holds, from a per-block pass. */
+struct profile_thread {
+	uint32_t tid;
+	uint64_t outstanding_bytes;
+	uint64_t outstanding_allocs;
+	size_t nr_stacks;
+	struct thread_stack {
+		size_t index;	/* into the profile's stacks, see profile__stack() */
+		uint64_t outstanding_bytes;
+		uint64_t outstanding_allocs;
+	} *stacks;		/* by outstanding bytes */
 };
 
 struct profile_totals {
@@ -54,7 +79,29 @@ size_t profile__top(struct profile *p, size_t top, const struct profile_stack *c
 /* How many stacks hold memory, whatever the cut. */
 size_t profile__nr_holding(const struct profile *p);
 
+/* Stack @index of the collection (the order profile__add saw them). */
+struct profile_stack *profile__stack(struct profile *p, size_t index);
+size_t profile__nr_stacks(const struct profile *p);
+
+/*
+ * A per-block pass: the outstanding numbers of every stack, the totals and
+ * the per-thread breakdown are rebuilt from the blocks given to
+ * profile__add_block(), those that pass the caller's filters. Call
+ * profile__end_blocks() to sort the threads.
+ */
+int profile__begin_blocks(struct profile *p);
+int profile__add_block(struct profile *p, uint64_t stack_id, uint64_t size, uint32_t tid,
+		       uint64_t addr);
+int profile__end_blocks(struct profile *p);
+size_t profile__threads(const struct profile *p, const struct profile_thread **out);
+
+/* Leave stack @index out of what is held (a filter rejected it). */
+void profile__drop_stack(struct profile *p, size_t index);
+
 /* Names of the counters in reports, e.g. "lost_allocs". */
 const char *counter_name(enum counter c);
+
+/* "growing", "stable", ... as reports print them. */
+const char *trend_name(enum trend t);
 
 #endif

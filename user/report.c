@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,6 +25,14 @@ struct report_ops {
 	void (*frame)(FILE *f, const struct frame_info *fr, size_t idx);
 	/* Closes the frames of a stack or of a big allocation. */
 	void (*frames_end)(FILE *f, size_t nr_frames);
+	/* Lists after the stacks: growing stacks, threads, the peak. */
+	void (*list_begin)(FILE *f, const char *name, size_t n);
+	void (*list_end)(FILE *f);
+	void (*thread_begin)(FILE *f, const struct report_thread *th);
+	void (*peak_begin)(FILE *f, const struct report_peak *pk);
+	void (*object_end)(FILE *f);
+	/* A stack in one of those lists: text shows one line for it. */
+	void (*brief_stack)(FILE *f, const struct report_stack *s);
 };
 
 struct report_writer {
@@ -161,11 +170,41 @@ static void text_report_begin(FILE *f, const struct report *r)
 	text_warning(f, t);
 }
 
+static void text_trend(FILE *f, const struct report_stack *s)
+{
+	if (!s->trend)
+		return;
+	fprintf(f, ", %s", s->trend);
+	if (s->growth_bytes > 0)
+		fprintf(f, " +%s", text_size(s->growth_bytes).s);
+	else if (s->growth_bytes < 0)
+		fprintf(f, " -%s", text_size(-(uint64_t)s->growth_bytes).s);
+}
+
+/* --show-data: hex and printable text, 16 bytes a line, like hexdump -C. */
+static void text_data(FILE *f, const struct report_stack *s)
+{
+	for (size_t i = 0; i < s->data_len; i += 16) {
+		size_t n = s->data_len - i < 16 ? s->data_len - i : 16;
+
+		fprintf(f, "    %s0x%" PRIx64 ": ", i ? "     " : "data ", s->data_addr + i);
+		for (size_t j = 0; j < 16; j++)
+			fprintf(f, j < n ? "%02x " : "   ", s->data[i + (j < n ? j : 0)]);
+		fputc('|', f);
+		for (size_t j = 0; j < n; j++)
+			fputc(isprint(s->data[i + j]) ? s->data[i + j] : '.', f);
+		fputs("|\n", f);
+	}
+}
+
 static void text_stack_begin(FILE *f, const struct report_stack *s)
 {
-	fprintf(f, "  %s in %s block%s, %s alloc%s\n", text_size(s->outstanding_bytes).s,
+	fprintf(f, "  %s in %s block%s, %s alloc%s", text_size(s->outstanding_bytes).s,
 		text_count(s->outstanding_allocs).s, plural(s->outstanding_allocs),
 		text_count(s->allocs).s, plural(s->allocs));
+	text_trend(f, s);
+	fputc('\n', f);
+	text_data(f, s);
 }
 
 static void text_report_end(FILE *f, const struct report *r)
@@ -175,6 +214,43 @@ static void text_report_end(FILE *f, const struct report *r)
 	if (r->nr_holding > r->nr_stacks)
 		fprintf(f, "  ... %zu more stack%s holding memory (use -T 0 to show all)\n", more,
 			plural(more));
+}
+
+static void text_list_begin(FILE *f, const char *name, size_t n)
+{
+	static const struct {
+		const char *name, *title;
+	} titles[] = {
+		{ "growing", "Growing steadily (since the last report)" },
+		{ "threads", "Threads holding memory" },
+		{ "stacks", "Held by" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(titles); i++) {
+		if (!strcmp(name, titles[i].name))
+			fprintf(f, "  %s:\n", titles[i].title);
+	}
+}
+
+static void text_nothing(FILE *f)
+{
+}
+
+static void text_thread_begin(FILE *f, const struct report_thread *th)
+{
+	fprintf(f, "    tid %u (", th->tid);
+	text_name(f, th->comm ? th->comm : "exited");
+	fprintf(f, "): %s in %s block%s\n", text_size(th->outstanding_bytes).s,
+		text_count(th->outstanding_allocs).s, plural(th->outstanding_allocs));
+}
+
+static void text_peak_begin(FILE *f, const struct report_peak *pk)
+{
+	fputs("  Peak: ", f);
+	fprintf(f, "%s in %s block%s at ", text_size(pk->outstanding_bytes).s,
+		text_count(pk->outstanding_allocs).s, plural(pk->outstanding_allocs));
+	text_time(f, pk->time);
+	fputc('\n', f);
 }
 
 static void text_big_alloc_begin(FILE *f, const struct big_alloc *a)
@@ -203,6 +279,18 @@ static void text_frame_function(FILE *f, const struct frame_info *fr)
 }
 
 /* Module and offset always when known: enough to run addr2line later. */
+static void text_brief_stack(FILE *f, const struct report_stack *s)
+{
+	fprintf(f, "      %s", text_size(s->outstanding_bytes).s);
+	text_trend(f, s);
+	fputs(" in ", f);
+	if (s->nr_frames)
+		text_frame_function(f, &s->frames[0]);
+	else
+		fputs("(stack unknown)", f);
+	fputc('\n', f);
+}
+
 static void text_frame(FILE *f, const struct frame_info *fr, size_t idx)
 {
 	fprintf(f, "    #%zu ", idx);
@@ -232,6 +320,12 @@ static void text_frames_end(FILE *f, size_t nr_frames)
 
 static const struct report_ops text_ops = {
 	.separator = "",
+	.list_begin = text_list_begin,
+	.list_end = text_nothing,
+	.thread_begin = text_thread_begin,
+	.peak_begin = text_peak_begin,
+	.object_end = text_nothing,
+	.brief_stack = text_brief_stack,
 	.report_begin = text_report_begin,
 	.stack_begin = text_stack_begin,
 	.report_end = text_report_end,
@@ -283,17 +377,76 @@ static void json_report_begin(FILE *f, const struct report *r)
 		r->nr_holding);
 }
 
+static void json_data(FILE *f, const struct report_stack *s)
+{
+	char text[257];
+	size_t i;
+
+	fputs(",\"data\":{\"addr\":", f);
+	json_hex(f, s->data_addr, true);
+	fputs(",\"hex\":\"", f);
+	for (i = 0; i < s->data_len; i++)
+		fprintf(f, "%02x", s->data[i]);
+	for (i = 0; i < s->data_len && i < sizeof(text) - 1; i++)
+		text[i] = isprint(s->data[i]) ? s->data[i] : '.';
+	text[i] = '\0';
+	fputs("\",\"text\":", f);
+	json__string(f, text);
+	fputc('}', f);
+}
+
 static void json_stack_begin(FILE *f, const struct report_stack *s)
 {
 	fprintf(f,
 		"{\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64
-		",\"allocs\":%" PRIu64 ",\"frames\":[",
-		s->outstanding_bytes, s->outstanding_allocs, s->allocs);
+		",\"allocs\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64,
+		s->outstanding_bytes, s->outstanding_allocs, s->allocs, s->alloc_bytes);
+	if (s->trend) {
+		fprintf(f, ",\"growth_bytes\":%" PRId64 ",\"trend\":", s->growth_bytes);
+		json__string(f, s->trend);
+	}
+	if (s->data_len)
+		json_data(f, s);
+	fputs(",\"frames\":[", f);
+}
+
+static void json_list_begin(FILE *f, const char *name, size_t n)
+{
+	fprintf(f, ",\"%s\":[", name);
+}
+
+static void json_list_end(FILE *f)
+{
+	fputc(']', f);
+}
+
+static void json_thread_begin(FILE *f, const struct report_thread *th)
+{
+	fprintf(f, "{\"tid\":%u,\"comm\":", th->tid);
+	json__string(f, th->comm);
+	fprintf(f, ",\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64,
+		th->outstanding_bytes, th->outstanding_allocs);
+}
+
+static void json_peak_begin(FILE *f, const struct report_peak *pk)
+{
+	fprintf(f,
+		",\"peak\":{\"time\":%.3f,\"outstanding_bytes\":%" PRIu64
+		",\"outstanding_allocs\":%" PRIu64,
+		pk->time, pk->outstanding_bytes, pk->outstanding_allocs);
+}
+
+static void json_object_end(FILE *f)
+{
+	fputc('}', f);
 }
 
 static void json_report_end(FILE *f, const struct report *r)
 {
-	fputc(']', f);
+	if (r->filter) {
+		fputs(",\"filter\":", f);
+		json__string(f, r->filter);
+	}
 	if (r->exit.exited) {
 		fputs(",\"exit\":{\"status\":", f);
 		json_int(f, r->exit.status, r->exit.status >= 0);
@@ -338,6 +491,12 @@ static void json_frames_end(FILE *f, size_t nr_frames __attribute__((unused)))
 
 static const struct report_ops json_ops = {
 	.separator = ",",
+	.list_begin = json_list_begin,
+	.list_end = json_list_end,
+	.thread_begin = json_thread_begin,
+	.peak_begin = json_peak_begin,
+	.object_end = json_object_end,
+	.brief_stack = NULL,
 	.report_begin = json_report_begin,
 	.stack_begin = json_stack_begin,
 	.report_end = json_report_end,
@@ -398,20 +557,61 @@ static int report_writer__end(struct report_writer *w)
 	return errno ? -errno : -EIO;
 }
 
-int report_writer__report(struct report_writer *w, const struct report *r)
+/* A list of stacks: full for JSON, one line each for text's secondary lists. */
+static void report_writer__stacks(struct report_writer *w, const struct report_stack *stacks,
+				  size_t n, bool brief)
 {
-	const struct report_stack *s;
-	size_t i;
-
-	errno = 0;
-	w->ops->report_begin(w->out, r);
-	for (i = 0; i < r->nr_stacks; i++) {
-		s = &r->stacks[i];
+	for (size_t i = 0; i < n; i++) {
+		if (brief && w->ops->brief_stack) {
+			w->ops->brief_stack(w->out, &stacks[i]);
+			continue;
+		}
 		if (i)
 			fputs(w->ops->separator, w->out);
-		w->ops->stack_begin(w->out, s);
-		report_writer__frames(w, s->frames, s->nr_frames);
+		w->ops->stack_begin(w->out, &stacks[i]);
+		report_writer__frames(w, stacks[i].frames, stacks[i].nr_frames);
 	}
+}
+
+static void report_writer__threads(struct report_writer *w, const struct report *r)
+{
+	w->ops->list_begin(w->out, "threads", r->nr_threads);
+	for (size_t i = 0; i < r->nr_threads; i++) {
+		if (i)
+			fputs(w->ops->separator, w->out);
+		w->ops->thread_begin(w->out, &r->threads[i]);
+		w->ops->list_begin(w->out, "stacks", r->threads[i].nr_stacks);
+		report_writer__stacks(w, r->threads[i].stacks, r->threads[i].nr_stacks, true);
+		w->ops->list_end(w->out);
+		w->ops->object_end(w->out);
+	}
+	w->ops->list_end(w->out);
+}
+
+static void report_writer__peak(struct report_writer *w, const struct report_peak *pk)
+{
+	w->ops->peak_begin(w->out, pk);
+	w->ops->list_begin(w->out, "stacks", pk->nr_stacks);
+	report_writer__stacks(w, pk->stacks, pk->nr_stacks, true);
+	w->ops->list_end(w->out);
+	w->ops->object_end(w->out);
+}
+
+int report_writer__report(struct report_writer *w, const struct report *r)
+{
+	errno = 0;
+	w->ops->report_begin(w->out, r);
+	report_writer__stacks(w, r->stacks, r->nr_stacks, false);
+	w->ops->list_end(w->out);
+	if (r->nr_growing) {
+		w->ops->list_begin(w->out, "growing", r->nr_growing);
+		report_writer__stacks(w, r->growing, r->nr_growing, true);
+		w->ops->list_end(w->out);
+	}
+	if (r->nr_threads)
+		report_writer__threads(w, r);
+	if (r->peak)
+		report_writer__peak(w, r->peak);
 	w->ops->report_end(w->out, r);
 	return report_writer__end(w);
 }

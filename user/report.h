@@ -20,8 +20,32 @@ struct report_stack {
 	uint64_t outstanding_allocs;
 	uint64_t allocs;
 	uint64_t alloc_bytes;	/* every byte ever allocated from this stack */
+	int64_t growth_bytes;	/* outstanding bytes gained since the last report */
+	const char *trend;	/* "growing", "stable", ... or NULL to leave out */
+	uint64_t data_addr;	/* --show-data: the block the bytes come from */
+	size_t data_len;
+	const uint8_t *data;
 	size_t nr_frames;
 	const struct frame_info *frames;
+};
+
+/* What one thread holds (a per-block pass). */
+struct report_thread {
+	uint32_t tid;
+	const char *comm;	/* NULL if the thread is gone */
+	uint64_t outstanding_bytes;
+	uint64_t outstanding_allocs;
+	size_t nr_stacks;
+	const struct report_stack *stacks;
+};
+
+/* The largest outstanding total seen at a report, and who held it. */
+struct report_peak {
+	double time;
+	uint64_t outstanding_bytes;
+	uint64_t outstanding_allocs;
+	size_t nr_stacks;
+	const struct report_stack *stacks;
 };
 
 /* How the target ended, for the final report. */
@@ -43,6 +67,12 @@ struct report {
 	struct target_exit exit;
 	uint64_t rss_bytes;	/* the target's resident memory, 0 if unknown */
 	double interval;	/* seconds between reports */
+	const char *filter;	/* which blocks count, if not all; NULL otherwise */
+	size_t nr_growing;	/* stacks growing steadily, steepest first */
+	const struct report_stack *growing;
+	size_t nr_threads;	/* threads by outstanding bytes */
+	const struct report_thread *threads;
+	const struct report_peak *peak;	/* NULL before there is one */
 };
 
 struct big_alloc {

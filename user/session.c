@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include "allocator.h"
 #include "export.h"
+#include "filter.h"
+#include "history.h"
 #include "log.h"
 #include "profile.h"
 #include "report.h"
@@ -29,6 +31,9 @@ struct session {
 	struct symbolizer *syms;
 	struct profile *profile;
 	struct report_writer *writer;
+	struct history *history;
+	struct filter *filter;
+	bool per_block;		/* reports are rebuilt from the live blocks */
 	struct exporter *exporters[EXPORT_HTML + 1];
 	size_t nr_exporters;
 	struct allocator allocator;
@@ -110,38 +115,218 @@ static void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
 		exporter__big_alloc(s->exporters[i], &alert);
 }
 
-static int build_stacks(struct session *s, const struct profile_stack *const *top, size_t n,
-			struct report_stack *out)
+/* How much of the secondary lists a report shows. */
+#define MAX_GROWING 5
+#define MAX_THREADS 10
+#define THREAD_STACKS 5
+
+/*
+ * One report's stacks: every list (top, growing, per thread, peak) is cut
+ * from one array, and frames go to the session's buffer as offsets until
+ * the buffer stops moving.
+ */
+struct report_parts {
+	struct report_stack *stacks;
+	size_t nr;
+	struct report_thread threads[MAX_THREADS];
+	char thread_names[MAX_THREADS][32];
+	struct report_peak peak;
+	uint8_t (*data)[256];
+};
+
+static int add_stack(struct session *s, struct report_parts *rp, const struct profile_stack *st)
 {
-	size_t first;
+	struct report_stack *out = &rp->stacks[rp->nr];
+	size_t first = s->nr_frames;
 	int err;
 
-	s->nr_frames = 0;
-	for (size_t i = 0; i < n; i++) {
-		first = s->nr_frames;
-		err = resolve_stack(s, top[i]->ips, top[i]->nr_ips);
-		if (err)
-			return err;
-		out[i] = (struct report_stack){
-			.stack_id = top[i]->stack_id,
-			.outstanding_bytes = top[i]->stats.outstanding_bytes,
-			.outstanding_allocs = top[i]->stats.outstanding_allocs,
-			.allocs = top[i]->stats.allocs,
-			.alloc_bytes = top[i]->stats.alloc_bytes,
-			.nr_frames = s->nr_frames - first,
-		};
-		/* Offsets for now: the buffer may still move. */
-		out[i].frames = (const struct frame_info *)(uintptr_t)first;
-	}
-	for (size_t i = 0; i < n; i++)
-		out[i].frames = s->frames + (uintptr_t)out[i].frames;
+	err = resolve_stack(s, st->ips, st->nr_ips);
+	if (err)
+		return err;
+	*out = (struct report_stack){
+		.stack_id = st->stack_id,
+		.outstanding_bytes = st->stats.outstanding_bytes,
+		.outstanding_allocs = st->stats.outstanding_allocs,
+		.allocs = st->stats.allocs,
+		.alloc_bytes = st->stats.alloc_bytes,
+		.growth_bytes = st->growth_bytes,
+		.trend = trend_name(st->trend),
+		.nr_frames = s->nr_frames - first,
+		.frames = (const struct frame_info *)(uintptr_t)first,
+	};
+	rp->nr++;
 	return 0;
+}
+
+/* --show-data: the first bytes of the block each top stack kept as a sample. */
+static void add_data(struct session *s, struct report_parts *rp, const struct profile_stack *st,
+		     size_t i)
+{
+	struct report_stack *out = &rp->stacks[i];
+	size_t len = s->opts->show_data;
+	long n;
+
+	if (!st->sample_addr || !rp->data)
+		return;
+	if (len > st->sample_size)
+		len = st->sample_size;
+	n = target__read(s->target, st->sample_addr, rp->data[i], len);
+	if (n <= 0)
+		return;
+	out->data_addr = st->sample_addr;
+	out->data = rp->data[i];
+	out->data_len = n;
+}
+
+static int add_threads(struct session *s, struct report_parts *rp, struct report *r)
+{
+	const struct profile_thread *th;
+	size_t n = profile__threads(s->profile, &th);
+	int err = 0;
+
+	for (size_t i = 0; i < n && i < MAX_THREADS && !err; i++) {
+		struct report_thread *out = &rp->threads[i];
+		size_t first = rp->nr;
+
+		target__thread_name(s->target, th[i].tid, rp->thread_names[i],
+				    sizeof(rp->thread_names[i]));
+		for (size_t j = 0; j < th[i].nr_stacks && j < THREAD_STACKS && !err; j++) {
+			struct profile_stack *st = profile__stack(s->profile, th[i].stacks[j].index);
+
+			err = add_stack(s, rp, st);
+			/* The thread's share of the stack, not the whole stack's. */
+			rp->stacks[rp->nr - 1].outstanding_bytes = th[i].stacks[j].outstanding_bytes;
+			rp->stacks[rp->nr - 1].outstanding_allocs = th[i].stacks[j].outstanding_allocs;
+		}
+		*out = (struct report_thread){
+			.tid = th[i].tid,
+			.comm = rp->thread_names[i][0] ? rp->thread_names[i] : NULL,
+			.outstanding_bytes = th[i].outstanding_bytes,
+			.outstanding_allocs = th[i].outstanding_allocs,
+			.nr_stacks = rp->nr - first,
+			.stacks = &rp->stacks[first],
+		};
+		r->nr_threads++;
+	}
+	r->threads = rp->threads;
+	return err;
+}
+
+static int add_peak(struct session *s, struct report_parts *rp, struct report *r)
+{
+	const struct peak *pk = history__peak(s->history);
+	size_t first = rp->nr;
+	int err = 0;
+
+	if (!pk->time)
+		return 0;
+	for (size_t i = 0; i < pk->nr_stacks && !err; i++)
+		err = add_stack(s, rp, &pk->stacks[i]);
+	rp->peak = (struct report_peak){
+		.time = pk->time,
+		.outstanding_bytes = pk->outstanding_bytes,
+		.outstanding_allocs = pk->outstanding_allocs,
+		.nr_stacks = rp->nr - first,
+		.stacks = &rp->stacks[first],
+	};
+	r->peak = &rp->peak;
+	return err;
+}
+
+static int build_parts(struct session *s, struct report_parts *rp, struct report *r,
+		       const struct profile_stack *const *top, bool final)
+{
+	const struct profile_stack *growing[MAX_GROWING];
+	int err = 0;
+
+	s->nr_frames = 0;
+	for (size_t i = 0; i < r->nr_stacks && !err; i++) {
+		err = add_stack(s, rp, top[i]);
+		if (!err && i < s->opts->top)
+			add_data(s, rp, top[i], i);
+	}
+	r->nr_growing = history__growing(s->profile, growing, MAX_GROWING);
+	r->growing = &rp->stacks[rp->nr];
+	for (size_t i = 0; i < r->nr_growing && !err; i++)
+		err = add_stack(s, rp, growing[i]);
+	if (!err && s->per_block && (s->opts->threads || s->nr_exporters))
+		err = add_threads(s, rp, r);
+	if (!err && final)
+		err = add_peak(s, rp, r);
+	for (size_t i = 0; i < rp->nr; i++)
+		rp->stacks[i].frames = s->frames + (uintptr_t)rp->stacks[i].frames;
+	r->stacks = rp->stacks;
+	return err;
+}
+
+struct block_pass {
+	struct session *s;
+	uint64_t now_ns;
+};
+
+static int add_block(void *ctx, uint64_t addr, const struct alloc_info *info)
+{
+	struct block_pass *bp = ctx;
+
+	if (!filter__block(bp->s->filter, info, bp->now_ns))
+		return 0;
+	return profile__add_block(bp->s->profile, info->stack_id, info->size, info->tid, addr);
+}
+
+/* Rebuild what is held from the blocks themselves, through the filters. */
+static int count_blocks(struct session *s)
+{
+	struct block_pass bp = { .s = s, .now_ns = clock_seconds(CLOCK_MONOTONIC) * 1e9 };
+	int err;
+
+	err = profile__begin_blocks(s->profile);
+	if (!err)
+		err = tracer__for_each_block(s->tracer, add_block, &bp);
+	if (!err)
+		err = profile__end_blocks(s->profile);
+	return err;
+}
+
+/* --module: keep the stacks with a frame in a matching object. */
+static void filter_modules(struct session *s)
+{
+	struct frame_info frame;
+
+	for (size_t i = 0; i < profile__nr_stacks(s->profile); i++) {
+		struct profile_stack *st = profile__stack(s->profile, i);
+		bool keep = false;
+
+		for (uint32_t j = 0; j < st->nr_ips && !keep; j++) {
+			symbolizer__resolve(s->syms, st->ips[j], &frame, 1);
+			keep = filter__module(s->filter, frame.module);
+		}
+		if (!keep)
+			profile__drop_stack(s->profile, i);
+	}
+}
+
+static int collect(struct session *s, double time)
+{
+	int err;
+
+	err = tracer__collect(s->tracer, s->profile);
+	if (!err && s->per_block)
+		err = count_blocks(s);
+	if (err) {
+		pr_err("cannot read the BPF maps: %s", strerror(-err));
+		return err;
+	}
+	/* Libraries loaded since the last report need their mappings. */
+	symbolizer__refresh(s->syms);
+	if (filter__has_module(s->filter))
+		filter_modules(s);
+	return history__update(s->history, s->profile, time);
 }
 
 static int session__report(struct session *s, bool final)
 {
 	const struct profile_stack *const *top;
-	struct report_stack *stacks;
+	struct report_parts rp = {};
 	struct report r = {
 		.final = final,
 		.time = clock_seconds(CLOCK_REALTIME),
@@ -150,33 +335,35 @@ static int session__report(struct session *s, bool final)
 		.exit = target__exit(s->target),
 		.rss_bytes = target__rss(s->target),
 		.interval = s->opts->interval,
+		.filter = filter__describe(s->filter),
 	};
+	size_t room;
 	int err;
 
-	err = tracer__collect(s->tracer, s->profile);
-	if (err) {
-		pr_err("cannot read the BPF maps: %s", strerror(-err));
+	err = collect(s, r.time);
+	if (err)
 		return err;
-	}
-	/* Libraries loaded since the last report need their mappings. */
-	symbolizer__refresh(s->syms);
 	/* Exporters see every stack; the live report the top ones. */
 	r.nr_stacks = profile__top(s->profile, s->nr_exporters ? 0 : s->opts->top, &top);
 	r.nr_holding = profile__nr_holding(s->profile);
 	r.totals = profile__totals(s->profile);
-	stacks = calloc(r.nr_stacks + 1, sizeof(*stacks));
-	if (!stacks)
-		return -ENOMEM;
-	err = build_stacks(s, top, r.nr_stacks, stacks);
+	room = r.nr_stacks + MAX_GROWING + MAX_THREADS * THREAD_STACKS + PEAK_STACKS;
+	rp.stacks = calloc(room, sizeof(*rp.stacks));
+	if (s->opts->show_data)
+		rp.data = calloc(s->opts->top ? s->opts->top : r.nr_stacks + 1, sizeof(*rp.data));
+	err = rp.stacks && (rp.data || !s->opts->show_data) ? build_parts(s, &rp, &r, top, final)
+							    : -ENOMEM;
 	if (!err) {
-		r.stacks = stacks;
 		for (size_t i = 0; i < s->nr_exporters; i++)
 			exporter__report(s->exporters[i], &r);
 		if (s->opts->top && r.nr_stacks > s->opts->top)
 			r.nr_stacks = s->opts->top;
+		if (!s->opts->threads)
+			r.nr_threads = 0;
 		note_write_error(s, report_writer__report(s->writer, &r));
 	}
-	free(stacks);
+	free(rp.data);
+	free(rp.stacks);
 	s->reports++;
 	return err;
 }
@@ -476,6 +663,8 @@ static void session__close(struct session *s)
 	target__free(s->target);
 	symbolizer__free(s->syms);
 	profile__free(s->profile);
+	history__free(s->history);
+	filter__free(s->filter);
 	report_writer__free(s->writer);
 	free(s->frames);
 	for (int fd = 0, fds[] = { s->epfd, s->sigfd, s->timerfd }; fd < 3; fd++) {
@@ -491,8 +680,9 @@ int session__run(const struct options *opts)
 
 	s.mono_to_real = clock_seconds(CLOCK_REALTIME) - clock_seconds(CLOCK_MONOTONIC);
 	s.profile = profile__new();
+	s.history = history__new();
 	s.writer = report_writer__new(opts->format, stdout);
-	if (!s.profile || !s.writer || block_signals(&s)) {
+	if (!s.profile || !s.history || !s.writer || block_signals(&s)) {
 		pr_err("cannot set up: %s", strerror(errno));
 		ret = EXIT_FAILURE_RUNTIME;
 		goto out;
@@ -504,6 +694,14 @@ int session__run(const struct options *opts)
 	ret = start(&s);
 	if (ret)
 		goto out;
+	s.filter = filter__new(&opts->filter, s.target);
+	if (!s.filter) {
+		ret = EXIT_FAILURE_RUNTIME;
+		goto out;
+	}
+	/* Blocks one by one when a filter, the threads or a data sample need them. */
+	s.per_block = filter__per_block(s.filter) || opts->threads || opts->show_data ||
+		      opts->exports[EXPORT_HTML];
 	if (setup_loop(&s) || run_loop(&s)) {
 		pr_err("event loop failed: %s", strerror(errno));
 		ret = EXIT_FAILURE_RUNTIME;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/ptrace.h>
@@ -406,6 +407,30 @@ const char *target__comm(const struct target *t)
 struct target_exit target__exit(const struct target *t)
 {
 	return t->exit;
+}
+
+long target__read(const struct target *t, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+
+	return n < 0 ? -errno : n;
+}
+
+void target__thread_name(const struct target *t, uint32_t tid, char *buf, size_t size)
+{
+	char path[64];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", t->pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, size, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
 }
 
 uint64_t target__rss(const struct target *t)

@@ -46,6 +46,12 @@ pid_t target__pid(const struct target *t);
 const char *target__comm(const struct target *t);
 struct target_exit target__exit(const struct target *t);
 
+/* Copy up to @len bytes of the target's memory at @addr. Bytes read or -errno. */
+long target__read(const struct target *t, uint64_t addr, void *buf, size_t len);
+
+/* A thread's name into @buf (empty if it is gone). */
+void target__thread_name(const struct target *t, uint32_t tid, char *buf, size_t size);
+
 /* Resident memory in bytes, 0 when the process is gone. */
 uint64_t target__rss(const struct target *t);
 

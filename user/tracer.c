@@ -365,6 +365,44 @@ int tracer__collect(struct tracer *t, struct profile *p)
 	return 0;
 }
 
+#define BLOCK_BATCH 4096
+
+struct block_batch {
+	struct alloc_key keys[BLOCK_BATCH];
+	struct alloc_info values[BLOCK_BATCH];
+};
+
+/* One lookup per batch of blocks where the kernel can: 1,000,000 of them in a few calls. */
+int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(t->skel->maps.allocs);
+	__u32 in = 0, out = 0, count;
+	struct block_batch *b;
+	bool first = true;
+	int err = 0, ret;
+
+	b = malloc(sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	do {
+		count = BLOCK_BATCH;
+		ret = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, b->keys, b->values,
+					   &count, NULL);
+		if (ret && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		for (__u32 i = 0; i < count && !err; i++) {
+			if (b->keys[i].tgid == (__u32)t->pid)
+				err = fn(ctx, b->keys[i].addr, &b->values[i]);
+		}
+		in = out;
+		first = false;
+	} while (!ret && !err);
+	free(b);
+	return err;
+}
+
 int tracer__events_fd(const struct tracer *t)
 {
 	return ring_buffer__epoll_fd(t->events);

@@ -48,6 +48,13 @@ int tracer__reset(struct tracer *t);
 /* Read the maps into @p (cleared first). 0 or -errno. */
 int tracer__collect(struct tracer *t, struct profile *p);
 
+/*
+ * Call @fn for every live block the maps hold, in batches; stops at the
+ * first non-zero return of @fn, which it returns. 0 or -errno.
+ */
+typedef int (*block_fn)(void *ctx, uint64_t addr, const struct alloc_info *info);
+int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx);
+
 /* The ring buffer's fd to poll, and handing its events to on_big_alloc. */
 int tracer__events_fd(const struct tracer *t);
 int tracer__consume(struct tracer *t);

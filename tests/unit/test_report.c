@@ -146,14 +146,16 @@ static void test_json_report(void **state UNUSED)
 		"\"stack_errors\":0,\"lost_events\":0},"
 		"\"complete\":true,\"stacks_holding\":5,\"stacks\":["
 		"{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
-		"\"frames\":[" FRAMES_A_JSON "]},"
-		"{\"outstanding_bytes\":1536,\"outstanding_allocs\":1,\"allocs\":3,\"frames\":["
+		"\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "]},"
+		"{\"outstanding_bytes\":1536,\"outstanding_allocs\":1,\"allocs\":3,\"alloc_bytes\":0,"
+		"\"frames\":["
 		"{\"addr\":\"0x7f0012345678\",\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\","
 		"\"offset\":\"0x27678\",\"function\":null,\"file\":null,\"line\":null,"
 		"\"inlined\":false},"
 		"{\"addr\":\"0x7f00deadbeef\",\"module\":null,\"offset\":null,\"function\":null,"
 		"\"file\":null,\"line\":null,\"inlined\":false}]},"
-		"{\"outstanding_bytes\":100,\"outstanding_allocs\":1,\"allocs\":1,\"frames\":[]}"
+		"{\"outstanding_bytes\":100,\"outstanding_allocs\":1,\"allocs\":1,\"alloc_bytes\":0,"
+		"\"frames\":[]}"
 		"]}\n");
 }
 
