@@ -242,7 +242,7 @@ static int build_parts(struct session *s, struct report_parts *rp, struct report
 	s->nr_frames = 0;
 	for (size_t i = 0; i < r->nr_stacks && !err; i++) {
 		err = add_stack(s, rp, top[i]);
-		if (!err && i < s->opts->top)
+		if (!err && (!s->opts->top || i < s->opts->top))
 			add_data(s, rp, top[i], i);
 	}
 	r->nr_growing = history__growing(s->profile, growing, MAX_GROWING);

@@ -24,8 +24,8 @@ static const struct frame_info frames[] = {
 };
 
 static const struct report_stack stacks[] = {
-	{ 1, 2400, 100, 100, 2400, ARRAY_SIZE(frames), frames },
-	{ 2, 100, 1, 1, 100, 0, NULL },
+	{ .stack_id = 1, .outstanding_bytes = 2400, .outstanding_allocs = 100, .allocs = 100, .alloc_bytes = 2400, .nr_frames = ARRAY_SIZE(frames), .frames = frames },
+	{ .stack_id = 2, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
 };
 
 static const struct profile_totals totals = { .outstanding_bytes = 2500 };

@@ -45,13 +45,13 @@ static const struct frame_info frames_odd[] = {
 };
 
 static const struct report_stack stacks[] = {
-	{ 1, 1048576, 10, 10, 2097152, ARRAY_SIZE(frames_a), frames_a },
-	{ 2, 4096, 2, 5, 10240, ARRAY_SIZE(frames_a2), frames_a2 },
-	{ 3, 1536, 1, 3, 4608, ARRAY_SIZE(frames_b), frames_b },
-	{ 4, 100, 1, 1, 100, 0, NULL },
-	{ 5, 7, 1, 1, 7, ARRAY_SIZE(frames_odd), frames_odd },
+	{ .stack_id = 1, .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10, .alloc_bytes = 2097152, .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
+	{ .stack_id = 2, .outstanding_bytes = 4096, .outstanding_allocs = 2, .allocs = 5, .alloc_bytes = 10240, .nr_frames = ARRAY_SIZE(frames_a2), .frames = frames_a2 },
+	{ .stack_id = 3, .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3, .alloc_bytes = 4608, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
+	{ .stack_id = 4, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
+	{ .stack_id = 5, .outstanding_bytes = 7, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 7, .nr_frames = ARRAY_SIZE(frames_odd), .frames = frames_odd },
 	/* Holding nothing: left out. */
-	{ 6, 0, 0, 4, 64, ARRAY_SIZE(frames_b), frames_b },
+	{ .stack_id = 6, .outstanding_bytes = 0, .outstanding_allocs = 0, .allocs = 4, .alloc_bytes = 64, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
 };
 
 static const struct profile_totals totals = { .outstanding_bytes = 1053716 };
@@ -140,8 +140,8 @@ static void test_line_order(void **state UNUSED)
 	static const struct frame_info f1[] = { { .addr = 1, .function = "f" } };
 	static const struct frame_info f2[] = { { .addr = 2, .function = "f 1" } };
 	static const struct report_stack s[] = {
-		{ 1, 2, 1, 1, 2, 1, f1 },
-		{ 2, 5, 1, 1, 5, 1, f2 },
+		{ .stack_id = 1, .outstanding_bytes = 2, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 2, .nr_frames = 1, .frames = f1 },
+		{ .stack_id = 2, .outstanding_bytes = 5, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 5, .nr_frames = 1, .frames = f2 },
 	};
 	struct report r = final_report;
 

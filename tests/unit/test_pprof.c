@@ -431,11 +431,11 @@ static const struct frame_info frames_b[] = {
 };
 
 static const struct report_stack stacks[] = {
-	{ 1, 1048576, 10, 10, 2097152, ARRAY_SIZE(frames_a), frames_a },
-	{ 2, 4096, 2, 5, 10240, ARRAY_SIZE(frames_a2), frames_a2 },
-	{ 3, 1536, 1, 3, 4608, ARRAY_SIZE(frames_b), frames_b },
-	{ 4, 100, 1, 1, 100, 0, NULL },
-	{ 5, 0, 0, 4, 64, 1, frames_b },
+	{ .stack_id = 1, .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10, .alloc_bytes = 2097152, .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
+	{ .stack_id = 2, .outstanding_bytes = 4096, .outstanding_allocs = 2, .allocs = 5, .alloc_bytes = 10240, .nr_frames = ARRAY_SIZE(frames_a2), .frames = frames_a2 },
+	{ .stack_id = 3, .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3, .alloc_bytes = 4608, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
+	{ .stack_id = 4, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
+	{ .stack_id = 5, .outstanding_bytes = 0, .outstanding_allocs = 0, .allocs = 4, .alloc_bytes = 64, .nr_frames = 1, .frames = frames_b },
 };
 
 static const struct profile_totals totals = { .outstanding_bytes = 1054308 };
