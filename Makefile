@@ -16,13 +16,13 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall
-LDLIBS := -lbpf -lelf -ldw -lz -lstdc++
+LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread
 
 # Plain C: links and is unit-tested without libbpf.
 CORE_SRCS := profile.c history.c symbolize.c procmaps.c report.c json.c demangle.c log.c \
 	     export.c folded.c pprof.c protobuf.c html.c
 LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c \
-	       filter.c
+	       filter.c uprobe_multi.c
 CORE_OBJS := $(CORE_SRCS:%.c=$(OBJ)/%.o)
 LOADER_OBJS := $(LOADER_SRCS:%.c=$(OBJ)/%.o)
 

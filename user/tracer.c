@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "alloctrace.skel.h"
 #include "log.h"
 #include "tracer.h"
+#include "uprobe_multi.h"
 
 /* Every function has an entry probe and most a return probe, in up to two objects. */
 #define MAX_LINKS (2 * FUNC_MAX * 2)
@@ -19,8 +21,14 @@
 struct tracer {
 	struct alloctrace_bpf *skel;
 	struct ring_buffer *events;
+	/* Perf-event links where the kernel has no usable uprobe_multi... */
 	struct bpf_link *links[MAX_LINKS];
 	size_t nr_links;
+	/* ...else one uprobe_multi link per object, program and direction. */
+	bool multi;
+	int link_fds[MAX_LINKS];
+	size_t nr_link_fds;
+	size_t nr_probes;
 	unsigned int stack_depth;
 	pid_t pid;
 	int nr_cpus;
@@ -85,6 +93,12 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	skel->rodata->targ_tgid = opts->pid;
 	skel->rodata->big_threshold = opts->big_threshold;
 	skel->rodata->stack_depth = t->stack_depth;
+	if (t->multi) {
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, skel->obj)
+			bpf_program__set_expected_attach_type(prog, UPROBE_MULTI_ATTACH_TYPE);
+	}
 	/* Stacks take only the room the chosen depth needs. */
 	return bpf_map__set_value_size(skel->maps.stacks,
 				       offsetof(struct stack_trace, ips) +
@@ -141,6 +155,8 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t->on_big_alloc = opts->on_big_alloc;
 	t->ctx = opts->ctx;
 	t->nr_cpus = libbpf_num_possible_cpus();
+	t->multi = uprobe_multi__supported();
+	pr_debug("probes as %s", t->multi ? "uprobe_multi links" : "perf-event uprobes");
 	err = t->nr_cpus < 0 ? t->nr_cpus : 0;
 	if (!err) {
 		t->percpu = calloc(t->nr_cpus, sizeof(*t->percpu));
@@ -154,10 +170,40 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	return t;
 }
 
+static void *close_link(void *fd)
+{
+	close((int)(intptr_t)fd);
+	return NULL;
+}
+
+/*
+ * Each link waits for a grace period as it closes; links closed from
+ * separate threads at once share theirs.
+ */
+static void close_parallel(int *fds, size_t n)
+{
+	pthread_t threads[MAX_LINKS];
+	bool started[MAX_LINKS];
+
+	for (size_t i = 0; i < n; i++) {
+		started[i] = !pthread_create(&threads[i], NULL, close_link,
+					     (void *)(intptr_t)fds[i]);
+		if (!started[i])
+			close(fds[i]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+	}
+}
+
 static void detach_all(struct tracer *t)
 {
+	close_parallel(t->link_fds, t->nr_link_fds);
+	t->nr_link_fds = 0;
 	while (t->nr_links)
 		bpf_link__destroy(t->links[--t->nr_links]);
+	t->nr_probes = 0;
 }
 
 void tracer__free(struct tracer *t)
@@ -210,32 +256,108 @@ static bool has_return_probe(enum alloc_func func)
 	return func != FUNC_FREE && func != FUNC_MUNMAP;
 }
 
-static int attach_one(struct tracer *t, const struct probe_object *obj,
-		      const struct probe_site *site, bool retprobe)
+static void attach_error(const struct probe_object *obj, const char *what, const char *func,
+			 uint64_t offset, int err)
+{
+	pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s%s", what, func, obj->name,
+	       (unsigned long long)offset, strerror(-err),
+	       err == -EPERM || err == -EACCES
+		       ? " (this kernel may need CAP_SYS_ADMIN for uprobes: run as root)"
+		       : "");
+}
+
+static struct bpf_program *site_program(struct tracer *t, const struct probe_site *site,
+					bool retprobe)
+{
+	return retprobe ? t->skel->progs.alloc_return : entry_program(t->skel, site->func);
+}
+
+static bool site_wanted(const struct probe_site *site, bool retprobe)
+{
+	return !site->alias && (!retprobe || has_return_probe(site->func));
+}
+
+static void note_site(const struct probe_object *obj, const struct probe_site *site,
+		      bool retprobe)
+{
+	uint64_t offset = retprobe ? site->entry : site->offset;
+
+	pr_debug("%s %s at %s+0x%llx%s", retprobe ? "uretprobe" : "uprobe",
+		 alloc_func_name(site->func), obj->name, (unsigned long long)offset,
+		 offset != site->entry ? " (past an instruction the kernel would single-step)" : "");
+}
+
+static int attach_perf(struct tracer *t, const struct probe_object *obj,
+		       const struct probe_site *site, bool retprobe)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = site->func);
-	struct bpf_program *prog = retprobe ? t->skel->progs.alloc_return
-					    : entry_program(t->skel, site->func);
 	uint64_t offset = retprobe ? site->entry : site->offset;
 	struct bpf_link *link;
 	int err;
 
-	link = bpf_program__attach_uprobe_opts(prog, t->pid, obj->path, offset, &opts);
+	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), t->pid,
+					       obj->path, offset, &opts);
 	if (!link) {
 		err = -errno;
-		pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s%s",
-		       retprobe ? "uretprobe" : "uprobe", alloc_func_name(site->func), obj->name,
-		       (unsigned long long)offset, strerror(-err),
-		       err == -EPERM || err == -EACCES
-			       ? " (this kernel may need CAP_SYS_ADMIN for uprobes: run as root)"
-			       : "");
+		attach_error(obj, retprobe ? "uretprobe" : "uprobe", alloc_func_name(site->func),
+			     offset, err);
 		return err;
 	}
 	t->links[t->nr_links++] = link;
-	pr_debug("%s %s at %s+0x%llx%s", retprobe ? "uretprobe" : "uprobe",
-		 alloc_func_name(site->func), obj->name, (unsigned long long)offset,
-		 offset != site->entry ? " (past an instruction the kernel would single-step)" : "");
+	t->nr_probes++;
+	note_site(obj, site, retprobe);
 	return 0;
+}
+
+/* Every site of @obj that @prog serves in this direction, in one link. */
+static int attach_multi(struct tracer *t, const struct probe_object *obj,
+			struct bpf_program *prog, bool retprobe)
+{
+	uint64_t offsets[FUNC_MAX], cookies[FUNC_MAX];
+	const struct probe_site *site;
+	size_t n = 0;
+	int fd;
+
+	for (size_t i = 0; i < obj->nr_sites; i++) {
+		site = &obj->sites[i];
+		if (!site_wanted(site, retprobe) || site_program(t, site, retprobe) != prog)
+			continue;
+		offsets[n] = retprobe ? site->entry : site->offset;
+		cookies[n++] = site->func;
+		note_site(obj, site, retprobe);
+	}
+	if (!n)
+		return 0;
+	fd = uprobe_multi__attach(bpf_program__fd(prog), obj->path, offsets, cookies, n, t->pid,
+				  retprobe);
+	if (fd < 0) {
+		attach_error(obj, retprobe ? "uretprobes" : "uprobes", bpf_program__name(prog),
+			     offsets[0], fd);
+		return fd;
+	}
+	t->link_fds[t->nr_link_fds++] = fd;
+	t->nr_probes += n;
+	return 0;
+}
+
+static int attach_object(struct tracer *t, const struct probe_object *obj, bool retprobe)
+{
+	struct bpf_program *prog;
+	int err = 0;
+
+	if (t->multi) {
+		bpf_object__for_each_program(prog, t->skel->obj) {
+			err = attach_multi(t, obj, prog, retprobe);
+			if (err)
+				break;
+		}
+		return err;
+	}
+	for (size_t i = 0; i < obj->nr_sites && !err; i++) {
+		if (site_wanted(&obj->sites[i], retprobe))
+			err = attach_perf(t, obj, &obj->sites[i], retprobe);
+	}
+	return err;
 }
 
 /*
@@ -244,22 +366,11 @@ static int attach_one(struct tracer *t, const struct probe_object *obj,
  */
 int tracer__attach(struct tracer *t, const struct allocator *a)
 {
-	const struct probe_object *obj;
-	const struct probe_site *site;
 	int err = 0;
 
 	for (int pass = 0; pass < 2 && !err; pass++) {
-		bool retprobe = pass == 0;
-
-		for (size_t o = 0; o < a->nr_objs && !err; o++) {
-			obj = &a->objs[o];
-			for (size_t i = 0; i < obj->nr_sites && !err; i++) {
-				site = &obj->sites[i];
-				if (site->alias || (retprobe && !has_return_probe(site->func)))
-					continue;
-				err = attach_one(t, obj, site, retprobe);
-			}
-		}
+		for (size_t o = 0; o < a->nr_objs && !err; o++)
+			err = attach_object(t, &a->objs[o], pass == 0);
 	}
 	if (err)
 		detach_all(t);
@@ -310,7 +421,7 @@ int tracer__reset(struct tracer *t)
 
 size_t tracer__nr_probes(const struct tracer *t)
 {
-	return t->nr_links;
+	return t->nr_probes;
 }
 
 static int read_counters(struct tracer *t, uint64_t counters[CNT_MAX])

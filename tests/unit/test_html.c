@@ -224,7 +224,8 @@ static void test_page_carries_the_numbers(void **state)
 	assert_contains(blob, "\"lost_allocs\":7");
 	assert_contains(blob, "\"complete\":false");
 	assert_contains(blob, "{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,"
-			      "\"allocs\":12,\"frames\":[{\"addr\":\"0x555555555189\","
+			      "\"allocs\":12,\"alloc_bytes\":0,"
+			      "\"frames\":[{\"addr\":\"0x555555555189\","
 			      "\"module\":\"/usr/bin/leaky\",\"offset\":\"0x1189\","
 			      "\"function\":\"leak_a\",\"file\":\"leak.c\",\"line\":42,");
 	assert_contains(blob, "\"exit\":{\"status\":0,\"signal\":null}");
