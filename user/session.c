@@ -620,7 +620,8 @@ static int start(struct session *s)
 	}
 	if (target__resume(s->target))
 		return EXIT_TARGET;
-	if (target__update(s->target) == TARGET_GONE && !s->opts->argv) {
+	/* A launched command's stops are the loop's to handle, its exit included. */
+	if (!s->opts->argv && target__update(s->target) == TARGET_GONE) {
 		pr_err("process %d exited while alloctrace attached", target__pid(s->target));
 		return EXIT_TARGET;
 	}

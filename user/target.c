@@ -29,6 +29,7 @@ struct target {
 	int pidfd;		/* attached targets: readable once the process is gone */
 	bool launched;
 	bool resumed;		/* launched and let go past the loader */
+	bool at_exit_stop;	/* held in its exit stop until target__resume() */
 	char comm[32];
 	struct target_exit exit;
 };
@@ -328,6 +329,7 @@ int target__resume(struct target *t)
 	if (ptrace(PTRACE_CONT, t->pid, 0, 0))
 		return -errno;
 	t->resumed = true;
+	t->at_exit_stop = false;
 	return 0;
 }
 
@@ -354,6 +356,7 @@ static enum target_state handle_stop(struct target *t, int status)
 
 	switch (event) {
 	case PTRACE_EVENT_EXIT:
+		t->at_exit_stop = true;
 		return TARGET_EXITING;
 	case PTRACE_EVENT_STOP:
 		/* Group stop (SIGSTOP, SIGTSTP): stay stopped until SIGCONT. */
@@ -373,6 +376,9 @@ static enum target_state update_launched(struct target *t)
 	int status;
 	pid_t ret;
 
+	/* waitpid() reports a stop once: until resumed, say it again. */
+	if (t->at_exit_stop)
+		return TARGET_EXITING;
 	while (!t->exit.exited && state == TARGET_RUNNING) {
 		ret = waitpid(t->pid, &status, WNOHANG | __WALL);
 		if (ret <= 0)
