@@ -38,6 +38,8 @@ const volatile __u32 stack_depth = DEFAULT_STACK_DEPTH;
 
 /* One allocation call between its entry and its return. */
 struct inflight {
+	__u32 active;		/* a call is in flight: the rest is valid */
+	__u32 pad;
 	__u64 sp;
 	__u64 size;
 	__u64 ptr;	/* realloc's old block, posix_memalign's out pointer */
@@ -46,12 +48,31 @@ struct inflight {
 	struct alloc_info old;
 };
 
+/*
+ * Per thread, in task-local storage: two cheap gets per call instead of a
+ * hash update and delete, and a thread that dies mid-call takes its record
+ * with it, so a recycled tid starts clean.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct inflight);
 } inflight SEC(".maps");
+
+static __always_inline struct inflight *thread_state(bool create)
+{
+	return bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* The call in flight on this thread, or NULL. */
+static __always_inline struct inflight *in_flight(void)
+{
+	struct inflight *rec = thread_state(false);
+
+	return rec && rec->active ? rec : NULL;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -307,23 +328,25 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 sp = PT_REGS_SP(ctx);
-	struct inflight *outer, rec = {};
+	struct inflight *rec;
 
 	if (!traced(pid_tgid))
 		return 0;
-	outer = bpf_map_lookup_elem(&inflight, &pid_tgid);
-	if (outer && nested(outer, sp))
-		return 0;
-	rec.sp = sp;
-	rec.size = size;
-	rec.ptr = ptr;
-	rec.func = bpf_get_attach_cookie(ctx);
-	if (func_reallocs(rec.func) && ptr)
-		take_old_block(&rec, pid_tgid >> 32);
-	if (bpf_map_update_elem(&inflight, &pid_tgid, &rec, BPF_ANY)) {
+	rec = thread_state(true);
+	if (!rec) {
 		count(CNT_LOST_INFLIGHT);
-		settle_old_block(&rec, pid_tgid >> 32, false);
+		return 0;
 	}
+	if (rec->active && nested(rec, sp))
+		return 0;
+	rec->active = 1;
+	rec->sp = sp;
+	rec->size = size;
+	rec->ptr = ptr;
+	rec->func = bpf_get_attach_cookie(ctx);
+	rec->has_old = 0;
+	if (func_reallocs(rec->func) && ptr)
+		take_old_block(rec, pid_tgid >> 32);
 	return 0;
 }
 
@@ -397,12 +420,12 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	struct inflight *found, rec;
 	__u64 addr = ret;
 
-	found = bpf_map_lookup_elem(&inflight, &pid_tgid);
+	found = in_flight();
 	/* A nested call's return, or a tail call's: the outer one decides. */
 	if (!found || found->func != func || found->sp + RET_SP_DELTA != PT_REGS_SP(ctx))
 		return 0;
 	rec = *found;
-	bpf_map_delete_elem(&inflight, &pid_tgid);
+	found->active = 0;
 	if (func_holds_release(func))
 		return 0;
 
@@ -443,7 +466,7 @@ int BPF_KPROBE(free_enter, __u64 ptr)
 	if (!ptr || !traced(pid_tgid) || release_block(pid_tgid >> 32, ptr))
 		return 0;
 	/* realloc(p, 0) or operator delete freeing p: the outer call accounts for it. */
-	outer = bpf_map_lookup_elem(&inflight, &pid_tgid);
+	outer = in_flight();
 	if (!outer || !nested(outer, PT_REGS_SP(ctx)))
 		count(CNT_UNTRACKED_FREES);
 	return 0;
@@ -455,22 +478,29 @@ int BPF_KPROBE(release_enter, __u64 ptr)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 sp = PT_REGS_SP(ctx);
-	struct inflight *outer, rec = {};
+	__u32 func = bpf_get_attach_cookie(ctx);
+	struct inflight *outer, *rec;
 
 	if (!traced(pid_tgid))
 		return 0;
-	outer = bpf_map_lookup_elem(&inflight, &pid_tgid);
+	outer = in_flight();
 	if (outer && nested(outer, sp))
 		return 0;
-	rec.func = bpf_get_attach_cookie(ctx);
 	/* Most unmapped memory was never ours: only known blocks count. */
-	if (ptr && !release_block(pid_tgid >> 32, ptr) && rec.func != FUNC_MUNMAP)
+	if (ptr && !release_block(pid_tgid >> 32, ptr) && func != FUNC_MUNMAP)
 		count(CNT_UNTRACKED_FREES);
-	if (!func_holds_release(rec.func))
+	if (!func_holds_release(func))
 		return 0;
-	rec.sp = sp;
-	if (bpf_map_update_elem(&inflight, &pid_tgid, &rec, BPF_ANY))
+	rec = thread_state(true);
+	if (!rec) {
 		count(CNT_LOST_INFLIGHT);
+		return 0;
+	}
+	rec->active = 1;
+	rec->sp = sp;
+	rec->func = func;
+	rec->has_old = 0;
+	rec->ptr = 0;
 	return 0;
 }
 

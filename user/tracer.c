@@ -412,8 +412,7 @@ int tracer__reset(struct tracer *t)
 	err = clear_map(t->skel->maps.allocs);
 	if (!err)
 		err = clear_map(t->skel->maps.stack_stats);
-	if (!err)
-		err = clear_map(t->skel->maps.inflight);
+	/* In-flight records are per task and none can be open across an exec. */
 	if (!err)
 		err = zero_counters(t);
 	return err;
