@@ -128,7 +128,7 @@ static void text_exit(FILE *f, const struct target_exit *e)
 static const char *const counter_reasons[CNT_MAX] = {
 	[CNT_LOST_ALLOCS] = "live-allocation map full",
 	[CNT_LOST_STATS] = "per-stack statistics map full",
-	[CNT_LOST_INFLIGHT] = "in-flight call map full",
+	[CNT_LOST_INFLIGHT] = "in-flight record unavailable",
 	[CNT_LOST_STACKS] = "stack map full, counted under an unknown stack",
 	[CNT_STACK_ERRORS] = "user stack not walkable, counted under an unknown stack",
 	[CNT_LOST_EVENTS] = "ring buffer full, big-allocation alerts lost",
