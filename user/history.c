@@ -18,12 +18,18 @@ struct history {
 	size_t nr;
 	size_t cap;
 	unsigned int reports;
+	double last_time;
+	double min_gap;
 	struct peak peak;
 };
 
-struct history *history__new(void)
+struct history *history__new(double min_gap)
 {
-	return calloc(1, sizeof(struct history));
+	struct history *h = calloc(1, sizeof(struct history));
+
+	if (h)
+		h->min_gap = min_gap;
+	return h;
 }
 
 void history__free(struct history *h)
@@ -122,11 +128,15 @@ static void update_peak(struct history *h, struct profile *p, double time)
 
 int history__update(struct history *h, struct profile *p, double time)
 {
+	bool replace = h->reports && time - h->last_time < h->min_gap;
 	size_t nr_before = h->nr;
 	struct profile_stack *st;
 	struct series *s;
 
-	h->reports++;
+	if (!replace) {
+		h->reports++;
+		h->last_time = time;
+	}
 	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
 		st = profile__stack(p, i);
 		/* Only the first nr_before series are sorted; stack ids are unique. */
@@ -138,6 +148,8 @@ int history__update(struct history *h, struct profile *p, double time)
 		/* A stack missing from a report held nothing then. */
 		if (s->nr && s->seen + 1 < h->reports)
 			series__push(s, 0);
+		if (replace && s->seen == h->reports)
+			s->nr--;
 		st->growth_bytes = s->nr ? (int64_t)(st->stats.outstanding_bytes -
 						     s->values[s->nr - 1])
 					 : 0;

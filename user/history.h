@@ -24,7 +24,12 @@ struct peak {
 
 struct history;
 
-struct history *history__new(void);
+/*
+ * @min_gap: a report closer than this (seconds) to the previous one
+ * replaces its point instead of adding one, so a final report right after
+ * a periodic one does not count as an interval without growth.
+ */
+struct history *history__new(double min_gap);
 void history__free(struct history *h);
 
 /*

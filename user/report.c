@@ -20,6 +20,8 @@ struct report_ops {
 	const char *separator;	/* between stacks, between frames */
 	void (*report_begin)(FILE *f, const struct report *r);
 	void (*stack_begin)(FILE *f, const struct report_stack *s);
+	/* After the report's own stacks, before the lists that follow them. */
+	void (*stacks_end)(FILE *f, const struct report *r);
 	void (*report_end)(FILE *f, const struct report *r);
 	void (*big_alloc_begin)(FILE *f, const struct big_alloc *a);
 	void (*frame)(FILE *f, const struct frame_info *fr, size_t idx);
@@ -101,13 +103,21 @@ static void text_name(FILE *f, const char *s)
 		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
 }
 
-static void text_time(FILE *f, double t)
+static void text_clock(FILE *f, double t)
 {
 	time_t secs = (time_t)t;
 	struct tm tm;
 
 	if (localtime_r(&secs, &tm))
-		fprintf(f, "[%02d:%02d:%02d] ", tm.tm_hour, tm.tm_min, tm.tm_sec);
+		fprintf(f, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+/* The stamp that starts a report or an alert. */
+static void text_time(FILE *f, double t)
+{
+	fputc('[', f);
+	text_clock(f, t);
+	fputs("] ", f);
 }
 
 static void text_exit(FILE *f, const struct target_exit *e)
@@ -167,6 +177,11 @@ static void text_report_begin(FILE *f, const struct report *r)
 	fprintf(f, "%s alloc%s, %s free%s, %s untracked free%s\n", text_count(t->allocs).s,
 		plural(t->allocs), text_count(t->frees).s, plural(t->frees),
 		text_count(t->untracked_frees).s, plural(t->untracked_frees));
+	if (r->filter) {
+		fputs("  counting only ", f);
+		text_name(f, r->filter);
+		fputc('\n', f);
+	}
 	text_warning(f, t);
 }
 
@@ -207,7 +222,7 @@ static void text_stack_begin(FILE *f, const struct report_stack *s)
 	text_data(f, s);
 }
 
-static void text_report_end(FILE *f, const struct report *r)
+static void text_stacks_end(FILE *f, const struct report *r)
 {
 	size_t more = r->nr_holding - r->nr_stacks;
 
@@ -220,19 +235,24 @@ static void text_list_begin(FILE *f, const char *name, size_t n)
 {
 	static const struct {
 		const char *name, *title;
+		int indent;
 	} titles[] = {
-		{ "growing", "Growing steadily (since the last report)" },
-		{ "threads", "Threads holding memory" },
-		{ "stacks", "Held by" },
+		{ "growing", "Growing steadily (since the last report)", 2 },
+		{ "threads", "Threads holding memory", 2 },
+		{ "stacks", "held by", 6 },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(titles); i++) {
 		if (!strcmp(name, titles[i].name))
-			fprintf(f, "  %s:\n", titles[i].title);
+			fprintf(f, "%*s%s:\n", titles[i].indent, "", titles[i].title);
 	}
 }
 
 static void text_nothing(FILE *f)
+{
+}
+
+static void text_report_done(FILE *f, const struct report *r)
 {
 }
 
@@ -249,7 +269,7 @@ static void text_peak_begin(FILE *f, const struct report_peak *pk)
 	fputs("  Peak: ", f);
 	fprintf(f, "%s in %s block%s at ", text_size(pk->outstanding_bytes).s,
 		text_count(pk->outstanding_allocs).s, plural(pk->outstanding_allocs));
-	text_time(f, pk->time);
+	text_clock(f, pk->time);
 	fputc('\n', f);
 }
 
@@ -281,7 +301,7 @@ static void text_frame_function(FILE *f, const struct frame_info *fr)
 /* Module and offset always when known: enough to run addr2line later. */
 static void text_brief_stack(FILE *f, const struct report_stack *s)
 {
-	fprintf(f, "      %s", text_size(s->outstanding_bytes).s);
+	fprintf(f, "        %s", text_size(s->outstanding_bytes).s);
 	text_trend(f, s);
 	fputs(" in ", f);
 	if (s->nr_frames)
@@ -328,7 +348,8 @@ static const struct report_ops text_ops = {
 	.brief_stack = text_brief_stack,
 	.report_begin = text_report_begin,
 	.stack_begin = text_stack_begin,
-	.report_end = text_report_end,
+	.stacks_end = text_stacks_end,
+	.report_end = text_report_done,
 	.big_alloc_begin = text_big_alloc_begin,
 	.frame = text_frame,
 	.frames_end = text_frames_end,
@@ -420,6 +441,11 @@ static void json_list_end(FILE *f)
 	fputc(']', f);
 }
 
+static void json_stacks_end(FILE *f, const struct report *r)
+{
+	json_list_end(f);
+}
+
 static void json_thread_begin(FILE *f, const struct report_thread *th)
 {
 	fprintf(f, "{\"tid\":%u,\"comm\":", th->tid);
@@ -499,6 +525,7 @@ static const struct report_ops json_ops = {
 	.brief_stack = NULL,
 	.report_begin = json_report_begin,
 	.stack_begin = json_stack_begin,
+	.stacks_end = json_stacks_end,
 	.report_end = json_report_end,
 	.big_alloc_begin = json_big_alloc_begin,
 	.frame = json_frame,
@@ -602,7 +629,7 @@ int report_writer__report(struct report_writer *w, const struct report *r)
 	errno = 0;
 	w->ops->report_begin(w->out, r);
 	report_writer__stacks(w, r->stacks, r->nr_stacks, false);
-	w->ops->list_end(w->out);
+	w->ops->stacks_end(w->out, r);
 	if (r->nr_growing) {
 		w->ops->list_begin(w->out, "growing", r->nr_growing);
 		report_writer__stacks(w, r->growing, r->nr_growing, true);

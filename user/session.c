@@ -47,6 +47,7 @@ struct session {
 	size_t frames_cap;
 	int write_err;
 	bool done;
+	bool failed;		/* tracing stopped on an error: exit 1 */
 };
 
 static double clock_seconds(clockid_t clock)
@@ -383,10 +384,12 @@ static int find_allocator(struct session *s)
 	pid_t pid = target__pid(s->target);
 	int err;
 
-	if (s->opts->argv)
+	if (s->opts->argv) {
 		err = target__run_until(s->target, found_allocator, s);
-	else
-		err = found_allocator(s) > 0 ? 0 : -ENOENT;
+	} else {
+		err = found_allocator(s);
+		err = err > 0 ? 0 : err ? err : -ENOENT;
+	}
 	if (err == -ESRCH)
 		pr_err("process %d (%s) exited before alloctrace could attach", pid,
 		       target__comm(s->target));
@@ -494,6 +497,10 @@ static void reattach(struct session *s)
 	pr_info("pid %d became '%s': tracing the new program", target__pid(s->target),
 		target__comm(s->target));
 	err = tracer__reset(s->tracer);
+	history__free(s->history);
+	s->history = history__new(s->opts->interval / 2);
+	if (!s->history)
+		err = -ENOMEM;
 	if (!err)
 		err = find_allocator(s);
 	if (!err)
@@ -501,6 +508,7 @@ static void reattach(struct session *s)
 	if (err) {
 		pr_err("cannot trace pid %d after its exec: %s", target__pid(s->target),
 		       strerror(-err));
+		s->failed = true;
 		s->done = true;
 		return;
 	}
@@ -681,7 +689,7 @@ int session__run(const struct options *opts)
 
 	s.mono_to_real = clock_seconds(CLOCK_REALTIME) - clock_seconds(CLOCK_MONOTONIC);
 	s.profile = profile__new();
-	s.history = history__new();
+	s.history = history__new(opts->interval / 2);
 	s.writer = report_writer__new(opts->format, stdout);
 	if (!s.profile || !s.history || !s.writer || block_signals(&s)) {
 		pr_err("cannot set up: %s", strerror(errno));
@@ -712,7 +720,7 @@ int session__run(const struct options *opts)
 		ret = EXIT_FAILURE_RUNTIME;
 	if (s.write_err && s.write_err != -EPIPE)
 		ret = EXIT_FAILURE_RUNTIME;
-	if (finish_exporters(&s))
+	if (finish_exporters(&s) || s.failed)
 		ret = EXIT_FAILURE_RUNTIME;
 out:
 	session__close(&s);

@@ -29,7 +29,7 @@ static void collect(struct profile *p, const uint64_t *bytes, size_t n)
 static enum trend trend_after(const uint64_t *values, size_t n)
 {
 	struct profile *p = profile__new();
-	struct history *h = history__new();
+	struct history *h = history__new(0);
 	enum trend t;
 
 	for (size_t i = 0; i < n; i++) {
@@ -64,7 +64,7 @@ static void test_trends(void **state UNUSED)
 static void test_growth_and_ranking(void **state UNUSED)
 {
 	struct profile *p = profile__new();
-	struct history *h = history__new();
+	struct history *h = history__new(0);
 	const struct profile_stack *grow[2];
 	/* Stack 1 stable and large, 2 grows by 10, 3 grows by 50. */
 	static const uint64_t r[][3] = {
@@ -87,10 +87,28 @@ static void test_growth_and_ranking(void **state UNUSED)
 	profile__free(p);
 }
 
+/* A report soon after the previous one stands in for it. */
+static void test_close_reports(void **state UNUSED)
+{
+	struct profile *p = profile__new();
+	struct history *h = history__new(2.5);
+	static const uint64_t v[] = { 100, 200, 300, 400, 420 };
+	static const double t[] = { 0, 5, 10, 15, 16 };
+
+	for (size_t i = 0; i < 5; i++) {
+		collect(p, &v[i], 1);
+		assert_int_equal(history__update(h, p, t[i]), 0);
+	}
+	assert_int_equal(profile__stack(p, 0)->trend, TREND_GROWING);
+	assert_int_equal(profile__stack(p, 0)->growth_bytes, 120);
+	history__free(h);
+	profile__free(p);
+}
+
 static void test_peak(void **state UNUSED)
 {
 	struct profile *p = profile__new();
-	struct history *h = history__new();
+	struct history *h = history__new(0);
 	static const uint64_t r[][2] = { { 100, 0 }, { 700, 300 }, { 50, 10 } };
 	const struct peak *pk;
 
@@ -150,6 +168,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_trends),
 		cmocka_unit_test(test_growth_and_ranking),
+		cmocka_unit_test(test_close_reports),
 		cmocka_unit_test(test_peak),
 		cmocka_unit_test(test_block_pass),
 	};
