@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The benchmark suite, included from the top Makefile: `make bench` builds
+# the workloads and the empty-probe loader, then runs bench/run.sh.
+# Names are prefixed BENCH_ so that nothing here changes the main build.
+
+BENCH_BUILD := bench/build
+BENCH_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BENCH_CLANG ?= clang
+BENCH_BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+BENCH_CFLAGS := -g -Wall -Wextra -Wno-unused-parameter -std=gnu11
+BENCH_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BENCH_ARCH) \
+		    -Ivmlinux/$(BENCH_ARCH) -Wall
+BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor
+
+.PHONY: bench bench-build
+# `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
+bench: alloctrace bench-build
+	./bench/run.sh
+
+bench-build: $(BENCH_PROGS)
+
+$(BENCH_BUILD):
+	mkdir -p $@
+
+# -fno-builtin: gcc may drop a malloc whose block is only freed. Frame
+# pointers: alloctrace walks them, and programs it traces are built so.
+$(BENCH_BUILD)/pairs: bench/pairs.c | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O2 -fno-builtin -fno-omit-frame-pointer -pthread $< -o $@
+
+# -O0 keeps the ten call sites per level apart; frame pointers for the walk.
+$(BENCH_BUILD)/scale: bench/scale.c | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O0 -fno-omit-frame-pointer -fno-inline $< -o $@
+
+$(BENCH_BUILD)/floor.bpf.o: bench/floor.bpf.c | $(BENCH_BUILD)
+	$(BENCH_CLANG) $(BENCH_BPF_CFLAGS) -c $< -o $@
+
+$(BENCH_BUILD)/floor.skel.h: $(BENCH_BUILD)/floor.bpf.o
+	$(BENCH_BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(BENCH_BUILD)/floor: bench/floor.c user/elfsym.c user/elfsym.h $(BENCH_BUILD)/floor.skel.h
+	$(CC) $(BENCH_CFLAGS) -O2 -D_GNU_SOURCE -Iuser -I$(BENCH_BUILD) \
+		bench/floor.c user/elfsym.c -o $@ -lbpf -lelf -ldl

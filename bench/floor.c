@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * floor: attach empty BPF programs to libc's malloc (entry and return) and
+ * free, for the benchmark's reference figures.
+ *
+ *   floor naive|best [--stack] [--live] -p PID           until SIGINT/SIGTERM or PID exits
+ *   floor naive|best [--stack] [--live] -- COMMAND ARGS  launch COMMAND, probes attached first
+ *
+ * naive puts free's probe on its first instruction, as a tracer that asks
+ * for "free" gets it. best puts it on the `je` after glibc's
+ * `test %rdi,%rdi`: the kernel emulates a jcc but must single-step a test,
+ * which under KVM costs a VM exit per hit. --stack adds a user stack walk
+ * at malloc's return, --live a live-block hash map: one piece of a real
+ * tracker's work at a time.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <bpf/libbpf.h>
+#include "elfsym.h"
+#include "floor.skel.h"
+
+struct site {
+	char path[4096];
+	uint64_t malloc_off;
+	uint64_t free_off;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = sig;
+}
+
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+/* glibc's free opens with test %rdi,%rdi (48 85 ff) then je (74 xx or 0f 84). */
+static uint64_t je_after_test(struct elf_file *ef, uint64_t vaddr)
+{
+	static const uint8_t test_rdi[] = { 0x48, 0x85, 0xff };
+	uint8_t code[8];
+
+	if (elf_file__read(ef, vaddr, code, sizeof(code)) < 5 ||
+	    memcmp(code, test_rdi, sizeof(test_rdi)))
+		return 0;
+	return code[3] == 0x74 || (code[3] == 0x0f && code[4] == 0x84) ? 3 : 0;
+}
+
+/* The libc this loader runs on is the one the launched program will map. */
+static int find_site(bool best, struct site *s)
+{
+	static const char *const names[] = { "malloc", "free" };
+	uint64_t addrs[2] = {};
+	struct elf_file *ef;
+	Dl_info info;
+	int err = -ENOENT;
+
+	if (!dladdr(dlsym(RTLD_DEFAULT, "free"), &info) || !info.dli_fname)
+		return -ENOENT;
+	snprintf(s->path, sizeof(s->path), "%s", info.dli_fname);
+	ef = elf_file__open(s->path);
+	if (!ef)
+		return -errno;
+	if (elf_file__find_funcs(ef, names, 2, addrs) == 2 &&
+	    !elf_file__vaddr_to_offset(ef, addrs[0], &s->malloc_off) &&
+	    !elf_file__vaddr_to_offset(ef, addrs[1], &s->free_off)) {
+		if (best)
+			s->free_off += je_after_test(ef, addrs[1]);
+		err = 0;
+	}
+	elf_file__close(ef);
+	return err;
+}
+
+static struct bpf_link *attach(struct bpf_program *prog, pid_t pid, const struct site *s,
+			       uint64_t off, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
+	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, pid, s->path, off, &opts);
+
+	if (!link)
+		fprintf(stderr, "floor: cannot attach at %s+0x%llx: %s\n", s->path,
+			(unsigned long long)off, strerror(errno));
+	return link;
+}
+
+/* Return probe first: an entry seen without its return would be harmless
+ * here, but keep the order every real tracer needs. */
+static int attach_all(struct floor_bpf *skel, pid_t pid, const struct site *s)
+{
+	skel->links.malloc_return = attach(skel->progs.malloc_return, pid, s, s->malloc_off, true);
+	if (!skel->links.malloc_return)
+		return -1;
+	skel->links.malloc_enter = attach(skel->progs.malloc_enter, pid, s, s->malloc_off, false);
+	if (!skel->links.malloc_enter)
+		return -1;
+	skel->links.free_enter = attach(skel->progs.free_enter, pid, s, s->free_off, false);
+	return skel->links.free_enter ? 0 : -1;
+}
+
+/* The child waits on a pipe until the probes are in, then execs. */
+static pid_t spawn_held(char **argv, int *go)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "floor: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	*go = fds[1];
+	return pid;
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void wait_attached(pid_t pid)
+{
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	while (!stop && !kill(pid, 0))
+		usleep(100000);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: floor naive|best [--stack] [--live] -p PID\n"
+			"       floor naive|best [--stack] [--live] -- COMMAND [ARGS...]\n");
+	return 2;
+}
+
+/* Options between the placement and the target; returns the next argument. */
+static int parse_switches(int argc, char **argv, struct floor_bpf *skel)
+{
+	int i;
+
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--stack"))
+			skel->rodata->walk_stack = true;
+		else if (!strcmp(argv[i], "--live"))
+			skel->rodata->track_live = true;
+		else
+			break;
+	}
+	return i;
+}
+
+/* Sets *pid for -p; returns the index of the command for --, or -1. */
+static int parse_target(int argc, char **argv, int i, pid_t *pid)
+{
+	if (i + 2 == argc && !strcmp(argv[i], "-p")) {
+		*pid = atoi(argv[i + 1]);
+		return *pid > 0 ? argc : -1;
+	}
+	return i + 1 < argc && !strcmp(argv[i], "--") ? i + 1 : -1;
+}
+
+static struct floor_bpf *open_and_load(int argc, char **argv, int *next)
+{
+	struct floor_bpf *skel = floor_bpf__open();
+
+	if (!skel)
+		return NULL;
+	*next = parse_switches(argc, argv, skel);
+	if (floor_bpf__load(skel)) {
+		floor_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+int main(int argc, char **argv)
+{
+	struct floor_bpf *skel;
+	struct site site;
+	pid_t pid = -1;
+	int go = -1, ret = 1, next, cmd;
+	bool best;
+
+	if (argc < 4 || (strcmp(argv[1], "naive") && strcmp(argv[1], "best")))
+		return usage();
+	best = !strcmp(argv[1], "best");
+	libbpf_set_print(quiet_libbpf);
+	if (find_site(best, &site)) {
+		fprintf(stderr, "floor: cannot find malloc and free in this process's libc\n");
+		return 1;
+	}
+	skel = open_and_load(argc, argv, &next);
+	if (!skel) {
+		fprintf(stderr, "floor: cannot load the BPF programs: %s\n", strerror(errno));
+		return 1;
+	}
+	cmd = parse_target(argc, argv, next, &pid);
+	if (cmd < 0) {
+		floor_bpf__destroy(skel);
+		return usage();
+	}
+	if (cmd < argc && (pid = spawn_held(&argv[cmd], &go)) < 0)
+		goto out;
+	if (attach_all(skel, pid, &site))
+		goto out;
+	fprintf(stderr, "floor: %s: malloc at %s+0x%llx, free at +0x%llx\n", argv[1], site.path,
+		(unsigned long long)site.malloc_off, (unsigned long long)site.free_off);
+	if (go < 0) {
+		wait_attached(pid);
+		ret = 0;
+	} else if (write(go, "g", 1) == 1) {
+		close(go);
+		go = -1;
+		ret = wait_child(pid);
+	}
+out:
+	if (go >= 0) {
+		close(go);	/* a child still held exits on EOF */
+		wait_child(pid);
+	}
+	floor_bpf__destroy(skel);
+	return ret;
+}

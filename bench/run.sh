@@ -1,0 +1,640 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# bench/run.sh: what alloctrace costs, measured against the floor of its
+# approach (empty uprobes at the same places) and against its peers, all in
+# one run. Run through `make bench` (as root), which builds bench/build/.
+#
+# These VMs are noisy: every variant runs in every round, rounds rotate the
+# order, and what is reported is the median of the rounds with the range.
+# Comparisons are medians of per-round ratios, so that a slow minute hits
+# both sides of a ratio alike.
+#
+# Environment: BENCH_QUICK=1 (about 2 minutes instead of 5),
+# BENCH_ROUNDS, BENCH_PAIRS, BENCH_NO_INSTALL=1 (never apt-get a peer),
+# BENCH_KEEP=1 (keep the scratch directory), ALLOCTRACE (another build),
+# BENCH_SAMPLE_ARGS, BENCH_BIGONLY_ARGS (options for modes that may exist).
+set -u
+export LC_ALL=C	# join, sort and printf agree on order and decimal points
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+B=$ROOT/bench/build
+TOOL=${ALLOCTRACE:-$ROOT/alloctrace}
+TMP=$(mktemp -d /tmp/alloctrace-bench.XXXXXX)
+RESULTS=$TMP/pairs.tsv		# round variant threads ns_per_pair
+
+if [[ ${BENCH_QUICK:-0} == 1 ]]; then
+	ROUNDS=${BENCH_ROUNDS:-3} PAIRS=${BENCH_PAIRS:-100000} SCALE_ROUNDS=1 IDLE_SECS=5
+else
+	ROUNDS=${BENCH_ROUNDS:-7} PAIRS=${BENCH_PAIRS:-200000} SCALE_ROUNDS=3 IDLE_SECS=10
+fi
+# The native loop takes nanoseconds a pair: more of them for a readable clock.
+NATIVE_PAIRS=$((PAIRS * 25))
+BLOCKS=${BENCH_BLOCKS:-1000000}
+MANY_STACKS=${BENCH_STACKS:-100000}
+REPORT_STACKS=${BENCH_REPORT_STACKS:-10000}
+
+VARIANTS=(native naive floor walk live full sample bigonly bpftrace heaptrack valgrind)
+declare -A LABEL=(
+	[native]="native (no tracing)"
+	[naive]="empty probes, free at +0 (naive)"
+	[floor]="empty probes, free at +3 (floor)"
+	[walk]="floor + user stack walk (64)"
+	[live]="floor + live-block hash map"
+	[full]="alloctrace (full tracking)"
+	[sample]="alloctrace --sample"
+	[bigonly]="alloctrace --big-only"
+	[bpftrace]="bpftrace leak tracker"
+	[heaptrack]="heaptrack"
+	[valgrind]="valgrind memcheck"
+)
+declare -A NA=()	# variant -> why it is not measured
+declare -A FAILED=()	# variant -> "count|last reason" of runs that failed
+SAMPLE_ARGS=() BIGONLY_ARGS=()
+
+cleanup() {
+	# An interrupted scale run leaves its tracer and target behind.
+	[[ -n ${APID:-} ]] && kill "$APID" 2>/dev/null
+	[[ -n ${TPID:-} ]] && kill "$TPID" 2>/dev/null
+	if [[ ${BENCH_KEEP:-0} == 1 ]]; then
+		echo "bench: scratch files kept in $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+# --- setup -------------------------------------------------------------------
+
+# Install a peer's Debian package when it is missing; 1 if still missing.
+ensure_peer() {
+	local cmd=$1 pkg=$2
+
+	command -v "$cmd" >/dev/null && return 0
+	if [[ ${BENCH_NO_INSTALL:-0} == 1 ]] || ! command -v apt-get >/dev/null; then
+		echo "bench: $cmd is missing (Debian package $pkg): its row will say so" >&2
+		return 1
+	fi
+	echo "bench: $cmd is missing: installing Debian package $pkg for the comparison" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq --no-install-recommends "$pkg" >&2 ||
+		{ apt-get update -qq && apt-get install -y -qq --no-install-recommends "$pkg" >&2; }
+	command -v "$cmd" >/dev/null
+}
+
+# Modes that may or may not exist yet: the tool's --help decides at run time.
+# A mode whose option takes an argument gets a default one unless given.
+probe_modes() {
+	local help
+
+	help=$("$TOOL" --help 2>&1)
+	if [[ $help == *--sample* ]]; then
+		[[ $help =~ --sample[\ =][A-Z] ]] && : "${BENCH_SAMPLE_ARGS:=--sample 64}"
+		read -r -a SAMPLE_ARGS <<<"${BENCH_SAMPLE_ARGS:---sample}"
+	else
+		NA[sample]="n/a (not implemented)"
+	fi
+	if [[ $help == *--big-only* ]]; then
+		[[ $help =~ --big-only[\ =][A-Z] ]] && : "${BENCH_BIGONLY_ARGS:=--big-only 1M}"
+		read -r -a BIGONLY_ARGS <<<"${BENCH_BIGONLY_ARGS:---big 1M --big-only}"
+	else
+		NA[bigonly]="n/a (not implemented)"
+	fi
+}
+
+setup() {
+	local prog
+
+	[[ $(id -u) == 0 ]] || die "run as root: the tracers load BPF programs"
+	[[ -x $TOOL ]] || die "$TOOL is not built (make)"
+	# One build for the whole run, even if the tree is rebuilt meanwhile.
+	cp "$TOOL" "$TMP/alloctrace" || die "cannot copy $TOOL"
+	TOOL_BUILD="$TOOL, built $(date -u -r "$TOOL" '+%Y-%m-%d %H:%M UTC')"
+	TOOL=$TMP/alloctrace
+	for prog in pairs scale floor; do
+		[[ -x $B/$prog ]] || die "$B/$prog is not built (make bench)"
+	done
+	command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
+	command -v bpftool >/dev/null || die "bpftool is missing (apt-get install bpftool)"
+	LIBC=$(ldd "$B/pairs" | awk '$1 ~ /^libc\.so/ { print $3 }')
+	[[ -r $LIBC ]] || die "cannot find the libc of $B/pairs"
+	ensure_peer bpftrace bpftrace || NA[bpftrace]="n/a (bpftrace not installed)"
+	ensure_peer heaptrack heaptrack || NA[heaptrack]="n/a (heaptrack not installed)"
+	ensure_peer valgrind valgrind || NA[valgrind]="n/a (valgrind not installed)"
+	probe_modes
+	write_bpftrace_script
+}
+
+# The bpftrace tracker does the same job: size and stack of every live
+# block, per-stack outstanding bytes, release on free. free is probed where
+# a bpftrace user would put it, on its first instruction.
+write_bpftrace_script() {
+	cat >"$TMP/leak.bt" <<EOF
+uprobe:$LIBC:malloc /pid == cpid/ { @req[tid] = arg0; }
+uretprobe:$LIBC:malloc /pid == cpid && @req[tid]/ {
+	@live[retval] = @req[tid];
+	@where[retval] = ustack;
+	@bytes[ustack] += @req[tid];
+	delete(@req[tid]);
+}
+uprobe:$LIBC:free /pid == cpid && @live[arg0]/ {
+	@bytes[@where[arg0]] -= @live[arg0];
+	delete(@live[arg0]);
+	delete(@where[arg0]);
+}
+END { clear(@live); clear(@where); clear(@req); clear(@bytes); }
+EOF
+}
+
+# --- 1. pair cost ------------------------------------------------------------
+
+# run_pairs VARIANT THREADS OUTFILE: the workload under one variant.
+run_pairs() {
+	local v=$1 t=$2 out=$3 n=$PAIRS
+	local -a cmd
+
+	[[ $v == native ]] && n=$NATIVE_PAIRS
+	cmd=("$B/pairs" "$n" "$t" "$out")
+	case $v in
+	native) ;;
+	naive) cmd=("$B/floor" naive -- "${cmd[@]}") ;;
+	floor) cmd=("$B/floor" best -- "${cmd[@]}") ;;
+	walk) cmd=("$B/floor" best --stack -- "${cmd[@]}") ;;
+	live) cmd=("$B/floor" best --live -- "${cmd[@]}") ;;
+	full) cmd=("$TOOL" -i 3600 --format json -- "${cmd[@]}") ;;
+	sample) cmd=("$TOOL" "${SAMPLE_ARGS[@]}" -i 3600 --format json -- "${cmd[@]}") ;;
+	bigonly) cmd=("$TOOL" "${BIGONLY_ARGS[@]}" -i 3600 --format json -- "${cmd[@]}") ;;
+	bpftrace) cmd=(bpftrace "$TMP/leak.bt" -c "${cmd[*]}") ;;
+	heaptrack) cmd=(heaptrack -o "$TMP/heaptrack.$t" "${cmd[@]}") ;;
+	valgrind) cmd=(valgrind -q --leak-check=full "${cmd[@]}") ;;
+	esac
+	timeout 600 "${cmd[@]}" >"$TMP/stdout.$v" 2>"$TMP/stderr.$v"
+}
+
+# A full alloctrace run counts only if its final report saw every pair
+# (sampling and big-only modes see fewer by design).
+check_tracked() {
+	local v=$1 t=$2 allocs
+
+	[[ $v == full ]] || return 0
+	allocs=$(jq -r 'select(.final) | .totals.allocs' "$TMP/stdout.$v" 2>/dev/null | tail -n 1)
+	if ((${allocs:-0} < PAIRS * t)); then
+		echo "bench: alloctrace saw ${allocs:-no} allocations of $((PAIRS * t))" >&2
+		return 1
+	fi
+}
+
+measure_pairs() {
+	local r=$1 v=$2 t=$3 out=$TMP/ns ns
+
+	rm -f "$out"
+	if run_pairs "$v" "$t" "$out" && [[ -s $out ]] && check_tracked "$v" "$t"; then
+		read -r _ ns <"$out"
+		printf '%s\t%s\t%s\t%s\n' "$r" "$v" "$t" "$ns" >>"$RESULTS"
+	else
+		local why count=${FAILED[$v]%%|*}
+
+		why=$(grep -v '^$' "$TMP/stderr.$v" | tail -n 1 | cut -c1-60)
+		FAILED[$v]="$((${count:-0} + 1))|$why"
+		echo "bench: $v ($t threads) failed: $why" >&2
+		cp "$TMP/stderr.$v" "$TMP/failed.$v.$r.$t"
+		BENCH_KEEP=1
+	fi
+}
+
+# Every round runs every variant once per thread count, starting one
+# further along the list each time.
+pair_rounds() {
+	local -a jobs=()
+	local r i n v
+
+	for v in "${VARIANTS[@]}"; do
+		[[ -n ${NA[$v]:-} ]] || jobs+=("$v 1" "$v 2")
+	done
+	n=${#jobs[@]}
+	for ((r = 1; r <= ROUNDS; r++)); do
+		echo "bench: pair cost, round $r of $ROUNDS" >&2
+		for ((i = 0; i < n; i++)); do
+			# shellcheck disable=SC2086 # "variant threads"
+			measure_pairs "$r" ${jobs[$(((i + r) % n))]}
+		done
+	done
+}
+
+# --- statistics --------------------------------------------------------------
+
+# "median min max" of the numbers on stdin, "-" for none.
+summarize() {
+	sort -g | awk '{ v[NR] = $1 }
+		END {
+			if (!NR) { print "-"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			print m, v[1], v[NR]
+		}'
+}
+
+values() {
+	awk -v v="$1" -v t="$2" '$2 == v && $3 == t { print $4 }' "$RESULTS" | summarize
+}
+
+# Per-round ratios A/B at THREADS, summarized.
+ratios() {
+	awk -v a="$1" -v b="$2" -v t="$3" '
+		$3 == t && $2 == a { x[$1] = $4 }
+		$3 == t && $2 == b { y[$1] = $4 }
+		END { for (r in x) if ((r in y) && y[r] > 0) print x[r] / y[r] }' "$RESULTS" | summarize
+}
+
+# fmt FORMAT "median min max" -> "median [min-max]"
+fmt() {
+	local f=$1 m lo hi
+
+	read -r m lo hi <<<"$2"
+	if [[ $m == - ]]; then
+		echo "-"
+	else
+		# shellcheck disable=SC2059 # the format is the caller's
+		printf "$f [$f-$f]" "$m" "$lo" "$hi"
+	fi
+}
+
+# A variant's figure; runs that failed are said, and with no run left the
+# last failure stands in for the figure.
+cell() {
+	local v=$1 t=$2 f
+
+	if [[ -n ${NA[$v]:-} ]]; then
+		echo "${NA[$v]}"
+		return
+	fi
+	f=$(fmt %.0f "$(values "$v" "$t")")
+	if [[ -z ${FAILED[$v]:-} ]]; then
+		echo "$f"
+	elif [[ $f == - ]]; then
+		echo "failed: ${FAILED[$v]#*|}"
+	else
+		echo "$f (${FAILED[$v]%%|*} runs failed)"
+	fi
+}
+
+print_pairs() {
+	local v
+
+	echo
+	echo "== 1. malloc(64)+free pair, ns per pair per thread: median [min-max] of $ROUNDS rounds =="
+	echo "   ($PAIRS pairs per thread and run, native $NATIVE_PAIRS; 2 threads = 2 cores busy)"
+	printf '%-36s %-24s %s\n' variant "1 thread" "2 threads"
+	for v in "${VARIANTS[@]}"; do
+		printf '%-36s %-24s %s\n' "${LABEL[$v]}" "$(cell "$v" 1)" "$(cell "$v" 2)"
+	done
+}
+
+ratio_row() {
+	local a=$1 b=$2 c1 c2
+
+	if [[ -n ${NA[$a]:-} || -n ${NA[$b]:-} ]]; then
+		c1=n/a c2=n/a
+	else
+		c1=$(fmt %.2f "$(ratios "$a" "$b" 1)")
+		c2=$(fmt %.2f "$(ratios "$a" "$b" 2)")
+	fi
+	printf '%-36s %-24s %s\n' "$a / $b" "$c1" "$c2"
+}
+
+print_ratios() {
+	echo
+	echo "== ratios, median [min-max] of per-round ratios =="
+	printf '%-36s %-24s %s\n' ratio "1 thread" "2 threads"
+	ratio_row full floor
+	ratio_row full naive
+	ratio_row full bpftrace
+	ratio_row full heaptrack
+	ratio_row full valgrind
+	ratio_row full native
+	ratio_row floor native
+	ratio_row naive floor
+	ratio_row walk floor
+	ratio_row live floor
+	ratio_row sample floor
+	ratio_row bigonly native
+}
+
+# --- 2 and 3. scale ----------------------------------------------------------
+
+# Where a process's stdout stands (its file offset): the report is written
+# when this stops moving. Read with builtins, as often as possible.
+stdout_pos() {
+	local key val
+
+	while read -r key val; do
+		[[ $key == pos: ]] && echo "$val" && return
+	done 2>/dev/null <"/proc/$1/fdinfo/1"
+	echo -1
+}
+
+# Follow a process until it is gone (a zombie has no VmHWM). Prints its
+# peak RSS in KiB, when its stdout last grew and when it went:
+# "kib report_end exit".
+watch_exit() {
+	local pid=$1 hwm=0 seen key val pos last=-1 wrote=$EPOCHREALTIME
+
+	while [[ -r /proc/$pid/status ]]; do
+		seen=0
+		while read -r key val _; do
+			[[ $key == VmHWM: ]] && hwm=$val seen=1
+		done 2>/dev/null <"/proc/$pid/status"
+		((seen)) || break
+		pos=$(stdout_pos "$pid")
+		[[ $pos != "$last" ]] && last=$pos wrote=$EPOCHREALTIME
+		sleep 0.002
+	done
+	echo "$hwm $wrote $EPOCHREALTIME"
+}
+
+# utime + stime of a process, in clock ticks.
+cpu_ticks() {
+	local stat
+
+	stat=$(<"/proc/$1/stat")
+	stat=${stat##*) }	# the name may hold spaces
+	# shellcheck disable=SC2086 # fields
+	set -- $stat
+	echo $((${12} + ${13}))
+}
+
+# Bytes the kernel charges for the BPF maps process PID holds open.
+map_bytes() {
+	local pid=$1 f id
+
+	for f in /proc/"$pid"/fdinfo/*; do
+		id=$(awk '/^map_id:/ { print $2 }' "$f" 2>/dev/null)
+		[[ -n $id ]] && bpftool map show id "$id" -j
+	done | jq -s '[.[] | select(.name | test("inflight|allocs|stack|counters|scratch|events|rodata|bss"))
+		| .bytes_memlock] | add // 0'
+}
+
+wait_file() {
+	local file=$1 pid=$2 deadline=$((SECONDS + 600))
+
+	until [[ -e $file ]]; do
+		kill -0 "$pid" 2>/dev/null || return 1
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
+elapsed() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'
+}
+
+# start_traced BLOCKS STACKS TOP INTERVAL: launch the scale target under
+# alloctrace and wait until it holds every block. Sets APID, TPID, SETUP_S.
+start_traced() {
+	local ready=$TMP/ready start
+
+	rm -f "$ready"
+	start=$EPOCHREALTIME
+	"$TOOL" -i "$4" -T "$3" --format json -- "$B/scale" "$1" "$2" "$ready" \
+		>"$TMP/scale.json" 2>"$TMP/scale.err" &
+	APID=$!
+	if ! wait_file "$ready" "$APID"; then
+		echo "bench: scale run $1/$2 failed; see $TMP/scale.err" >&2
+		kill "$APID" 2>/dev/null
+		BENCH_KEEP=1
+		return 1
+	fi
+	SETUP_S=$(elapsed "$start" "$EPOCHREALTIME")
+	TPID=$(pgrep -P "$APID" | head -n 1)
+}
+
+# Share of one core the loader uses over SECS while the target sleeps.
+idle_cpu() {
+	local pid=$1 secs=$2 ticks
+
+	sleep 2	# past the first report, which symbolizes: the steady state only
+	ticks=$(cpu_ticks "$pid")
+	sleep "$secs"
+	awk -v d=$(($(cpu_ticks "$pid") - ticks)) -v hz="$(getconf CLK_TCK)" -v s="$secs" \
+		'BEGIN { printf "%.2f", 100 * d / hz / s }'
+}
+
+# SIGINT to the final report written, and to exit (which adds detaching
+# the probes). Prints "report_s exit_s peak_rss_kib".
+stop_traced() {
+	local pid=$1 t0 hwm wrote tend
+
+	t0=$EPOCHREALTIME
+	kill -INT "$pid"
+	read -r hwm wrote tend < <(watch_exit "$pid")
+	wait "$pid"
+	echo "$(elapsed "$t0" "$wrote") $(elapsed "$t0" "$tend") $hwm"
+}
+
+# "stacks_holding stacks_listed lost output_bytes" of the final report;
+# lost names the counters of what the tool could not record, or is "none".
+final_report() {
+	local json=$TMP/scale.json line
+
+	line=$(jq -r 'select(.type == "report" and .final) | "\(.stacks_holding) \(.stacks | length) " +
+		([.counters | to_entries[] | select((.key | test("lost|error")) and .value > 0) |
+		  "\(.key)=\(.value)"] | join(",") | if . == "" then "none" else . end)' \
+		"$json" | tail -n 1)
+	echo "${line:-- - -} $(tail -n 1 "$json" | wc -c)"
+}
+
+# scale_run NAME BLOCKS STACKS TOP IDLE_SECS: one traced scale target.
+# Appends: name setup_s report_s exit_s hwm_kib map_bytes cpu_pct holding
+# listed lost output_bytes.
+scale_run() {
+	local name=$1 idle=$5 cpu=- mapb stop interval=3600
+
+	((idle > 0)) && interval=1
+	start_traced "$2" "$3" "$4" "$interval" || return 1
+	((idle > 0)) && cpu=$(idle_cpu "$APID" "$idle")
+	mapb=$(map_bytes "$APID")
+	stop=$(stop_traced "$APID")
+	kill "$TPID" 2>/dev/null
+	APID='' TPID=''
+	echo "$name $SETUP_S $stop $mapb $cpu $(final_report)" >>"$TMP/scale.tsv"
+}
+
+scale_rounds() {
+	local r
+
+	for ((r = 1; r <= SCALE_ROUNDS; r++)); do
+		echo "bench: scale, round $r of $SCALE_ROUNDS" >&2
+		scale_run blocks "$BLOCKS" 1000 10 "$IDLE_SECS"
+		scale_run stacks "$MANY_STACKS" "$MANY_STACKS" 10 0
+		scale_run report "$REPORT_STACKS" "$REPORT_STACKS" 0 0
+	done
+}
+
+# scale_col NAME COLUMN: summary of one column over the runs of one scenario.
+scale_col() {
+	awk -v n="$1" -v c="$2" '$1 == n && $c != "-" { print $c }' "$TMP/scale.tsv" | summarize
+}
+
+scale_last() {
+	awk -v n="$1" -v c="$2" '$1 == n { v = $c } END { print v }' "$TMP/scale.tsv"
+}
+
+# mib COLUMN-SUMMARY DIVISOR: "median min max" scaled to MiB.
+mib() {
+	awk -v d="$2" '$1 != "-" { $1 /= d; $2 /= d; $3 /= d } 1' <<<"$1"
+}
+
+scale_row() {
+	local n=$1 label=$2
+
+	printf '%-34s %-16s %-18s %-16s %-14s %-12s %s\n' "$label" \
+		"$(fmt %.1f "$(scale_col "$n" 2)")" "$(fmt %.2f "$(scale_col "$n" 3)")" \
+		"$(fmt %.1f "$(scale_col "$n" 4)")" "$(fmt %.0f "$(mib "$(scale_col "$n" 5)" 1024)")" \
+		"$(fmt %.0f "$(mib "$(scale_col "$n" 6)" 1048576)")" \
+		"$(scale_last "$n" 8)/$(scale_last "$n" 9) lost: $(scale_last "$n" 10)"
+}
+
+print_scale() {
+	echo
+	echo "== 2-3. scale: median [min-max] of $SCALE_ROUNDS runs; blocks of 64 bytes =="
+	echo "   setup: launch until every block is allocated (traced); report: SIGINT until the"
+	echo "   final report is written; exit: SIGINT until the process is gone (adds detaching);"
+	echo "   stacks: holding / listed in the final report, and what the counters say was lost"
+	printf '%-34s %-16s %-18s %-16s %-14s %-12s %s\n' scenario "setup s" "report s" "exit s" \
+		"loader MiB" "maps MiB" stacks
+	scale_row blocks "$BLOCKS blocks, 1000 stacks, -T 10"
+	scale_row stacks "$MANY_STACKS blocks and stacks, -T 10"
+	scale_row report "$REPORT_STACKS stacks, -T 0 (all)"
+	echo "   loader MiB: peak RSS (VmHWM); maps MiB: memlock of its BPF maps, blocks held"
+	echo "   the -T 0 final report is $(scale_last report 11) bytes of JSON"
+	echo "   loader CPU while the target idles (-i 1, ${IDLE_SECS} s, $BLOCKS blocks):" \
+		"$(fmt %.2f "$(scale_col blocks 7)") % of one core"
+}
+
+# --- where the time goes ------------------------------------------------------
+
+# "name run_time_ns run_cnt" of each BPF program process PID holds.
+prog_stats() {
+	local id
+
+	# Program and link descriptors both name the program: once per id.
+	awk '/^prog_id:/ { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u |
+		while read -r id; do
+			bpftool prog show id "$id" -j
+		done | jq -r '"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"' | sort
+}
+
+# profile_run NAME COMMAND...: the kernel's own accounting of BPF program
+# time (kernel.bpf_stats_enabled) over two seconds in the middle of a long
+# pair loop. Appends "name program ns_per_run runs" lines.
+profile_run() {
+	local name=$1 pid child
+	shift
+
+	"$@" >/dev/null 2>&1 &
+	pid=$!
+	sleep 1.5
+	prog_stats "$pid" >"$TMP/stats.0"
+	sleep 2
+	prog_stats "$pid" >"$TMP/stats.1"
+	child=$(pgrep -P "$pid" | head -n 1)
+	kill -INT "$pid" 2>/dev/null
+	[[ -n $child ]] && kill "$child" 2>/dev/null
+	wait "$pid"
+	join "$TMP/stats.0" "$TMP/stats.1" | awk -v n="$name" '$5 > $3 {
+		printf "%s %s %.0f %d\n", n, $1, ($4 - $2) / ($5 - $3), $5 - $3 }' >>"$TMP/progs.tsv"
+}
+
+# Split the full tracker's cost by program, next to the empty probes'.
+profile_programs() {
+	local old n=3000000	# outlasts the 3.5 s window at the floor's speed
+
+	old=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null) || return 0
+	sysctl -qw kernel.bpf_stats_enabled=1 || return 0
+	echo "bench: BPF program time (bpf_stats)" >&2
+	profile_run floor "$B/floor" best -- "$B/pairs" "$n" 1 "$TMP/ns"
+	profile_run walk "$B/floor" best --stack -- "$B/pairs" "$n" 1 "$TMP/ns"
+	profile_run live "$B/floor" best --live -- "$B/pairs" "$n" 1 "$TMP/ns"
+	profile_run full "$TOOL" -i 3600 --format json -- "$B/pairs" "$n" 1 "$TMP/ns"
+	sysctl -qw kernel.bpf_stats_enabled="$old"
+}
+
+print_programs() {
+	[[ -s $TMP/progs.tsv ]] || return 0
+	echo
+	echo "== BPF program time per run, 1 thread (kernel.bpf_stats_enabled, one 2 s window) =="
+	echo "   the rest of a probe hit (trap, uprobe dispatch, return trampoline) is not in it"
+	printf '%-10s %-22s %-12s %s\n' tracer program "ns per run" runs
+	awk '{ printf "%-10s %-22s %-12s %s\n", $1, $2, $3, $4 }' "$TMP/progs.tsv"
+	awk '{ ns[$1] += $3 * $4 } $2 ~ /return/ { pairs[$1] = $4 }
+		END { for (t in ns) if (pairs[t])
+			printf "   %-8s %5.0f ns of BPF program time per malloc/free pair\n", t, ns[t] / pairs[t] }' \
+		"$TMP/progs.tsv" | sort
+}
+
+# --- summary -----------------------------------------------------------------
+
+# verdict VALUE LIMIT: PASS when VALUE <= LIMIT.
+verdict() {
+	awk -v v="$1" -v l="$2" 'BEGIN { print (v == "-" ? "n/a" : v <= l ? "PASS" : "FAIL") }'
+}
+
+target_row() {
+	local label=$1 value=$2 limit=$3
+
+	printf '%-52s %-10s %-8s %s\n' "$label" "$value" "<= $limit" "$(verdict "$value" "$limit")"
+}
+
+median_ratio() {
+	if [[ -n ${NA[$1]:-} || -n ${NA[$2]:-} ]]; then
+		echo -
+	else
+		ratios "$1" "$2" "$3" | awk '{ print ($1 == "-" ? "-" : sprintf("%.2f", $1)) }'
+	fi
+}
+
+print_summary() {
+	local cpu
+
+	cpu=$(scale_col blocks 7 | awk '{ print ($1 == "-" ? "-" : sprintf("%.2f", $1)) }')
+	echo
+	echo "== targets (medians) =="
+	printf '%-52s %-10s %-8s %s\n' target value limit verdict
+	target_row "full tracking / floor, 1 thread" "$(median_ratio full floor 1)" 1.25
+	target_row "full tracking / floor, 2 threads" "$(median_ratio full floor 2)" 1.25
+	target_row "full tracking / bpftrace tracker, 1 thread" "$(median_ratio full bpftrace 1)" 0.4
+	target_row "full tracking / bpftrace tracker, 2 threads" "$(median_ratio full bpftrace 2)" 0.4
+	target_row "--big-only / native, 1 thread" "$(median_ratio bigonly native 1)" 1.05
+	target_row "loader CPU, idle target, -i 1 (% of one core)" "$cpu" 2
+}
+
+print_header() {
+	echo "alloctrace benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
+		"$(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo))"
+	echo "tool: $TOOL_BUILD; libc: $LIBC"
+	echo "load average at start: $LOADAVG"
+	echo "peers: $(bpftrace --version 2>/dev/null || echo 'no bpftrace');" \
+		"$(heaptrack --version 2>/dev/null | head -n 1 || echo 'no heaptrack');" \
+		"$(valgrind --version 2>/dev/null || echo 'no valgrind')"
+}
+
+main() {
+	LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
+	setup
+	pair_rounds
+	scale_rounds
+	profile_programs
+	{
+		print_header
+		print_pairs
+		print_ratios
+		print_scale
+		print_programs
+		print_summary
+	} | tee "$B/results.txt"
+}
+
+main "$@"
