@@ -126,15 +126,34 @@ static int fill_site(struct elf_file *ef, struct probe_site *site, enum alloc_fu
 	return 0;
 }
 
-/* Add the sites of @group's functions found in @ef to @obj. */
+enum site_set {
+	SITES_ALLOCATOR,	/* everything but mmap */
+	SITES_NEW,		/* operator new and new[] only */
+	SITES_MMAP,
+};
+
+static bool in_set(enum alloc_func f, enum site_set set)
+{
+	switch (set) {
+	case SITES_ALLOCATOR:
+		return funcs[f].group != GROUP_MMAP;
+	case SITES_NEW:
+		return f >= FUNC_NEW && f <= FUNC_NEW_ARRAY_ALIGNED_NOTHROW;
+	case SITES_MMAP:
+		return funcs[f].group == GROUP_MMAP;
+	}
+	return false;
+}
+
+/* Add the sites of @set's functions found in @ef to @obj. */
 static int add_sites(struct probe_object *obj, struct elf_file *ef, const uint64_t *addrs,
-		     bool mmap_group)
+		     enum site_set set)
 {
 	struct probe_site *site;
 	int err;
 
 	for (int f = 0; f < FUNC_MAX; f++) {
-		if (!addrs[f] || (funcs[f].group == GROUP_MMAP) != mmap_group)
+		if (!addrs[f] || !in_set(f, set))
 			continue;
 		site = &obj->sites[obj->nr_sites];
 		err = fill_site(ef, site, f, addrs[f]);
@@ -277,6 +296,7 @@ struct search {
 	struct symbol_names sn;
 	struct allocator *out;
 	struct probe_object *alloc_obj;
+	bool new_seen;		/* operator new found, wherever it is */
 	struct probe_object *mmap_obj;
 };
 
@@ -292,19 +312,27 @@ static struct probe_object *new_object(struct search *s, const struct candidate 
 /* Take from one object what the search still lacks. 0 or -errno. */
 static int inspect(struct search *s, const struct candidate *c, struct elf_file *ef)
 {
-	struct probe_object *obj = NULL;
+	struct probe_object *here = NULL;	/* this object's entry, once made */
 	uint64_t addrs[FUNC_MAX];
 	int err = 0;
 
 	if (elf_file__find_funcs(ef, s->sn.names, FUNC_MAX, addrs) <= 0)
 		return 0;
 	if (!s->alloc_obj && addrs[FUNC_MALLOC] && addrs[FUNC_FREE]) {
-		obj = s->alloc_obj = new_object(s, c);
-		err = add_sites(obj, ef, addrs, false);
+		here = s->alloc_obj = new_object(s, c);
+		err = add_sites(here, ef, addrs, SITES_ALLOCATOR);
+	}
+	/* The first operator new in lookup order is the one calls reach. */
+	if (!err && !s->new_seen && addrs[FUNC_NEW]) {
+		s->new_seen = true;
+		if (!here) {
+			here = new_object(s, c);
+			err = add_sites(here, ef, addrs, SITES_NEW);
+		}
 	}
 	if (!err && s->opts->mmap && !s->mmap_obj && addrs[FUNC_MMAP]) {
-		s->mmap_obj = obj ? obj : new_object(s, c);
-		err = add_sites(s->mmap_obj, ef, addrs, true);
+		s->mmap_obj = here ? here : new_object(s, c);
+		err = add_sites(s->mmap_obj, ef, addrs, SITES_MMAP);
 	}
 	return err;
 }
@@ -319,7 +347,8 @@ static int search_candidates(struct search *s, pid_t pid, struct candidate *orde
 	struct elf_file *ef;
 	int err = 0;
 
-	for (size_t i = 0; i < nr && !err && !search__done(s); i++) {
+	/* Past the allocator only for operator new: C programs have none. */
+	for (size_t i = 0; i < nr && !err && !(search__done(s) && s->new_seen); i++) {
 		ef = open_candidate(pid, &order[i]);
 		if (!ef) {
 			pr_debug("cannot read %s in pid %d: %s", order[i].map->path, pid,
@@ -390,8 +419,15 @@ int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocat
 	if (!err && !search__done(&s))
 		/* A static executable may have no mmap symbol: go on without. */
 		err = s.alloc_obj && out->final ? 0 : -ENOENT;
-	if (!err)
+	if (!err) {
+		/* The allocator leads: reports and --verbose name objs[0]. */
+		size_t i = s.alloc_obj - out->objs;
+		struct probe_object first = out->objs[0];
+
+		out->objs[0] = out->objs[i];
+		out->objs[i] = first;
 		explain(&s, nr, from_link_map);
+	}
 	free(order);
 	proc_maps__release(&pm);
 	return err;

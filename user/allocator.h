@@ -32,9 +32,14 @@ struct allocator_opts {
 	bool mmap;		/* also probe mmap, munmap and mremap */
 };
 
-/* What to probe in a process: its allocator, and with --mmap its mmap. */
+/*
+ * What to probe in a process: its allocator; the C++ runtime's operator
+ * new when the allocator does not define it (libstdc++'s calls malloc, but
+ * a stack taken at malloc's return skips new's caller: libstdc++ keeps no
+ * frame pointer); with --mmap, its mmap.
+ */
 struct allocator {
-	struct probe_object objs[2];
+	struct probe_object objs[3];
 	size_t nr_objs;
 	bool final;		/* nothing more will be loaded: a static executable */
 	char why[256];		/* how the allocator was chosen, for --verbose */

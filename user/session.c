@@ -602,13 +602,16 @@ static int run_loop(struct session *s)
 static void describe_allocator(struct session *s)
 {
 	const struct allocator *a = &s->allocator;
+	char others[2 * PATH_MAX + 16] = "";
+	size_t len = 0;
 
 	pr_debug("allocator: %s (%s)", a->objs[0].name, a->why);
-	if (a->nr_objs > 1)
-		pr_debug("mmap: %s", a->objs[1].name);
-	pr_info("tracing pid %d (%s): %zu probes in %s%s%s", target__pid(s->target),
-		target__comm(s->target), tracer__nr_probes(s->tracer), a->objs[0].name,
-		a->nr_objs > 1 ? " and " : "", a->nr_objs > 1 ? a->objs[1].name : "");
+	for (size_t i = 1; i < a->nr_objs && len < sizeof(others); i++) {
+		pr_debug("also probed: %s", a->objs[i].name);
+		len += snprintf(others + len, sizeof(others) - len, " and %s", a->objs[i].name);
+	}
+	pr_info("tracing pid %d (%s): %zu probes in %s%s", target__pid(s->target),
+		target__comm(s->target), tracer__nr_probes(s->tracer), a->objs[0].name, others);
 }
 
 static int start(struct session *s)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # C++ operator new and new[] (tests/workloads/newdelete.cc). libstdc++ has
-# no frame pointers, so frames[0] may be operator new: look for the named
-# function anywhere in the stack; the byte counts are still exact.
+# no frame pointers, so a stack taken at malloc's return would skip the
+# function that called new: alloctrace probes libstdc++'s operator new
+# too, and that function must be frames[0], with its callers after it.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -21,6 +22,12 @@ expect_new() {
 
 expect_new new_leak_scalar 440 11
 expect_new new_leak_array 3000 3
+# The caller of new first, then its caller, exactly.
+expect_leak "$r" "make_widget()" 440 11 11
+expect_leak "$r" "make_ints(unsigned int)" 3000 3 3
+expect_eq "make_ints is called by new_leak_array" new_leak_array \
+	"$(jq -r '.stacks[] | select(.frames[0].function == "make_ints(unsigned int)")
+		| .frames[1].function' <<<"$r")"
 expect_eq "new_delete_churn holds nothing (no stack)" 0 \
 	"$(jq '[.stacks[] | select(any(.frames[]; .function == "new_delete_churn"))] | length' <<<"$r")"
 expect_totals_consistent newdelete "$r"
