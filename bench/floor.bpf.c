@@ -14,7 +14,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#define WALK_DEPTH 64	/* alloctrace's default --max-depth */
+#define WALK_DEPTH 64 /* alloctrace's default --max-depth */
 
 const volatile bool walk_stack = false;
 const volatile bool track_live = false;

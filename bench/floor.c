@@ -46,7 +46,7 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 /* glibc's free opens with test %rdi,%rdi (48 85 ff) then je (74 xx or 0f 84). */
 static uint64_t je_after_test(struct elf_file *ef, uint64_t vaddr)
 {
-	static const uint8_t test_rdi[] = { 0x48, 0x85, 0xff };
+	static const uint8_t test_rdi[] = {0x48, 0x85, 0xff};
 	uint8_t code[8];
 
 	if (elf_file__read(ef, vaddr, code, sizeof(code)) < 5 ||
@@ -58,7 +58,7 @@ static uint64_t je_after_test(struct elf_file *ef, uint64_t vaddr)
 /* The libc this loader runs on is the one the launched program will map. */
 static int find_site(bool best, struct site *s)
 {
-	static const char *const names[] = { "malloc", "free" };
+	static const char *const names[] = {"malloc", "free"};
 	uint64_t addrs[2] = {};
 	struct elf_file *ef;
 	Dl_info info;
@@ -237,7 +237,7 @@ int main(int argc, char **argv)
 	}
 out:
 	if (go >= 0) {
-		close(go);	/* a child still held exits on EOF */
+		close(go); /* a child still held exits on EOF */
 		wait_child(pid);
 	}
 	floor_bpf__destroy(skel);
