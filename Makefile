@@ -16,7 +16,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall
-LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread
+LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
 
 # Plain C: links and is unit-tested without libbpf.
 CORE_SRCS := profile.c history.c symbolize.c procmaps.c report.c json.c demangle.c log.c \
@@ -60,7 +60,7 @@ $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJS) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(CFLAGS) $^ -o $@ -lcmocka -lelf -ldw -lz -lstdc++
+	$(CC) $(CPPFLAGS) $(CFLAGS) $^ -o $@ -lcmocka -lelf -ldw -lz -lstdc++ -lm
 
 $(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl

@@ -35,11 +35,14 @@
 const volatile __u32 targ_tgid = 0;
 const volatile __u64 big_threshold = 0;
 const volatile __u32 stack_depth = DEFAULT_STACK_DEPTH;
+/* --sample: mean bytes between sampled allocations, 0 to record every one. */
+const volatile __u64 sample_rate = 0;
 
 /* One allocation call between its entry and its return. */
 struct inflight {
 	__u32 active;		/* a call is in flight: the rest is valid */
-	__u32 pad;
+	__u32 sample_armed;	/* sample_left holds a draw */
+	__s64 sample_left;	/* bytes this thread allocates before its next sample */
 	__u64 sp;
 	__u64 size;
 	__u64 ptr;	/* realloc's old block, posix_memalign's out pointer */
@@ -114,6 +117,17 @@ struct {
 	__type(value, struct big_alloc_event);
 } scratch SEC(".maps");
 
+/*
+ * Exponentially distributed gaps between samples (mean sample_rate), drawn
+ * by the loader: BPF has no floating point to draw them itself.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SAMPLE_DRAWS);
+	__type(key, __u32);
+	__type(value, __u64);
+} sample_gaps SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -126,6 +140,41 @@ static __always_inline void count(enum counter idx)
 
 	if (val)
 		*val += 1;
+}
+
+/* Without sampling every release of an unknown block is a fact worth counting. */
+static __always_inline void count_untracked(void)
+{
+	if (!sample_rate)
+		count(CNT_UNTRACKED_FREES);
+}
+
+static __always_inline __s64 draw_gap(void)
+{
+	__u32 idx = bpf_get_prandom_u32() & (SAMPLE_DRAWS - 1);
+	__u64 *gap = bpf_map_lookup_elem(&sample_gaps, &idx);
+
+	return gap && *gap ? *gap : sample_rate;
+}
+
+/*
+ * Poisson sampling by bytes, as heapprofd and tcmalloc do: each thread
+ * counts down a random number of bytes; the allocation that crosses zero
+ * is sampled and stands for 1/(1-exp(-size/rate)) of its kind.
+ */
+static __always_inline bool sampled(struct inflight *state, __u64 size)
+{
+	if (!sample_rate)
+		return true;
+	if (!state->sample_armed) {
+		state->sample_left = draw_gap();
+		state->sample_armed = 1;
+	}
+	state->sample_left -= size;
+	if (state->sample_left > 0)
+		return false;
+	state->sample_left = draw_gap();
+	return true;
 }
 
 static __always_inline bool traced(__u64 pid_tgid)
@@ -266,26 +315,31 @@ static __always_inline void send_big_alloc(struct big_alloc_event *ev, __u64 pid
 		count(CNT_LOST_EVENTS);
 }
 
+/* @keep: record the block (not when sampling passed it by); alerts come regardless. */
 static __always_inline void record_alloc(void *ctx, __u64 pid_tgid, __u64 addr,
-					 __u64 size, __u32 func)
+					 __u64 size, __u32 func, bool keep)
 {
+	bool big = big_threshold && size >= big_threshold;
 	struct alloc_key key = { .addr = addr, .tgid = pid_tgid >> 32 };
 	struct alloc_info info = { .size = size, .tid = (__u32)pid_tgid, .func = func };
 	struct big_alloc_event *ev;
 	__u32 zero = 0;
 
 	count(CNT_ALLOCS);
+	if (!keep && !big)
+		return;
 	ev = bpf_map_lookup_elem(&scratch, &zero);
 	if (!ev)
 		return;
 	info.stack_id = capture_stack(ctx, &ev->stack);
 	info.time_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
+	if (!keep)
+		;
+	else if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY))
 		count(CNT_LOST_ALLOCS);
-	} else {
+	else
 		stats_add(key.tgid, info.stack_id, size);
-	}
-	if (big_threshold && size >= big_threshold)
+	if (big)
 		send_big_alloc(ev, pid_tgid, addr, size, func);
 }
 
@@ -321,7 +375,7 @@ static __always_inline void settle_old_block(const struct inflight *rec, __u32 t
 	if (rec->has_old)
 		stats_release(tgid, &rec->old);
 	else if (rec->func != FUNC_MREMAP)	/* most mappings are not ours */
-		count(CNT_UNTRACKED_FREES);
+		count_untracked();
 }
 
 static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)
@@ -440,7 +494,7 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 		/* realloc(p, 0) may free p and return NULL: a success. */
 		settle_old_block(&rec, tgid, addr || (!rec.size && !func_maps(func)));
 	if (addr)
-		record_alloc(ctx, pid_tgid, addr, rec.size, func);
+		record_alloc(ctx, pid_tgid, addr, rec.size, func, sampled(found, rec.size));
 	return 0;
 }
 
@@ -468,7 +522,7 @@ int BPF_KPROBE(free_enter, __u64 ptr)
 	/* realloc(p, 0) or operator delete freeing p: the outer call accounts for it. */
 	outer = in_flight();
 	if (!outer || !nested(outer, PT_REGS_SP(ctx)))
-		count(CNT_UNTRACKED_FREES);
+		count_untracked();
 	return 0;
 }
 
@@ -488,7 +542,7 @@ int BPF_KPROBE(release_enter, __u64 ptr)
 		return 0;
 	/* Most unmapped memory was never ours: only known blocks count. */
 	if (ptr && !release_block(pid_tgid >> 32, ptr) && func != FUNC_MUNMAP)
-		count(CNT_UNTRACKED_FREES);
+		count_untracked();
 	if (!func_holds_release(func))
 		return 0;
 	rec = thread_state(true);

@@ -16,6 +16,9 @@
 #define MAX_STACK_DEPTH 127
 #define DEFAULT_STACK_DEPTH 64
 
+/* Sampling gaps the loader draws for the BPF side (a power of two). */
+#define SAMPLE_DRAWS 1024
+
 /* Stack id 0 means "no stack": the capture failed or the map was full. */
 #define STACK_ID_NONE 0
 

@@ -32,6 +32,8 @@ static const char usage[] =
 	"                         probe the allocator in PATH (symbols PREFIXmalloc, ...)\n"
 	"                         instead of the one symbol lookup finds\n"
 	"      --mmap             also count anonymous mmap/munmap/mremap calls\n"
+	"      --sample BYTES     record about one allocation per BYTES allocated (Poisson,\n"
+	"                         like heapprofd) and report estimates: far cheaper\n"
 	"      --min-age SECS     count only blocks at least SECS old\n"
 	"      --tid TID          count only blocks allocated by thread TID\n"
 	"      --thread-name RE   count only blocks allocated by threads whose name matches RE\n"
@@ -57,6 +59,7 @@ enum {
 	OPT_MAX_DEPTH,
 	OPT_ALLOCATOR,
 	OPT_MMAP,
+	OPT_SAMPLE,
 	OPT_MIN_AGE,
 	OPT_TID,
 	OPT_THREAD_NAME,
@@ -80,6 +83,7 @@ static const struct option long_options[] = {
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "mmap", no_argument, NULL, OPT_MMAP },
+	{ "sample", required_argument, NULL, OPT_SAMPLE },
 	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "thread-name", required_argument, NULL, OPT_THREAD_NAME },
@@ -244,6 +248,10 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		return 0;
 	case OPT_MMAP:
 		opts->alloc.mmap = true;
+		return 0;
+	case OPT_SAMPLE:
+		if (parse_size(arg, &opts->sample) || !opts->sample)
+			return bad_value("--sample", arg, "a mean number of bytes such as 512K");
 		return 0;
 	case OPT_MIN_AGE:
 		if (parse_seconds(arg, 0, &opts->filter.min_age))

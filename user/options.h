@@ -38,6 +38,7 @@ struct options {
 	} filter;
 	bool threads;			/* per-thread breakdown */
 	unsigned int show_data;		/* bytes of one live block per stack */
+	uint64_t sample;		/* --sample: mean bytes between samples, 0 = all */
 	int verbose;
 };
 

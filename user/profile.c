@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "profile.h"
@@ -333,10 +334,11 @@ static struct thread_stack *thread_stack_of(struct profile *p, struct profile_th
 	return ts;
 }
 
-int profile__add_block(struct profile *p, uint64_t stack_id, uint64_t size, uint32_t tid,
-		       uint64_t addr)
+int profile__add_block(struct profile *p, uint64_t stack_id, uint64_t size, double weight,
+		       uint32_t tid, uint64_t addr)
 {
 	long index = idmap__get(&p->stack_index, stack_id);
+	uint64_t count = llround(weight), bytes = llround(size * weight);
 	struct profile_thread *th;
 	struct thread_stack *ts;
 	struct profile_stack *s;
@@ -345,22 +347,23 @@ int profile__add_block(struct profile *p, uint64_t stack_id, uint64_t size, uint
 	if (index < 0)
 		return 0;
 	s = &p->stacks[index];
-	if (!s->stats.outstanding_allocs++) {
+	if (!s->stats.outstanding_allocs) {
 		p->nr_holding++;
 		s->sample_addr = addr;
 		s->sample_size = size;
 	}
-	s->stats.outstanding_bytes += size;
-	p->totals.outstanding_bytes += size;
-	p->totals.outstanding_allocs++;
+	s->stats.outstanding_allocs += count;
+	s->stats.outstanding_bytes += bytes;
+	p->totals.outstanding_bytes += bytes;
+	p->totals.outstanding_allocs += count;
 	th = thread_of(p, tid);
 	ts = th ? thread_stack_of(p, th, index) : NULL;
 	if (!ts)
 		return -ENOMEM;
-	th->outstanding_bytes += size;
-	th->outstanding_allocs++;
-	ts->outstanding_bytes += size;
-	ts->outstanding_allocs++;
+	th->outstanding_bytes += bytes;
+	th->outstanding_allocs += count;
+	ts->outstanding_bytes += bytes;
+	ts->outstanding_allocs += count;
 	return 0;
 }
 

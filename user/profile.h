@@ -90,8 +90,9 @@ size_t profile__nr_stacks(const struct profile *p);
  * profile__end_blocks() to sort the threads.
  */
 int profile__begin_blocks(struct profile *p);
-int profile__add_block(struct profile *p, uint64_t stack_id, uint64_t size, uint32_t tid,
-		       uint64_t addr);
+/* @weight: how many blocks this one stands for (1 unless sampling). */
+int profile__add_block(struct profile *p, uint64_t stack_id, uint64_t size, double weight,
+		       uint32_t tid, uint64_t addr);
 int profile__end_blocks(struct profile *p);
 size_t profile__threads(const struct profile *p, const struct profile_thread **out);
 

@@ -182,6 +182,9 @@ static void text_report_begin(FILE *f, const struct report *r)
 		text_name(f, r->filter);
 		fputc('\n', f);
 	}
+	if (r->sample_rate)
+		fprintf(f, "  estimates from allocations sampled every %s on average\n",
+			text_size(r->sample_rate).s);
 	text_warning(f, t);
 }
 
@@ -473,6 +476,8 @@ static void json_report_end(FILE *f, const struct report *r)
 		fputs(",\"filter\":", f);
 		json__string(f, r->filter);
 	}
+	if (r->sample_rate)
+		fprintf(f, ",\"sample_rate\":%" PRIu64 ",\"estimated\":true", r->sample_rate);
 	if (r->exit.exited) {
 		fputs(",\"exit\":{\"status\":", f);
 		json_int(f, r->exit.status, r->exit.status >= 0);

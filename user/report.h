@@ -68,6 +68,7 @@ struct report {
 	uint64_t rss_bytes;	/* the target's resident memory, 0 if unknown */
 	double interval;	/* seconds between reports */
 	const char *filter;	/* which blocks count, if not all; NULL otherwise */
+	uint64_t sample_rate;	/* --sample: numbers are estimates; 0 when exact */
 	size_t nr_growing;	/* stacks growing steadily, steepest first */
 	const struct report_stack *growing;
 	size_t nr_threads;	/* threads by outstanding bytes */

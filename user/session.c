@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,13 +266,44 @@ struct block_pass {
 	uint64_t now_ns;
 };
 
+/* How many allocations of @size one sample stands for (1 without sampling). */
+static double sample_weight(const struct session *s, double size)
+{
+	uint64_t rate = s->opts->sample;
+
+	if (!rate)
+		return 1;
+	if (size < 1)
+		size = 1;
+	return 1 / -expm1(-size / rate);
+}
+
 static int add_block(void *ctx, uint64_t addr, const struct alloc_info *info)
 {
 	struct block_pass *bp = ctx;
 
 	if (!filter__block(bp->s->filter, info, bp->now_ns))
 		return 0;
-	return profile__add_block(bp->s->profile, info->stack_id, info->size, info->tid, addr);
+	return profile__add_block(bp->s->profile, info->stack_id, info->size,
+				  sample_weight(bp->s, info->size), info->tid, addr);
+}
+
+/*
+ * A stack's allocation totals count samples; scale them by the weight of
+ * its average allocation (the sizes of freed samples are not kept).
+ */
+static void scale_samples(struct session *s)
+{
+	for (size_t i = 0; i < profile__nr_stacks(s->profile); i++) {
+		struct stack_stats *st = &profile__stack(s->profile, i)->stats;
+		double w;
+
+		if (!st->allocs)
+			continue;
+		w = sample_weight(s, (double)st->alloc_bytes / st->allocs);
+		st->allocs = llround(st->allocs * w);
+		st->alloc_bytes = llround(st->alloc_bytes * w);
+	}
 }
 
 /* Rebuild what is held from the blocks themselves, through the filters. */
@@ -311,6 +343,8 @@ static int collect(struct session *s, double time)
 	int err;
 
 	err = tracer__collect(s->tracer, s->profile);
+	if (!err && s->opts->sample)
+		scale_samples(s);
 	if (!err && s->per_block)
 		err = count_blocks(s);
 	if (err) {
@@ -337,6 +371,7 @@ static int session__report(struct session *s, bool final)
 		.rss_bytes = target__rss(s->target),
 		.interval = s->opts->interval,
 		.filter = filter__describe(s->filter),
+		.sample_rate = s->opts->sample,
 	};
 	size_t room;
 	int err;
@@ -415,6 +450,7 @@ static int open_tracer(struct session *s)
 		.pid = target__pid(s->target),
 		.big_threshold = s->opts->big,
 		.stack_depth = s->opts->stack_depth,
+		.sample_rate = s->opts->sample,
 		.on_big_alloc = on_big_alloc,
 		.ctx = s,
 	};
@@ -713,7 +749,7 @@ int session__run(const struct options *opts)
 	}
 	/* Blocks one by one when a filter, the threads or a data sample need them. */
 	s.per_block = filter__per_block(s.filter) || opts->threads || opts->show_data ||
-		      opts->exports[EXPORT_HTML];
+		      opts->exports[EXPORT_HTML] || opts->sample;
 	if (setup_loop(&s) || run_loop(&s)) {
 		pr_err("event loop failed: %s", strerror(errno));
 		ret = EXIT_FAILURE_RUNTIME;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,6 +94,7 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	skel->rodata->targ_tgid = opts->pid;
 	skel->rodata->big_threshold = opts->big_threshold;
 	skel->rodata->stack_depth = t->stack_depth;
+	skel->rodata->sample_rate = opts->sample_rate;
 	if (t->multi) {
 		struct bpf_program *prog;
 
@@ -114,6 +116,24 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * The exponential distribution's quantiles at evenly spaced points: the BPF
+ * side picks one at random, so the gaps it uses follow the distribution.
+ */
+static int fill_sample_gaps(struct tracer *t, uint64_t rate)
+{
+	int fd = bpf_map__fd(t->skel->maps.sample_gaps);
+
+	for (__u32 i = 0; rate && i < SAMPLE_DRAWS; i++) {
+		double u = (i + 0.5) / SAMPLE_DRAWS;
+		__u64 gap = (__u64)ceil(-log(u) * rate);
+
+		if (bpf_map_update_elem(fd, &i, &gap, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
 static int load(struct tracer *t, const struct tracer_opts *opts)
 {
 	int err;
@@ -130,6 +150,11 @@ static int load(struct tracer *t, const struct tracer_opts *opts)
 	if (err) {
 		pr_err("cannot load the BPF programs: %s (run with -vv for the verifier's log)",
 		       strerror(-err));
+		return err;
+	}
+	err = fill_sample_gaps(t, opts->sample_rate);
+	if (err) {
+		pr_err("cannot fill the sampling table: %s", strerror(-err));
 		return err;
 	}
 	t->events = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);

@@ -20,6 +20,7 @@ struct tracer_opts {
 	pid_t pid;
 	uint64_t big_threshold;	/* 0 = no big-allocation events */
 	unsigned int stack_depth;
+	uint64_t sample_rate;	/* 0 = record every allocation */
 	big_alloc_fn on_big_alloc;
 	void *ctx;
 };

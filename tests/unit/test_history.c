@@ -135,10 +135,10 @@ static void test_block_pass(void **state UNUSED)
 	collect(p, bytes, 2);
 	assert_int_equal(profile__begin_blocks(p), 0);
 	/* Stack 1: 3 blocks in two threads; stack 2 none; an unknown stack is skipped. */
-	assert_int_equal(profile__add_block(p, 1, 100, 7, 0x1000), 0);
-	assert_int_equal(profile__add_block(p, 1, 50, 8, 0x2000), 0);
-	assert_int_equal(profile__add_block(p, 1, 25, 7, 0x3000), 0);
-	assert_int_equal(profile__add_block(p, 42, 1, 7, 0x4000), 0);
+	assert_int_equal(profile__add_block(p, 1, 100, 1, 7, 0x1000), 0);
+	assert_int_equal(profile__add_block(p, 1, 50, 1, 8, 0x2000), 0);
+	assert_int_equal(profile__add_block(p, 1, 25, 1, 7, 0x3000), 0);
+	assert_int_equal(profile__add_block(p, 42, 1, 1, 7, 0x4000), 0);
 	assert_int_equal(profile__end_blocks(p), 0);
 
 	assert_int_equal(profile__totals(p)->outstanding_bytes, 175);

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * many: 20,000 blocks of 256 bytes kept by hold_many (5,120,000 bytes) and
+ * 100,000 malloc/free pairs in churn, for the estimates of --sample.
+ */
+#include <stdlib.h>
+
+#define NOINLINE __attribute__((noinline))
+#define HELD 20000
+
+static void *held[HELD];
+
+NOINLINE void hold_many(void)
+{
+	for (int i = 0; i < HELD; i++)
+		held[i] = malloc(256);
+}
+
+NOINLINE void churn(void)
+{
+	for (int i = 0; i < 100000; i++)
+		free(malloc(64 + i % 512));
+}
+
+int main(void)
+{
+	hold_many();
+	churn();
+	return held[HELD - 1] ? 0 : 1;
+}
