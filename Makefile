@@ -62,7 +62,7 @@ $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 $(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $^ -o $@ -lcmocka -lelf -ldw -lz -lstdc++ -lm
 
-$(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
+$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h | $(BUILD)/workloads
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl
 
 $(BUILD)/workloads/%: tests/workloads/%.cc | $(BUILD)/workloads

@@ -93,7 +93,7 @@ probe_modes() {
 
 	help=$("$TOOL" --help 2>&1)
 	if [[ $help == *--sample* ]]; then
-		[[ $help =~ --sample[\ =][A-Z] ]] && : "${BENCH_SAMPLE_ARGS:=--sample 64}"
+		[[ $help =~ --sample[\ =][A-Z] ]] && : "${BENCH_SAMPLE_ARGS:=--sample 512K}"
 		read -r -a SAMPLE_ARGS <<<"${BENCH_SAMPLE_ARGS:---sample}"
 	else
 		NA[sample]="n/a (not implemented)"

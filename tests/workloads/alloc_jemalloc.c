@@ -28,31 +28,7 @@
  */
 #include <jemalloc/jemalloc.h>
 #include <stdlib.h>
-
-#define NOINLINE __attribute__((noinline))
-
-/* Every leaked block stays reachable, so nothing is optimized away. */
-static void *kept[128];
-static size_t nkept;
-
-static void keep(void *p)
-{
-	if (!p || nkept >= sizeof(kept) / sizeof(kept[0]))
-		abort();
-	kept[nkept++] = p;
-}
-
-NOINLINE void leak_malloc(void)
-{
-	for (int i = 0; i < 50; i++)
-		keep(malloc(48));
-}
-
-NOINLINE void leak_calloc(void)
-{
-	for (int i = 0; i < 6; i++)
-		keep(calloc(32, 16));
-}
+#include "workload.h"
 
 /* Only the last realloc's call site holds the blocks. */
 NOINLINE void leak_realloc(void)
@@ -138,21 +114,6 @@ NOINLINE void malloc_dallocx(void)
 	keep(p[4]);
 }
 
-/* 10,000 malloc/free pairs of varied sizes, a few live at a time: 0 left. */
-NOINLINE void churn(void)
-{
-	void *window[8] = {NULL};
-
-	for (int i = 0; i < 10000; i++) {
-		int slot = i % 8;
-
-		free(window[slot]);
-		window[slot] = malloc((size_t)(i * 37) % 4000 + 1);
-	}
-	for (int i = 0; i < 8; i++)
-		free(window[i]);
-}
-
 /* 1,000 mallocx/sdallocx pairs: 0 left. */
 NOINLINE void churn_x(void)
 {
@@ -182,8 +143,8 @@ NOINLINE void big_rallocx(void)
 
 int main(void)
 {
-	leak_malloc();
-	leak_calloc();
+	leak_malloc(50, 48);
+	leak_calloc(6, 32, 16);
 	leak_realloc();
 	leak_posix_memalign();
 	leak_mallocx();

@@ -33,30 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define NOINLINE __attribute__((noinline))
-
-static void *kept[64];
-static size_t nkept;
-
-static void keep(void *p)
-{
-	if (!p || nkept >= sizeof(kept) / sizeof(kept[0]))
-		abort();
-	kept[nkept++] = p;
-}
-
-NOINLINE void leak_malloc(void)
-{
-	for (int i = 0; i < 30; i++)
-		keep(malloc(100));
-}
-
-NOINLINE void leak_calloc(void)
-{
-	for (int i = 0; i < 4; i++)
-		keep(calloc(10, 50));
-}
+#include "workload.h"
 
 NOINLINE void leak_realloc(void)
 {
@@ -78,24 +55,10 @@ NOINLINE void leak_posix_memalign(void)
 	}
 }
 
-NOINLINE void churn(void)
-{
-	void *window[8] = {NULL};
-
-	for (int i = 0; i < 10000; i++) {
-		int slot = i % 8;
-
-		free(window[slot]);
-		window[slot] = malloc((size_t)(i * 37) % 4000 + 1);
-	}
-	for (int i = 0; i < 8; i++)
-		free(window[i]);
-}
-
 static void leak_all(void)
 {
-	leak_malloc();
-	leak_calloc();
+	leak_malloc(30, 100);
+	leak_calloc(4, 10, 50);
 	leak_realloc();
 	leak_posix_memalign();
 	churn();

@@ -21,30 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
-
-#define NOINLINE __attribute__((noinline))
-
-static void *kept[64];
-static size_t nkept;
-
-static void keep(void *p)
-{
-	if (!p || nkept >= sizeof(kept) / sizeof(kept[0]))
-		abort();
-	kept[nkept++] = p;
-}
-
-NOINLINE void leak_malloc(void)
-{
-	for (int i = 0; i < 40; i++)
-		keep(malloc(64));
-}
-
-NOINLINE void leak_calloc(void)
-{
-	for (int i = 0; i < 3; i++)
-		keep(calloc(100, 20));
-}
+#include "workload.h"
 
 /* Only the last realloc's call site holds the blocks. */
 NOINLINE void leak_realloc(void)
@@ -84,24 +61,10 @@ NOINLINE void leak_reallocarray(void)
 	}
 }
 
-NOINLINE void churn(void)
-{
-	void *window[8] = {NULL};
-
-	for (int i = 0; i < 10000; i++) {
-		int slot = i % 8;
-
-		free(window[slot]);
-		window[slot] = malloc((size_t)(i * 37) % 4000 + 1);
-	}
-	for (int i = 0; i < 8; i++)
-		free(window[i]);
-}
-
 int main(void)
 {
-	leak_malloc();
-	leak_calloc();
+	leak_malloc(40, 64);
+	leak_calloc(3, 100, 20);
 	leak_realloc();
 	leak_posix_memalign();
 	leak_aligned_alloc();

@@ -28,21 +28,10 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#define NOINLINE __attribute__((noinline))
+#include "workload.h"
 
 #define KiB (1UL << 10)
 #define MiB (1UL << 20)
-
-static void *kept[16];
-static size_t nkept;
-
-static void keep(void *p)
-{
-	if (!p || p == MAP_FAILED || nkept >= sizeof(kept) / sizeof(kept[0]))
-		abort();
-	kept[nkept++] = p;
-}
 
 /* Each function calls mmap itself, so that it is frames[0] of its blocks. */
 NOINLINE void mmap_leak(void)
@@ -104,20 +93,6 @@ NOINLINE void big_malloc_churn(void)
 {
 	for (int i = 0; i < 3; i++)
 		free(malloc(4 * MiB));
-}
-
-NOINLINE void churn(void)
-{
-	void *window[8] = {NULL};
-
-	for (int i = 0; i < 10000; i++) {
-		int slot = i % 8;
-
-		free(window[slot]);
-		window[slot] = malloc((size_t)(i * 37) % 4000 + 1);
-	}
-	for (int i = 0; i < 8; i++)
-		free(window[i]);
 }
 
 int main(void)

@@ -18,30 +18,7 @@
  * included), 10,008 releases. Nothing else allocates: no stdio.
  */
 #include <stdlib.h>
-
-#define NOINLINE __attribute__((noinline))
-
-static void *kept[128];
-static size_t nkept;
-
-static void keep(void *p)
-{
-	if (!p || nkept >= sizeof(kept) / sizeof(kept[0]))
-		abort();
-	kept[nkept++] = p;
-}
-
-NOINLINE void leak_malloc(void)
-{
-	for (int i = 0; i < 60; i++)
-		keep(malloc(40));
-}
-
-NOINLINE void leak_calloc(void)
-{
-	for (int i = 0; i < 5; i++)
-		keep(calloc(20, 30));
-}
+#include "workload.h"
 
 /* Only the last realloc's call site holds the blocks. */
 NOINLINE void leak_realloc(void)
@@ -72,24 +49,10 @@ NOINLINE void leak_aligned_alloc(void)
 		keep(aligned_alloc(512, 700));
 }
 
-NOINLINE void churn(void)
-{
-	void *window[8] = {NULL};
-
-	for (int i = 0; i < 10000; i++) {
-		int slot = i % 8;
-
-		free(window[slot]);
-		window[slot] = malloc((size_t)(i * 37) % 4000 + 1);
-	}
-	for (int i = 0; i < 8; i++)
-		free(window[i]);
-}
-
 int main(void)
 {
-	leak_malloc();
-	leak_calloc();
+	leak_malloc(60, 40);
+	leak_calloc(5, 20, 30);
 	leak_realloc();
 	leak_posix_memalign();
 	leak_aligned_alloc();

@@ -24,11 +24,11 @@ ALLOC_SAVED_GOAL := $(.DEFAULT_GOAL)
 
 tests: $(ALLOCATOR_WORKLOADS)
 
-$(ALLOC_WL)/alloc_jemalloc: tests/workloads/alloc_jemalloc.c | $(ALLOC_WL)
+$(ALLOC_WL)/alloc_jemalloc: tests/workloads/alloc_jemalloc.c tests/workloads/workload.h | $(ALLOC_WL)
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ljemalloc
 
 # No -ljemalloc: the tests give it jemalloc with LD_PRELOAD.
-$(ALLOC_WL)/alloc_jemalloc_preload: tests/workloads/alloc_jemalloc_preload.c | $(ALLOC_WL)
+$(ALLOC_WL)/alloc_jemalloc_preload: tests/workloads/alloc_jemalloc_preload.c tests/workloads/workload.h | $(ALLOC_WL)
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl
 
 # The minimal library: the same allocator and operator new/delete, without
@@ -36,23 +36,23 @@ $(ALLOC_WL)/alloc_jemalloc_preload: tests/workloads/alloc_jemalloc_preload.c | $
 $(ALLOC_WL)/alloc_tcmalloc: tests/workloads/alloc_tcmalloc.cc | $(ALLOC_WL)
 	$(CXX) $(WORKLOAD_CFLAGS) $< -o $@ -ltcmalloc_minimal
 
-$(ALLOC_WL)/alloc_mimalloc: tests/workloads/alloc_mimalloc.c | $(ALLOC_WL)
+$(ALLOC_WL)/alloc_mimalloc: tests/workloads/alloc_mimalloc.c tests/workloads/workload.h | $(ALLOC_WL)
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -lmimalloc
 
-$(ALLOC_WL)/alloc_musl: tests/workloads/alloc_musl.c | $(ALLOC_WL)
+$(ALLOC_WL)/alloc_musl: tests/workloads/alloc_musl.c tests/workloads/workload.h | $(ALLOC_WL)
 	$(MUSL_CC) $(WORKLOAD_CFLAGS) $< -o $@
 
 # Static: musl's malloc is linked into the executable.
-$(ALLOC_WL)/alloc_musl_static: tests/workloads/alloc_musl.c | $(ALLOC_WL)
+$(ALLOC_WL)/alloc_musl_static: tests/workloads/alloc_musl.c tests/workloads/workload.h | $(ALLOC_WL)
 	$(MUSL_CC) $(WORKLOAD_CFLAGS) -static $< -o $@
 
-$(ALLOC_WL)/alloc_custom: tests/workloads/alloc_custom.c | $(ALLOC_WL)
+$(ALLOC_WL)/alloc_custom: tests/workloads/alloc_custom.c tests/workloads/arena_alloc.h tests/workloads/workload.h | $(ALLOC_WL)
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@
 
-$(ALLOC_WL)/alloc_prefixed: tests/workloads/alloc_prefixed.c | $(ALLOC_WL)
+$(ALLOC_WL)/alloc_prefixed: tests/workloads/alloc_prefixed.c tests/workloads/arena_alloc.h tests/workloads/workload.h | $(ALLOC_WL)
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@
 
-$(ALLOC_WL)/alloc_mmap: tests/workloads/alloc_mmap.c | $(ALLOC_WL)
+$(ALLOC_WL)/alloc_mmap: tests/workloads/alloc_mmap.c tests/workloads/workload.h | $(ALLOC_WL)
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@
 
 .DEFAULT_GOAL := $(ALLOC_SAVED_GOAL)

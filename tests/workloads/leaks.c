@@ -11,19 +11,7 @@
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-#define NOINLINE __attribute__((noinline))
-
-/* Every leaked block stays reachable, so nothing is optimized away. */
-static void *kept[256];
-static size_t nkept;
-
-static void keep(void *p)
-{
-	if (!p || nkept >= sizeof(kept) / sizeof(kept[0]))
-		abort();
-	kept[nkept++] = p;
-}
+#include "workload.h"
 
 /* 100 x 24 = 2400 bytes. */
 NOINLINE void leak_small(void)
@@ -116,21 +104,6 @@ NOINLINE void leak_reallocarray(void)
 		p = reallocarray(p, 20, 12);
 		keep(p);
 	}
-}
-
-/* 10,000 malloc/free pairs of varied sizes, a few live at a time: 0 left. */
-NOINLINE void churn(void)
-{
-	void *window[8] = {NULL};
-
-	for (int i = 0; i < 10000; i++) {
-		int slot = i % 8;
-
-		free(window[slot]);
-		window[slot] = malloc((size_t)(i * 37) % 4000 + 1);
-	}
-	for (int i = 0; i < 8; i++)
-		free(window[i]);
 }
 
 /*
