@@ -8,6 +8,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "alloctrace.h"
 
 /*
@@ -305,6 +306,7 @@ static __always_inline void stats_release(__u32 tgid, const struct alloc_info *i
 static __always_inline void send_big_alloc(struct big_alloc_event *ev, __u64 pid_tgid,
 					   __u64 addr, __u64 size, __u32 func)
 {
+	ev->type = EVENT_BIG_ALLOC;
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->size = size;
 	ev->addr = addr;
@@ -555,6 +557,24 @@ int BPF_KPROBE(release_enter, __u64 ptr)
 	rec->func = func;
 	rec->has_old = 0;
 	rec->ptr = 0;
+	return 0;
+}
+
+/*
+ * The OOM killer marks its victim here, before the kill: the loader learns
+ * why the target is about to die while its numbers are still in the maps.
+ */
+SEC("raw_tp/mark_victim")
+int BPF_PROG(oom_victim, struct task_struct *task)
+{
+	struct oom_event ev = { .type = EVENT_OOM_VICTIM };
+
+	ev.tgid = BPF_CORE_READ(task, tgid);
+	if (!targ_tgid || ev.tgid != targ_tgid)
+		return 0;
+	ev.time_ns = bpf_ktime_get_ns();
+	if (bpf_ringbuf_output(&events, &ev, sizeof(ev), 0))
+		count(CNT_LOST_EVENTS);
 	return 0;
 }
 

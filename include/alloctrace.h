@@ -132,16 +132,28 @@ struct stack_trace {
 	__u64 ips[MAX_STACK_DEPTH];
 };
 
-/* A big allocation, sent through the ring buffer as it happens. */
+/* What the ring buffer carries; every event starts with its type. */
+enum event_type {
+	EVENT_BIG_ALLOC = 1,
+	EVENT_OOM_VICTIM,	/* the kernel's OOM killer chose the target */
+};
+
+/* A big allocation, sent as it happens. */
 struct big_alloc_event {
+	__u32 type;
+	__u32 tgid;
 	__u64 time_ns;
 	__u64 size;
 	__u64 addr;
-	__u32 tgid;
 	__u32 tid;
 	__u32 func;
-	__u32 pad;
 	struct stack_trace stack;
+};
+
+struct oom_event {
+	__u32 type;
+	__u32 tgid;
+	__u64 time_ns;
 };
 
 #endif /* ALLOCTRACE_H */

@@ -132,6 +132,8 @@ static void text_exit(FILE *f, const struct target_exit *e)
 		fputs(" exited", f);
 	if (name)
 		fprintf(f, " (SIG%s)", name);
+	if (e->oom_killed)
+		fputs(" from the kernel's OOM killer", f);
 }
 
 /* Why a counter makes the numbers incomplete; NULL for the plain counts. */
@@ -483,6 +485,7 @@ static void json_report_end(FILE *f, const struct report *r)
 		json_int(f, r->exit.status, r->exit.status >= 0);
 		fputs(",\"signal\":", f);
 		json_int(f, r->exit.signal, r->exit.signal > 0);
+		fprintf(f, ",\"oom_killed\":%s", json_bool(r->exit.oom_killed));
 		fputc('}', f);
 	}
 	fputc('}', f);

@@ -53,6 +53,7 @@ struct target_exit {
 	bool exited;		/* the target is gone */
 	int status;		/* exit status, or -1 if unknown or killed */
 	int signal;		/* killing signal, or 0 */
+	bool oom_killed;	/* the kernel's OOM killer chose it */
 };
 
 struct report {

@@ -49,6 +49,7 @@ struct session {
 	int write_err;
 	bool done;
 	bool failed;		/* tracing stopped on an error: exit 1 */
+	bool oom_killed;
 };
 
 static double clock_seconds(clockid_t clock)
@@ -89,6 +90,14 @@ static void note_write_error(struct session *s, int err)
 	/* A reader that went away (| head) is no error of ours to report. */
 	if (err != -EPIPE)
 		pr_err("cannot write the report: %s", strerror(-err));
+}
+
+static void on_oom(void *ctx, const struct oom_event *ev)
+{
+	struct session *s = ctx;
+
+	s->oom_killed = true;
+	pr_info("the kernel's OOM killer chose pid %u: its final report follows", ev->tgid);
 }
 
 static void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
@@ -376,6 +385,7 @@ static int session__report(struct session *s, bool final)
 	size_t room;
 	int err;
 
+	r.exit.oom_killed = s->oom_killed;
 	err = collect(s, r.time);
 	if (err)
 		return err;
@@ -452,6 +462,7 @@ static int open_tracer(struct session *s)
 		.stack_depth = s->opts->stack_depth,
 		.sample_rate = s->opts->sample,
 		.on_big_alloc = on_big_alloc,
+		.on_oom = on_oom,
 		.ctx = s,
 	};
 

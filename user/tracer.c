@@ -35,6 +35,8 @@ struct tracer {
 	int nr_cpus;
 	uint64_t *percpu;	/* room for one per-CPU counter value */
 	big_alloc_fn on_big_alloc;
+	oom_fn on_oom;
+	struct bpf_link *oom_link;
 	void *ctx;
 };
 
@@ -98,8 +100,11 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	if (t->multi) {
 		struct bpf_program *prog;
 
-		bpf_object__for_each_program(prog, skel->obj)
-			bpf_program__set_expected_attach_type(prog, UPROBE_MULTI_ATTACH_TYPE);
+		bpf_object__for_each_program(prog, skel->obj) {
+			if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)
+				bpf_program__set_expected_attach_type(prog,
+								      UPROBE_MULTI_ATTACH_TYPE);
+		}
 	}
 	/* Stacks take only the room the chosen depth needs. */
 	return bpf_map__set_value_size(skel->maps.stacks,
@@ -110,10 +115,22 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
+	__u32 type = size >= sizeof(type) ? *(__u32 *)data : 0;
 
-	if (size >= sizeof(struct big_alloc_event) && t->on_big_alloc)
+	if (type == EVENT_BIG_ALLOC && size >= sizeof(struct big_alloc_event) && t->on_big_alloc)
 		t->on_big_alloc(t->ctx, data);
+	else if (type == EVENT_OOM_VICTIM && size >= sizeof(struct oom_event) && t->on_oom)
+		t->on_oom(t->ctx, data);
 	return 0;
+}
+
+/* Without the tracepoint (an old kernel) only the OOM mark is missing. */
+static void attach_oom(struct tracer *t)
+{
+	t->oom_link = bpf_program__attach_raw_tracepoint(t->skel->progs.oom_victim,
+							  "mark_victim");
+	if (!t->oom_link)
+		pr_debug("no OOM-victim tracepoint: %s", strerror(errno));
 }
 
 /*
@@ -178,6 +195,7 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t->pid = opts->pid;
 	t->stack_depth = opts->stack_depth ? opts->stack_depth : DEFAULT_STACK_DEPTH;
 	t->on_big_alloc = opts->on_big_alloc;
+	t->on_oom = opts->on_oom;
 	t->ctx = opts->ctx;
 	t->nr_cpus = libbpf_num_possible_cpus();
 	t->multi = uprobe_multi__supported();
@@ -192,6 +210,7 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 		errno = -err;
 		return NULL;
 	}
+	attach_oom(t);
 	return t;
 }
 
@@ -236,6 +255,7 @@ void tracer__free(struct tracer *t)
 	if (!t)
 		return;
 	detach_all(t);
+	bpf_link__destroy(t->oom_link);
 	ring_buffer__free(t->events);
 	alloctrace_bpf__destroy(t->skel);
 	free(t->percpu);

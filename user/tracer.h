@@ -14,6 +14,7 @@
 struct tracer;
 
 typedef void (*big_alloc_fn)(void *ctx, const struct big_alloc_event *ev);
+typedef void (*oom_fn)(void *ctx, const struct oom_event *ev);
 
 struct tracer_opts {
 	size_t sz;		/* sizeof(struct tracer_opts), so the struct can grow */
@@ -22,6 +23,7 @@ struct tracer_opts {
 	unsigned int stack_depth;
 	uint64_t sample_rate;	/* 0 = record every allocation */
 	big_alloc_fn on_big_alloc;
+	oom_fn on_oom;		/* the OOM killer chose the target */
 	void *ctx;
 };
 

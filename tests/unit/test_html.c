@@ -228,7 +228,7 @@ static void test_page_carries_the_numbers(void **state)
 			      "\"frames\":[{\"addr\":\"0x555555555189\","
 			      "\"module\":\"/usr/bin/leaky\",\"offset\":\"0x1189\","
 			      "\"function\":\"leak_a\",\"file\":\"leak.c\",\"line\":42,");
-	assert_contains(blob, "\"exit\":{\"status\":0,\"signal\":null}");
+	assert_contains(blob, "\"exit\":{\"status\":0,\"signal\":null,\"oom_killed\":false}");
 	/* Only the last report's stacks: the first one's 4096 is gone. */
 	assert_int_equal(count(blob, "\"type\":\"report\""), 1);
 	assert_null(strstr(blob, "\"outstanding_bytes\":4096,\"outstanding_allocs\":4,\"allocs\":5"));

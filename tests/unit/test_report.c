@@ -181,7 +181,7 @@ static void test_json_final_exit_status(void **state UNUSED)
 	};
 
 	assert_renders(FORMAT_JSON, &r, NULL,
-		       LOSSY_JSON_HEAD ",\"exit\":{\"status\":0,\"signal\":null}}\n");
+		       LOSSY_JSON_HEAD ",\"exit\":{\"status\":0,\"signal\":null,\"oom_killed\":false}}\n");
 }
 
 static void test_json_final_exit_signal(void **state UNUSED)
@@ -192,11 +192,12 @@ static void test_json_final_exit_signal(void **state UNUSED)
 		.pid = 1234,
 		.comm = "a\"b\\c\nd\x01\xff",
 		.totals = &lossy_totals,
-		.exit = { .exited = true, .status = -1, .signal = 9 },
+		.exit = { .exited = true, .status = -1, .signal = 9, .oom_killed = true },
 	};
 
 	assert_renders(FORMAT_JSON, &r, NULL,
-		       LOSSY_JSON_HEAD ",\"exit\":{\"status\":null,\"signal\":9}}\n");
+		       LOSSY_JSON_HEAD ",\"exit\":{\"status\":null,\"signal\":9,"
+				       "\"oom_killed\":true}}\n");
 }
 
 static void test_json_final_still_running(void **state UNUSED)
