@@ -61,7 +61,7 @@ expect_true "page needs no network" "$(grep -Eo '(src|href)="?https?:[^ >]*' "$P
 r=$(jq -c '.report' "$TMP/blob.json")
 expect_eq "final report" true "$(report_get "$r" .final)"
 expect_eq "comm" '"leaky"' "$(report_get "$r" .comm)"
-expect_eq "exit" '{"status":0,"signal":null}' "$(report_get "$r" .exit)"
+expect_eq "exit" '{"status":0,"signal":null,"oom_killed":false}' "$(report_get "$r" .exit)"
 # One second at 50 ticks: 50 requests remembered, 5 pages cached.
 expect_leak "$r" load_config 1000 1 1
 expect_leak "$r" remember_request 3200 50 50
