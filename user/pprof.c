@@ -14,6 +14,7 @@
 #include <zlib.h>
 #include "exporters.h"
 #include "protobuf.h"
+#include "util.h"
 
 /* Field numbers of profile.proto. */
 enum {
@@ -138,29 +139,6 @@ static void pprof_free(void *state)
 		return;
 	pb_buf__release(&p->profile);
 	free(p);
-}
-
-/* Room for one more of @nr elements in @arr; NULL (and @arr kept) if none. */
-static void *array__grow(void *arr, size_t *cap, size_t nr, size_t size)
-{
-	size_t new_cap;
-
-	if (nr < *cap)
-		return arr;
-	new_cap = *cap ? *cap * 2 : 64;
-	arr = reallocarray(arr, new_cap, size);
-	if (arr)
-		*cap = new_cap;
-	return arr;
-}
-
-static size_t hash_str(const char *str)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *str; str++)
-		h = (h ^ (unsigned char)*str) * 0x100000001b3ULL;
-	return (size_t)(h ^ h >> 32);
 }
 
 static size_t hash_pair(uint64_t a, uint64_t b)

@@ -15,6 +15,7 @@
 #include "demangle.h"
 #include "procmaps.h"
 #include "symbolize.h"
+#include "util.h"
 
 /* Deeper inline chains lose their outermost inlined calls. */
 #define MAX_FRAMES 32
@@ -125,29 +126,6 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
-
-/* Room for one more of @nr elements in @arr; NULL (and @arr kept) if none. */
-static void *array__grow(void *arr, size_t *cap, size_t nr, size_t size)
-{
-	size_t new_cap;
-
-	if (nr < *cap)
-		return arr;
-	new_cap = *cap ? *cap * 2 : 16;
-	arr = reallocarray(arr, new_cap, size);
-	if (arr)
-		*cap = new_cap;
-	return arr;
-}
-
-static size_t hash_str(const char *str)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *str; str++)
-		h = (h ^ (unsigned char)*str) * 0x100000001b3ULL;
-	return (size_t)(h ^ h >> 32);
-}
 
 static size_t hash_addr(uint64_t addr)
 {

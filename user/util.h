@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_UTIL_H
+#define ALLOCTRACE_UTIL_H
+
+#include <stddef.h>
+
+/*
+ * Room for one more of @nr elements of @size in @arr, doubling *@cap as
+ * needed. Returns the (maybe moved) array, or NULL with @arr untouched.
+ */
+void *array__grow(void *arr, size_t *cap, size_t nr, size_t size);
+
+/* FNV-1a of a string, folded to size_t: for the string tables' buckets. */
+size_t hash_str(const char *str);
+
+#endif
