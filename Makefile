@@ -73,7 +73,8 @@ tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS)
 deps:
 	./scripts/deps.sh
 
-check: tests
+# The sanitizer builds and fuzzers run from tests/integration/test_hardening.sh.
+check: tests fuzz-build unit-asan
 	./tests/run.sh
 
 demo: $(TOOL) $(BUILD)/workloads/leaky
@@ -91,3 +92,4 @@ clean:
 
 include tests/workloads/allocators.mk
 include bench/bench.mk
+include fuzz/fuzz.mk

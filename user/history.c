@@ -140,7 +140,9 @@ int history__update(struct history *h, struct profile *p, double time)
 	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
 		st = profile__stack(p, i);
 		/* Only the first nr_before series are sorted; stack ids are unique. */
-		s = bsearch(&st->stack_id, h->series, nr_before, sizeof(*s), series__cmp);
+		s = nr_before ? bsearch(&st->stack_id, h->series, nr_before, sizeof(*s),
+					series__cmp)
+			      : NULL;
 		if (!s)
 			s = add_series(h, st->stack_id);
 		if (!s)
@@ -157,7 +159,8 @@ int history__update(struct history *h, struct profile *p, double time)
 		s->seen = h->reports;
 		st->trend = series__trend(s);
 	}
-	qsort(h->series, h->nr, sizeof(*h->series), series_by_id);
+	if (h->nr)
+		qsort(h->series, h->nr, sizeof(*h->series), series_by_id);
 	update_peak(h, p, time);
 	return 0;
 }

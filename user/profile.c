@@ -387,10 +387,12 @@ static int thread_stack__cmp(const void *a, const void *b)
 
 int profile__end_blocks(struct profile *p)
 {
+	/* Every thread here holds a stack; an empty set may have no array at all. */
 	for (size_t i = 0; i < p->nr_threads; i++)
 		qsort(p->threads[i].stacks, p->threads[i].nr_stacks, sizeof(struct thread_stack),
 		      thread_stack__cmp);
-	qsort(p->threads, p->nr_threads, sizeof(*p->threads), thread__cmp);
+	if (p->nr_threads)
+		qsort(p->threads, p->nr_threads, sizeof(*p->threads), thread__cmp);
 	/* Positions moved: the (tid, stack) index no longer holds. */
 	idmap__clear(&p->thread_index);
 	idmap__clear(&p->thread_stack_index);
