@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Hardening builds, included from the top Makefile (after CORE_SRCS is set):
+#
+#   fuzz-build  libFuzzer targets (ASan + UBSan) and their seed corpora in
+#               build/fuzz/; tests/integration/test_hardening.sh runs them
+#               for FUZZ_SECONDS each.
+#   fuzz-smoke  run each fuzzer FUZZ_SECONDS (default 10) on a copy of its seeds.
+#   fuzz-long   the same for FUZZ_SECONDS=600 each, in parallel (FUZZ_JOBS),
+#               on a corpus kept in build/fuzz/long-corpus/ between runs.
+#   unit-asan   the cmocka unit tests built with ASan + UBSan into build/asan/.
+#
+# Needs clang with libFuzzer (libclang-rt-14-dev on Debian 12). Names are
+# prefixed FUZZ_/ASAN_ so that nothing here changes the main build.
+
+FUZZ_B := $(or $(BUILD),build)
+FUZZ_OUT := $(FUZZ_B)/fuzz
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 10
+FUZZ_JOBS ?= 2
+FUZZ_INC := -D_GNU_SOURCE -std=gnu11 -Iinclude -Iuser -I$(FUZZ_B)
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	       -fno-omit-frame-pointer $(FUZZ_INC)
+FUZZ_NAMES := procmaps options elf
+FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
+FUZZ_SEEDS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/corpus/%/.stamp)
+
+# The user/ sources each target links: only what the parser needs.
+FUZZ_SRCS_procmaps := procmaps.c
+FUZZ_SRCS_options := options.c allocator.c elfsym.c linkmap.c procmaps.c log.c
+FUZZ_SRCS_elf := elfsym.c
+FUZZ_LIBS_options := -lelf
+FUZZ_LIBS_elf := -lelf
+
+ASAN_OUT := $(FUZZ_B)/asan
+ASAN_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	       -fno-omit-frame-pointer $(FUZZ_INC)
+ASAN_LDLIBS := -lcmocka -lelf -ldw -lz -lstdc++ -lm
+ASAN_OBJS := $(CORE_SRCS:%.c=$(ASAN_OUT)/obj/%.o)
+ASAN_TESTS := $(patsubst tests/unit/%.c,$(ASAN_OUT)/%,$(wildcard tests/unit/test_*.c))
+
+# Included before the first rule or after it, this must not change the
+# default goal.
+FUZZ_SAVED_GOAL := $(.DEFAULT_GOAL)
+
+.PHONY: fuzz-build fuzz-smoke fuzz-long unit-asan
+fuzz-build: $(FUZZ_BINS) $(FUZZ_SEEDS)
+
+$(FUZZ_OUT) $(ASAN_OUT)/obj:
+	mkdir -p $@
+
+# FUZZ_TARGET NAME: the fuzzer and, for text seeds kept in fuzz/corpus/NAME/,
+# its seed corpus.
+define FUZZ_TARGET
+$(FUZZ_OUT)/fuzz_$(1): fuzz/fuzz_$(1).c $(addprefix user/,$(FUZZ_SRCS_$(1))) \
+		$(wildcard user/*.h) include/alloctrace.h | $(FUZZ_OUT)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/fuzz_$(1).c $(addprefix user/,$(FUZZ_SRCS_$(1))) \
+		-o $$@ $(FUZZ_LIBS_$(1))
+
+ifneq ($(wildcard fuzz/corpus/$(1)/*),)
+$(FUZZ_OUT)/corpus/$(1)/.stamp: $(wildcard fuzz/corpus/$(1)/*)
+	rm -rf $$(@D) && mkdir -p $$(@D)
+	cp fuzz/corpus/$(1)/* $$(@D)/
+	touch $$@
+endif
+endef
+$(foreach n,$(FUZZ_NAMES),$(eval $(call FUZZ_TARGET,$(n))))
+
+# The ELF seeds are built from a tiny C file: an object (64- and 32-bit), a
+# shared library, a PIE executable with PT_INTERP, and truncated copies.
+FUZZ_TINY := -O1 -fno-builtin -nostdlib -Wl,-z,noseparate-code -Wl,--build-id=none
+$(FUZZ_OUT)/corpus/elf/.stamp: fuzz/seeds/tiny.c
+	rm -rf $(@D) && mkdir -p $(@D)
+	$(FUZZ_CC) -O1 -fno-builtin -c $< -o $(@D)/tiny.o
+	$(FUZZ_CC) -m32 -O1 -fno-builtin -c $< -o $(@D)/tiny32.o
+	$(FUZZ_CC) $(FUZZ_TINY) -fPIC -shared $< -o $(@D)/tiny.so
+	$(FUZZ_CC) $(FUZZ_TINY) -fPIE -pie -Wl,-e,main $< -o $(@D)/tiny.exe
+	head -c 1024 $(@D)/tiny.so >$(@D)/tiny.so.trunc1024
+	head -c 64 $(@D)/tiny.exe >$(@D)/tiny.exe.trunc64
+	head -c 700 $(@D)/tiny.o >$(@D)/tiny.o.trunc700
+	touch $@
+
+# fuzz/run.sh prints one "ok - fuzz NAME: ..." or "not ok - ..." line each;
+# crashing inputs are kept in build/fuzz/artifacts/.
+fuzz-smoke: fuzz-build
+	rm -rf $(FUZZ_OUT)/smoke-corpus
+	./fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_OUT)/smoke-corpus 1
+
+# The corpus in build/fuzz/long-corpus/ grows from one run to the next.
+fuzz-long: FUZZ_SECONDS = 600
+fuzz-long: fuzz-build
+	./fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_OUT)/long-corpus $(FUZZ_JOBS)
+
+unit-asan: $(ASAN_TESTS)
+
+$(ASAN_OUT)/obj/%.o: user/%.c $(wildcard user/*.h) include/alloctrace.h | $(ASAN_OUT)/obj
+	$(FUZZ_CC) $(ASAN_CFLAGS) -c $< -o $@
+
+$(ASAN_OUT)/obj/html.o: $(FUZZ_B)/html_assets.h
+
+$(ASAN_OUT)/test_%: tests/unit/test_%.c $(ASAN_OBJS) | $(ASAN_OUT)/obj
+	$(FUZZ_CC) $(ASAN_CFLAGS) $^ -o $@ $(ASAN_LDLIBS)
+
+.DEFAULT_GOAL := $(FUZZ_SAVED_GOAL)
