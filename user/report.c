@@ -194,6 +194,12 @@ static void text_trend(FILE *f, const struct report_stack *s)
 {
 	if (!s->trend)
 		return;
+	/* Too few reports to name a trend: the growth alone says something. */
+	if (!strcmp(s->trend, "new")) {
+		if (s->growth_bytes > 0)
+			fprintf(f, ", +%s since the last report", text_size(s->growth_bytes).s);
+		return;
+	}
 	fprintf(f, ", %s", s->trend);
 	if (s->growth_bytes > 0)
 		fprintf(f, " +%s", text_size(s->growth_bytes).s);
