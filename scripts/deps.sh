@@ -8,7 +8,7 @@ set -eu
 # clang's sanitizer and libFuzzer runtimes, and the allocators the tests
 # trace: jemalloc, tcmalloc, mimalloc, musl.
 PACKAGES="make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev
+pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools"
 
 missing=""
@@ -18,9 +18,25 @@ for pkg in $PACKAGES; do
 	fi
 done
 
+# speedscope, to check that it opens alloctrace's pprof files: npm's
+# package, unpacked into build/ (it is test tooling, not shipped).
+SPEEDSCOPE=speedscope@1.25.0
+fetch_speedscope() {
+	dir=build/speedscope
+	[ -f "$dir/dist/release/index.html" ] && return 0
+	command -v npm >/dev/null || { echo "deps: npm is missing" >&2; return 1; }
+	tmp=$(mktemp -d)
+	(cd "$tmp" && npm pack --silent "$SPEEDSCOPE" >/dev/null) &&
+		mkdir -p "$dir" && tar xzf "$tmp"/speedscope-*.tgz -C "$dir" --strip-components=1
+	rc=$?
+	rm -rf "$tmp"
+	return $rc
+}
+
 if [ -z "$missing" ]; then
 	echo "deps: everything is installed"
-	exit 0
+	fetch_speedscope
+	exit
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -32,3 +48,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086 # the list is meant to split
 apt-get install -y -qq --no-install-recommends $missing
+fetch_speedscope

@@ -1,0 +1,60 @@
+#!/bin/bash
+# speedscope opens alloctrace's pprof file: its page, served on loopback
+# with the profile, reaches the profile view (its "Left Heavy" tab), which
+# it shows only after an import; an unreadable file never gets there.
+# speedscope comes from npm through `make deps` into build/speedscope.
+set -u
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+require_built "$WL/leaks"
+SS=$ROOT/build/speedscope/dist/release
+CHROME=$(command -v chromium || true)
+if [[ ! -f $SS/index.html || -z $CHROME ]]; then
+	fail "speedscope" "speedscope or chromium missing: run make deps"
+	finish
+fi
+
+run_tool pprof 60 --pprof "$TMP/leaks.pb.gz" -- "$WL/leaks"
+expect_eq "pprof: exit status" 0 "$RC"
+
+# A static server on loopback: speedscope fetches the profile by URL.
+cp "$TMP/leaks.pb.gz" "$SS/alloctrace-test.pb.gz"
+printf 'not a profile' >"$SS/alloctrace-bad.pb.gz"
+PORT=$((20000 + $$ % 20000))
+node -e '
+	const http = require("http"), fs = require("fs"), path = require("path");
+	const [root, port] = process.argv.slice(1);
+	http.createServer((req, res) => {
+		const file = path.join(root, decodeURIComponent(req.url.split(/[?#]/)[0]));
+		fs.readFile(file, (err, data) => {
+			res.writeHead(err ? 404 : 200);
+			res.end(err ? "" : data);
+		});
+	}).listen(+port, "127.0.0.1");
+	setTimeout(() => process.exit(0), 120000);
+' "$SS" "$PORT" &
+SERVER=$!
+trap 'kill "$SERVER" 2>/dev/null; rm -f "$SS"/alloctrace-*.pb.gz; cleanup' EXIT
+sleep 1
+
+# open NAME FILE: speedscope's DOM once it has had 5 s (virtual time).
+open_profile() {
+	timeout -k 5 20 "$CHROME" --headless=new --no-sandbox --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir="$(mktemp -d "$TMP/chrome.XXXXXX")" --virtual-time-budget=5000 \
+		--dump-dom "http://127.0.0.1:$PORT/index.html#profileURL=http://127.0.0.1:$PORT/$2&title=$1" \
+		>"$TMP/$1.dom" 2>/dev/null
+}
+
+open_profile leaks alloctrace-test.pb.gz
+expect_true "speedscope: profile view of the pprof file" "$(head -c 300 "$TMP/leaks.dom")" \
+	grep -q "Left Heavy" "$TMP/leaks.dom"
+expect_true "speedscope: titled by the profile" "$(head -c 300 "$TMP/leaks.dom")" \
+	grep -q "<title>leaks - speedscope</title>" "$TMP/leaks.dom"
+# The check can fail: a file speedscope cannot read never shows the view.
+open_profile bad alloctrace-bad.pb.gz
+expect_true "speedscope: no profile view for a bad file" "$(head -c 300 "$TMP/bad.dom")" \
+	test "$(grep -c "Left Heavy" "$TMP/bad.dom")" -eq 0
+
+finish
