@@ -90,7 +90,9 @@ fuzz-long: FUZZ_SECONDS = 600
 fuzz-long: fuzz-build
 	./fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_OUT)/long-corpus $(FUZZ_JOBS)
 
-unit-asan: $(ASAN_TESTS)
+# The objects named here too: otherwise make takes them for intermediate
+# files, deletes them, and rebuilds them all every time.
+unit-asan: $(ASAN_OBJS) $(ASAN_TESTS)
 
 $(ASAN_OUT)/obj/%.o: user/%.c $(wildcard user/*.h) include/alloctrace.h | $(ASAN_OUT)/obj
 	$(FUZZ_CC) $(ASAN_CFLAGS) -c $< -o $@

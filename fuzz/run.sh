@@ -5,7 +5,8 @@
 # Prints one line per target, in order: "ok - fuzz NAME: N runs in S s
 # (R/s), no crash" or "not ok - fuzz NAME: ..." followed by the start of its
 # report as "# " lines. Crashing inputs go to build/fuzz/artifacts/, logs to
-# build/fuzz/logs/NAME.log. Exits non-zero when any target failed.
+# CORPUS_ROOT/NAME.log (each run has its own: several may run at once).
+# Exits non-zero when any target failed.
 set -u
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,13 +27,13 @@ export LSAN_OPTIONS=suppressions=$ROOT/fuzz/lsan.supp:print_suppressions=0
 # run_one NAME: writes its result line(s) to CORPUS_ROOT/NAME.result.
 run_one() {
 	local name=$1 bin=$OUT/fuzz_$1 seeds=$OUT/corpus/$1 dir=$CORPUS/$1
-	local log=$OUT/logs/$1.log rc=0 runs secs speed art dict=()
+	local log=$CORPUS/$1.log rc=0 runs secs speed art dict=()
 
 	if [[ ! -x "$bin" || ! -d "$seeds" ]]; then
 		echo "not ok - fuzz $name: $bin or its seeds not built (run make fuzz-build)"
 		return 1
 	fi
-	mkdir -p "$dir" "$OUT/artifacts" "$OUT/logs"
+	mkdir -p "$dir" "$OUT/artifacts"
 	cp -n "$seeds"/* "$dir"/
 	[[ -f "$ROOT/fuzz/$name.dict" ]] && dict=(-dict="$ROOT/fuzz/$name.dict")
 	timeout -k 10 $((SECS + 120)) "$bin" -max_total_time="$SECS" -timeout=10 \

@@ -179,11 +179,27 @@ static int parse_seconds(const char *s, double min, double *out)
 	return 0;
 }
 
+/*
+ * glibc's regcomp() doubles its memory with every stacked repetition
+ * ("a++++..."): bound what a name filter may ask before compiling it.
+ */
+#define MAX_REGEX_LEN 256
+#define MAX_REGEX_REPEATS 16
+
 static int check_regex(const char *opt, const char *re)
 {
+	int repeats = 0, err;
 	regex_t compiled;
-	int err = regcomp(&compiled, re, REG_EXTENDED | REG_NOSUB);
 	char msg[128];
+
+	for (const char *c = re; *c; c++)
+		repeats += !!strchr("*+?{", *c);
+	if (strlen(re) > MAX_REGEX_LEN || repeats > MAX_REGEX_REPEATS) {
+		pr_err("invalid value for %s: a regular expression of at most %d characters and "
+		       "%d repetitions, please", opt, MAX_REGEX_LEN, MAX_REGEX_REPEATS);
+		return -EINVAL;
+	}
+	err = regcomp(&compiled, re, REG_EXTENDED | REG_NOSUB);
 
 	if (!err) {
 		regfree(&compiled);

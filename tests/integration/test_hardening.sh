@@ -44,11 +44,15 @@ done
 ((have_unit)) || fail "asan" "no tests/unit/test_*.c"
 
 # fuzz/run.sh prints the "ok - fuzz NAME" / "not ok - fuzz NAME" lines,
-# including for a fuzzer that is not built.
+# including for a fuzzer that is not built. Crashing inputs stay in
+# build/fuzz/artifacts/; the logs of a failed run are kept in build/fuzz/logs/.
 if [[ ! -x "$ROOT/fuzz/run.sh" ]]; then
 	fail "fuzz" "fuzz/run.sh is missing"
 elif ! "$ROOT/fuzz/run.sh" "$FUZZ_SECONDS" "$TMP/corpus" 2; then
 	FAILS=$((FAILS + 1))
+	mkdir -p "$ROOT/build/fuzz/logs" &&
+		cp "$TMP"/corpus/*.log "$ROOT/build/fuzz/logs/" 2>/dev/null
+	echo "# fuzz logs: $ROOT/build/fuzz/logs/"
 fi
 
 finish
