@@ -99,7 +99,7 @@ $(ASAN_OUT)/obj/%.o: user/%.c $(wildcard user/*.h) include/alloctrace.h | $(ASAN
 
 $(ASAN_OUT)/obj/html.o: $(FUZZ_B)/html_assets.h
 
-$(ASAN_OUT)/test_%: tests/unit/test_%.c $(ASAN_OBJS) | $(ASAN_OUT)/obj
-	$(FUZZ_CC) $(ASAN_CFLAGS) $^ -o $@ $(ASAN_LDLIBS)
+$(ASAN_OUT)/test_%: tests/unit/test_%.c tests/unit/fixtures.h $(ASAN_OBJS) | $(ASAN_OUT)/obj
+	$(FUZZ_CC) $(ASAN_CFLAGS) $(filter %.c %.o,$^) -o $@ $(ASAN_LDLIBS)
 
 .DEFAULT_GOAL := $(FUZZ_SAVED_GOAL)

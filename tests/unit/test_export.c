@@ -12,9 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "export.h"
+#include "fixtures.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define UNUSED	      __attribute__((unused))
 
 static const struct frame_info frames[] = {
 	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
@@ -24,8 +23,10 @@ static const struct frame_info frames[] = {
 };
 
 static const struct report_stack stacks[] = {
-	{ .stack_id = 1, .outstanding_bytes = 2400, .outstanding_allocs = 100, .allocs = 100, .alloc_bytes = 2400, .nr_frames = ARRAY_SIZE(frames), .frames = frames },
-	{ .stack_id = 2, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
+	{ .stack_id = 1, .outstanding_bytes = 2400, .outstanding_allocs = 100, .allocs = 100,
+	  .alloc_bytes = 2400, .nr_frames = ARRAY_SIZE(frames), .frames = frames },
+	{ .stack_id = 2, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1,
+	  .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
 };
 
 static const struct profile_totals totals = { .outstanding_bytes = 2500 };

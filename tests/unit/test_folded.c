@@ -7,35 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exporters.h"
+#include "fixtures.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define UNUSED	      __attribute__((unused))
-
-/* leak_a called by helper, inlined into main at one return address. */
-static const struct frame_info frames_a[] = {
-	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
-	  .function = "leak_a", .function_offset = 0x1d, .file = "leak.c", .line = 42 },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80 },
-};
-
-/* Another stack id with the same functions: another call site in leak_a. */
-static const struct frame_info frames_a2[] = {
-	{ .addr = 0x5555555551f0, .module = "/usr/bin/leaky", .offset = 0x11f0,
-	  .function = "leak_a", .function_offset = 0x84, .file = "leak.c", .line = 44 },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80 },
-};
-
-/* No name in libc; a caller in no mapping. */
-static const struct frame_info frames_b[] = {
-	{ .addr = 0x7f0012345678, .module = "/lib/x86_64-linux-gnu/libc.so.6", .offset = 0x27678 },
-	{ .addr = 0x7f00deadbeef },
-};
 
 /* Names that would break the format: ';' between frames, '\n' between lines. */
 static const struct frame_info frames_odd[] = {
@@ -45,27 +18,24 @@ static const struct frame_info frames_odd[] = {
 };
 
 static const struct report_stack stacks[] = {
-	{ .stack_id = 1, .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10, .alloc_bytes = 2097152, .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
-	{ .stack_id = 2, .outstanding_bytes = 4096, .outstanding_allocs = 2, .allocs = 5, .alloc_bytes = 10240, .nr_frames = ARRAY_SIZE(frames_a2), .frames = frames_a2 },
-	{ .stack_id = 3, .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3, .alloc_bytes = 4608, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
-	{ .stack_id = 4, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
-	{ .stack_id = 5, .outstanding_bytes = 7, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 7, .nr_frames = ARRAY_SIZE(frames_odd), .frames = frames_odd },
+	{ .stack_id = 1, .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10,
+	  .alloc_bytes = 2097152, .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
+	{ .stack_id = 2, .outstanding_bytes = 4096, .outstanding_allocs = 2, .allocs = 5,
+	  .alloc_bytes = 10240, .nr_frames = ARRAY_SIZE(frames_a2), .frames = frames_a2 },
+	{ .stack_id = 3, .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3,
+	  .alloc_bytes = 4608, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
+	{ .stack_id = 4, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1,
+	  .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
+	{ .stack_id = 5, .outstanding_bytes = 7, .outstanding_allocs = 1, .allocs = 1,
+	  .alloc_bytes = 7, .nr_frames = ARRAY_SIZE(frames_odd), .frames = frames_odd },
 	/* Holding nothing: left out. */
-	{ .stack_id = 6, .outstanding_bytes = 0, .outstanding_allocs = 0, .allocs = 4, .alloc_bytes = 64, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
+	{ .stack_id = 6, .outstanding_bytes = 0, .outstanding_allocs = 0, .allocs = 4,
+	  .alloc_bytes = 64, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
 };
 
 static const struct profile_totals totals = { .outstanding_bytes = 1053716 };
 
-static const struct report final_report = {
-	.final = true,
-	.time = 1700000000.25,
-	.pid = 1234,
-	.comm = "leaky",
-	.totals = &totals,
-	.nr_stacks = ARRAY_SIZE(stacks),
-	.nr_holding = ARRAY_SIZE(stacks),
-	.stacks = stacks,
-};
+static const struct report final_report = FINAL_REPORT(stacks, &totals);
 
 /* What the exporter writes after seeing @reports; free() it. */
 static char *render(void *state, const struct report *reports, size_t nr)
@@ -140,8 +110,10 @@ static void test_line_order(void **state UNUSED)
 	static const struct frame_info f1[] = { { .addr = 1, .function = "f" } };
 	static const struct frame_info f2[] = { { .addr = 2, .function = "f 1" } };
 	static const struct report_stack s[] = {
-		{ .stack_id = 1, .outstanding_bytes = 2, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 2, .nr_frames = 1, .frames = f1 },
-		{ .stack_id = 2, .outstanding_bytes = 5, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 5, .nr_frames = 1, .frames = f2 },
+		{ .stack_id = 1, .outstanding_bytes = 2, .outstanding_allocs = 1, .allocs = 1,
+		  .alloc_bytes = 2, .nr_frames = 1, .frames = f1 },
+		{ .stack_id = 2, .outstanding_bytes = 5, .outstanding_allocs = 1, .allocs = 1,
+		  .alloc_bytes = 5, .nr_frames = 1, .frames = f2 },
 	};
 	struct report r = final_report;
 

@@ -11,9 +11,8 @@
 #include <zlib.h>
 #include "exporters.h"
 #include "protobuf.h"
+#include "fixtures.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define UNUSED	      __attribute__((unused))
 
 /* --- the encoder, byte for byte ------------------------------------------ */
 
@@ -399,57 +398,22 @@ static const char *str(const struct dec_profile *p, uint64_t idx)
 
 /* --- profiles --------------------------------------------------------------- */
 
-#define LEAKY_ID "0123456789abcdef0123456789abcdef01234567"
-
-static const struct frame_info frames_a[] = {
-	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
-	  .function = "leak_a", .function_offset = 0x1d, .file = "leak.c", .line = 42,
-	  .build_id = LEAKY_ID },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true,
-	  .build_id = LEAKY_ID },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80,
-	  .build_id = LEAKY_ID },
-};
-
-static const struct frame_info frames_a2[] = {
-	{ .addr = 0x5555555551f0, .module = "/usr/bin/leaky", .offset = 0x11f0,
-	  .function = "leak_a", .function_offset = 0x84, .file = "leak.c", .line = 44,
-	  .build_id = LEAKY_ID },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true,
-	  .build_id = LEAKY_ID },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80,
-	  .build_id = LEAKY_ID },
-};
-
-static const struct frame_info frames_b[] = {
-	{ .addr = 0x7f0012345678, .module = "/lib/x86_64-linux-gnu/libc.so.6", .offset = 0x27678 },
-	{ .addr = 0x7f00deadbeef },
-};
-
 static const struct report_stack stacks[] = {
-	{ .stack_id = 1, .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10, .alloc_bytes = 2097152, .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
-	{ .stack_id = 2, .outstanding_bytes = 4096, .outstanding_allocs = 2, .allocs = 5, .alloc_bytes = 10240, .nr_frames = ARRAY_SIZE(frames_a2), .frames = frames_a2 },
-	{ .stack_id = 3, .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3, .alloc_bytes = 4608, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
-	{ .stack_id = 4, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1, .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
-	{ .stack_id = 5, .outstanding_bytes = 0, .outstanding_allocs = 0, .allocs = 4, .alloc_bytes = 64, .nr_frames = 1, .frames = frames_b },
+	{ .stack_id = 1, .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10,
+	  .alloc_bytes = 2097152, .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
+	{ .stack_id = 2, .outstanding_bytes = 4096, .outstanding_allocs = 2, .allocs = 5,
+	  .alloc_bytes = 10240, .nr_frames = ARRAY_SIZE(frames_a2), .frames = frames_a2 },
+	{ .stack_id = 3, .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3,
+	  .alloc_bytes = 4608, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
+	{ .stack_id = 4, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1,
+	  .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
+	{ .stack_id = 5, .outstanding_bytes = 0, .outstanding_allocs = 0, .allocs = 4,
+	  .alloc_bytes = 64, .nr_frames = 1, .frames = frames_b },
 };
 
 static const struct profile_totals totals = { .outstanding_bytes = 1054308 };
 
-static const struct report final_report = {
-	.final = true,
-	.time = 1700000000.25,
-	.pid = 1234,
-	.comm = "leaky",
-	.totals = &totals,
-	.nr_stacks = ARRAY_SIZE(stacks),
-	.nr_holding = ARRAY_SIZE(stacks),
-	.stacks = stacks,
-};
+static const struct report final_report = FINAL_REPORT(stacks, &totals);
 
 static void assert_header(const struct dec_profile *p)
 {
