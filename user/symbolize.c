@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "demangle.h"
+#include "objfile.h"
 #include "procmaps.h"
 #include "symbolize.h"
 #include "util.h"
@@ -767,66 +768,6 @@ static int symbolizer__lookup(struct symbolizer *s, uint64_t addr, struct frame_
 	return nr;
 }
 
-static int object__open_path(pid_t pid, const struct mapping *map)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	/* Works for deleted files and for other mount namespaces. */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 map->start, map->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	/* Another file may now have the name of a deleted one. */
-	if (fd >= 0 || map->deleted)
-		return fd;
-	if (snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, map->path) <
-	    (int)sizeof(path))
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(map->path, O_RDONLY | O_CLOEXEC);
-	return fd;
-}
-
-static int object__open(pid_t pid, const struct mapping *map)
-{
-	struct stat st;
-	int fd;
-
-	fd = object__open_path(pid, map);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -ENOEXEC;
-	}
-	return fd;
-}
-
-/*
- * The load bias from the segment that @map (the object's lowest mapping)
- * maps, rather than from the first segment: the lowest mapping need not
- * be the first segment, and ELF addresses need not start at 0.
- */
-static int elf__load_bias(Elf *elf, const struct mapping *map, uint64_t *bias)
-{
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	GElf_Phdr ph;
-	size_t i, nr;
-
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nr))
-		return -ENOEXEC;
-	for (i = 0; i < nr; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (map->pgoff < (ph.p_offset & ~(page - 1)) ||
-		    map->pgoff >= ph.p_offset + ph.p_filesz)
-			continue;
-		*bias = map->start - (map->pgoff + ph.p_vaddr - ph.p_offset);
-		return 0;
-	}
-	return -ENOEXEC;
-}
-
 static int object__load_bias(int fd, const struct mapping *map, uint64_t *bias)
 {
 	Elf *elf;
@@ -847,7 +788,7 @@ static Dwfl_Module *object__report(Dwfl *dwfl, pid_t pid, const struct mapping *
 	Dwfl_Module *mod;
 	int fd;
 
-	fd = object__open(pid, map);
+	fd = mapping__open(pid, map);
 	if (fd < 0)
 		return NULL;
 	if (object__load_bias(fd, map, bias)) {
