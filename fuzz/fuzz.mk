@@ -20,7 +20,7 @@ FUZZ_JOBS ?= 2
 FUZZ_INC := -D_GNU_SOURCE -std=gnu11 -Iinclude -Iuser -I$(FUZZ_B)
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	       -fno-omit-frame-pointer $(FUZZ_INC)
-FUZZ_NAMES := procmaps options elf
+FUZZ_NAMES := procmaps options elf cfi
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
 FUZZ_SEEDS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/corpus/%/.stamp)
 
@@ -29,7 +29,9 @@ FUZZ_SRCS_procmaps := procmaps.c
 FUZZ_SRCS_options := options.c allocator.c elfsym.c linkmap.c procmaps.c log.c
 FUZZ_SRCS_elf := elfsym.c
 FUZZ_LIBS_options := -lelf
+FUZZ_SRCS_cfi := cfi.c util.c
 FUZZ_LIBS_elf := -lelf
+FUZZ_LIBS_cfi := -lelf -ldw
 
 ASAN_OUT := $(FUZZ_B)/asan
 ASAN_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
@@ -79,6 +81,14 @@ $(FUZZ_OUT)/corpus/elf/.stamp: fuzz/seeds/tiny.c
 	head -c 700 $(@D)/tiny.o >$(@D)/tiny.o.trunc700
 	touch $@
 
+# The CFI seeds: objects with .eh_frame_hdr, one with every rule test_cfi
+# knows, and copies cut inside their unwind sections.
+$(FUZZ_OUT)/corpus/cfi/.stamp: $(FUZZ_OUT)/corpus/elf/.stamp $(FUZZ_B)/tests/cfi_fixture.so
+	rm -rf $(@D) && mkdir -p $(@D)
+	cp $(FUZZ_OUT)/corpus/elf/tiny.so $(FUZZ_B)/tests/cfi_fixture.so $(@D)/
+	head -c 12300 $(@D)/cfi_fixture.so >$(@D)/cfi_fixture.so.trunc12300
+	touch $@
+
 # fuzz/run.sh prints one "ok - fuzz NAME: ..." or "not ok - ..." line each;
 # crashing inputs are kept in build/fuzz/artifacts/.
 fuzz-smoke: fuzz-build
@@ -98,6 +108,8 @@ $(ASAN_OUT)/obj/%.o: user/%.c $(wildcard user/*.h) include/alloctrace.h | $(ASAN
 	$(FUZZ_CC) $(ASAN_CFLAGS) -c $< -o $@
 
 $(ASAN_OUT)/obj/html.o: $(FUZZ_B)/html_assets.h
+
+$(ASAN_OUT)/test_cfi: $(ASAN_OUT)/cfi_fixture.so
 
 $(ASAN_OUT)/test_%: tests/unit/test_%.c tests/unit/fixtures.h $(ASAN_OBJS) | $(ASAN_OUT)/obj
 	$(FUZZ_CC) $(ASAN_CFLAGS) $(filter %.c %.o,$^) -o $@ $(ASAN_LDLIBS)

@@ -89,6 +89,8 @@ enum counter {
 	CNT_LOST_STACKS,	/* stack map full: allocation kept, stack not */
 	CNT_STACK_ERRORS,	/* the kernel could not walk the user stack */
 	CNT_LOST_EVENTS,	/* ring buffer full: a big-allocation alert lost */
+	CNT_STACKS_CUT,		/* a stack walk stopped before the outermost frame */
+	CNT_UNWIND_MISSES,	/* a frame in code the unwind tables did not cover yet */
 	CNT_MAX,
 };
 
@@ -121,6 +123,13 @@ struct stack_stats {
 	__u64 alloc_bytes;
 };
 
+/* What a stack walk says of the stack it returns (stack_trace.flags). */
+enum stack_flags {
+	STACK_CUT = 1 << 0,	/* stopped before the outermost frame */
+	STACK_TRUNCATED = 1 << 1,	/* stopped at the depth limit */
+	STACK_FP = 1 << 2,	/* some frames came from frame pointers, not CFI */
+};
+
 /*
  * Value of the stack map, keyed by a 64-bit hash of the frames. The map's
  * value size is cut to the configured depth at load time, so only the
@@ -128,14 +137,59 @@ struct stack_stats {
  */
 struct stack_trace {
 	__u32 nr;
-	__u32 pad;
+	__u32 flags;
 	__u64 ips[MAX_STACK_DEPTH];
+};
+
+/*
+ * CFI unwinding (x86-64). The loader turns each object's .eh_frame into
+ * rows, one per address range with its own rule, sorted by address, with
+ * an index of the row in effect at the start of each page of text; the
+ * BPF side finds a frame's row with two lookups and a short binary search.
+ */
+#define UNWIND_PAGE_SHIFT 12
+
+/* How to find the caller's frame (unwind_row.kind). */
+enum unwind_kind {
+	UNWIND_NONE,	/* no CFI here: frame pointers are all there is */
+	UNWIND_CFA_SP,	/* CFA = rsp + cfa_off */
+	UNWIND_CFA_FP,	/* CFA = rbp + cfa_off */
+	UNWIND_CFA_PLT,	/* a PLT stub: CFA = rsp + 8, or + 16 past its push */
+	UNWIND_END,	/* the outermost frame (_start, a thread's first) */
+};
+
+/* The return address is at CFA - 8; rbp, when saved, at CFA + 8 * rbp_off. */
+struct unwind_row {
+	__u32 pc;	/* from the table's base; the row holds until the next one */
+	__u8 kind;
+	__s8 rbp_off;	/* 0: rbp is not saved here, the caller's is the same */
+	__s16 cfa_off;	/* in units of 8 bytes */
+};
+
+/* An executable mapping of a traced process and the rows for its object. */
+struct unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 table_base;	/* the address unwind_row.pc counts from */
+	__u32 page_first;	/* its first entry in the page index */
+	__u32 nr_pages;		/* 0: no rows (JIT, vdso, no CFI): frame pointers */
+};
+
+#define UNWIND_MAX_MAPPINGS 256
+
+/* Per process: its executable mappings, sorted by start. */
+struct unwind_proc {
+	__u32 nr;
+	__u32 pad;
+	__u64 miss_ns;	/* when BPF last asked the loader for new tables */
+	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];
 };
 
 /* What the ring buffer carries; every event starts with its type. */
 enum event_type {
 	EVENT_BIG_ALLOC = 1,
 	EVENT_OOM_VICTIM,	/* the kernel's OOM killer chose the target */
+	EVENT_UNWIND_MISS,	/* a process ran code without unwind tables */
 };
 
 /* A big allocation, sent as it happens. */
@@ -154,6 +208,13 @@ struct oom_event {
 	__u32 type;
 	__u32 tgid;
 	__u64 time_ns;
+};
+
+/* @ip lies outside the mappings the loader gave @tgid's unwind tables for. */
+struct unwind_miss_event {
+	__u32 type;
+	__u32 tgid;
+	__u64 ip;
 };
 
 #endif /* ALLOCTRACE_H */

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The unwind rows built from cfi_fixture.S, whose call frame information
+ * is known line by line, and from objects that have none or bad ones.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cfi.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The fixture is built next to this test (see the Makefile). */
+static Elf *open_fixture(int *fd)
+{
+	char self[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	Elf *elf;
+
+	assert_true(n > 0);
+	self[n] = '\0';
+	snprintf(path, sizeof(path), "%s/cfi_fixture.so", dirname(self));
+	*fd = open(path, O_RDONLY);
+	assert_true(*fd >= 0);
+	elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	assert_non_null(elf);
+	return elf;
+}
+
+#define ROW(pc_, kind_, cfa_, rbp_)                                                          \
+	{ .pc = (pc_), .kind = UNWIND_##kind_, .cfa_off = (cfa_), .rbp_off = (rbp_) }
+
+static const struct unwind_row expected_rows[] = {
+	/* sp_frame: push, a 64 KiB frame, and back */
+	ROW(0x000, CFA_SP, 1, 0),
+	ROW(0x001, CFA_SP, 2, 0),
+	ROW(0x008, CFA_SP, 65552 / 8, 0),
+	ROW(0x00f, CFA_SP, 2, 0),
+	ROW(0x010, CFA_SP, 1, 0),
+	ROW(0x011, NONE, 0, 0),		/* padding until fp_frame */
+	/* fp_frame: rbp saved at CFA - 16, then the CFA based on rbp */
+	ROW(0x020, CFA_SP, 1, 0),
+	ROW(0x021, CFA_SP, 2, -2),
+	ROW(0x024, CFA_FP, 2, -2),
+	ROW(0x026, CFA_SP, 1, -2),
+	ROW(0x027, NONE, 0, 0),
+	/* odd_cfa: a CFA of rsp + 12 has no row the BPF side can apply */
+	ROW(0x030, CFA_SP, 1, 0),
+	ROW(0x031, NONE, 0, 0),
+	ROW(0x032, CFA_SP, 1, 0),
+	ROW(0x033, NONE, 0, 0),
+	/* outermost, a page further: the return address is undefined */
+	ROW(0x1000, END, 0, 0),
+	ROW(0x1002, NONE, 0, 0),
+};
+
+/* The fixture's table, built once for the tests that read it. */
+static int build_fixture(void **state)
+{
+	static struct cfi_table t;
+	int fd;
+	Elf *elf = open_fixture(&fd);
+
+	assert_int_equal(cfi_table__build(elf, &t), 0);
+	elf_end(elf);
+	close(fd);
+	*state = &t;
+	return 0;
+}
+
+static int release_fixture(void **state)
+{
+	cfi_table__release(*state);
+	return 0;
+}
+
+static void test_fixture_rows(void **state)
+{
+	const struct cfi_table *t = *state;
+
+	assert_int_equal(t->base, 0x1000);
+	assert_int_equal(t->nr_rows, ARRAY_SIZE(expected_rows));
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		assert_int_equal(t->rows[i].pc, expected_rows[i].pc);
+		assert_int_equal(t->rows[i].kind, expected_rows[i].kind);
+		assert_int_equal(t->rows[i].cfa_off, expected_rows[i].cfa_off);
+		assert_int_equal(t->rows[i].rbp_off, expected_rows[i].rbp_off);
+	}
+}
+
+/* Each page's entry is the row in effect at its first byte; one more bounds the last. */
+static void test_fixture_pages(void **state)
+{
+	const struct cfi_table *t = *state;
+
+	assert_int_equal(t->nr_pages, 2);
+	assert_int_equal(t->pages[0], 0);
+	assert_int_equal(t->pages[1], 15);	/* outermost's END row at 0x1000 */
+	assert_int_equal(t->pages[2], 16);
+}
+
+static void assert_build_fails(const void *image, size_t size, int err)
+{
+	struct cfi_table t;
+	Elf *elf = elf_memory((char *)image, size);
+
+	assert_non_null(elf);
+	assert_int_equal(cfi_table__build(elf, &t), err);
+	assert_null(t.rows);
+	assert_null(t.pages);
+	elf_end(elf);
+}
+
+/* Not an ELF file, a truncated one, and one cut inside .eh_frame_hdr. */
+static void test_bad_objects(void **state)
+{
+	static const char text[] = "not an object at all";
+	struct stat st;
+	char *image;
+	int fd;
+	Elf *elf = open_fixture(&fd);
+
+	elf_end(elf);
+	assert_int_equal(fstat(fd, &st), 0);
+	image = malloc(st.st_size);
+	assert_non_null(image);
+	assert_int_equal(pread(fd, image, st.st_size, 0), st.st_size);
+	assert_build_fails(text, sizeof(text), -ENOEXEC);
+	/* The ELF header alone: the program headers it points to are missing. */
+	assert_build_fails(image, 64, -ENOENT);
+	/* The header stays, .eh_frame_hdr (at 0x3000) is cut after its first bytes. */
+	assert_build_fails(image, 0x3006, -ENOENT);
+	free(image);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fixture_rows, build_fixture, release_fixture),
+		cmocka_unit_test_setup_teardown(test_fixture_pages, build_fixture, release_fixture),
+		cmocka_unit_test(test_bad_objects),
+	};
+
+	elf_version(EV_CURRENT);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
