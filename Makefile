@@ -22,7 +22,7 @@ LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
 CORE_SRCS := util.c profile.c history.c symbolize.c objfile.c cfi.c procmaps.c report.c json.c demangle.c log.c \
 	     export.c folded.c pprof.c protobuf.c html.c
 LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c \
-	       filter.c uprobe_multi.c
+	       filter.c uprobe_multi.c unwinder.c
 CORE_OBJS := $(CORE_SRCS:%.c=$(OBJ)/%.o)
 LOADER_OBJS := $(LOADER_SRCS:%.c=$(OBJ)/%.o)
 

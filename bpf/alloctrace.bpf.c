@@ -38,6 +38,8 @@ const volatile __u64 big_threshold = 0;
 const volatile __u32 stack_depth = DEFAULT_STACK_DEPTH;
 /* --sample: mean bytes between sampled allocations, 0 to record every one. */
 const volatile __u64 sample_rate = 0;
+/* --unwind cfi: walk stacks with the loader's unwind tables, not the kernel's FP walk. */
+const volatile bool unwind_cfi = false;
 
 /* One allocation call between its entry and its return. */
 struct inflight {
@@ -133,6 +135,41 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
+
+/*
+ * Unwind tables, filled by the loader: rows of every object, shared by
+ * every process that maps it; the page index into them; and per process,
+ * its executable mappings and where their rows are. Sized at load time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
+
+/* When each CPU last asked for the tables of a process the loader has not seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} miss_clock SEC(".maps");
 
 static __always_inline void count(enum counter idx)
 {
@@ -243,22 +280,268 @@ static __always_inline __u64 hash_stack(const struct stack_trace *st)
 	return h ? h : 1;
 }
 
-/* Walk the user stack into @st and return its id in the stack map. */
-static __always_inline __u64 capture_stack(void *ctx, struct stack_trace *st)
+/*
+ * How often one process may ask the loader for tables: a burst of frames in
+ * a library loaded a moment ago is one request, not one per frame.
+ */
+#define MISS_INTERVAL_NS (10 * 1000 * 1000)
+
+static __always_inline bool miss_due(__u64 *last)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - *last < MISS_INTERVAL_NS)
+		return false;
+	*last = now;
+	return true;
+}
+
+/* A frame in code the tables do not cover: the loader reads the mappings again. */
+static __always_inline void request_tables(__u32 tgid, struct unwind_proc *proc, __u64 ip)
+{
+	struct unwind_miss_event ev = { .type = EVENT_UNWIND_MISS, .tgid = tgid, .ip = ip };
+	__u32 zero = 0;
+	__u64 *last = proc ? &proc->miss_ns : bpf_map_lookup_elem(&miss_clock, &zero);
+
+	count(CNT_UNWIND_MISSES);
+	if (last && miss_due(last) && bpf_ringbuf_output(&events, &ev, sizeof(ev), 0))
+		count(CNT_LOST_EVENTS);
+}
+
+#if defined(__TARGET_ARCH_x86)
+/* A stack walk in progress, shared with the per-frame bpf_loop callback. */
+struct walk {
+	struct stack_trace *st;
+	struct unwind_proc *proc;
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u32 nr;
+	__u32 flags;
+	__u32 tgid;
+	bool done;	/* reached the outermost frame */
+};
+
+/*
+ * The binary searches run as bpf_loop callbacks: the verifier checks one
+ * step with unknown bounds instead of every path through a bounded loop.
+ */
+struct map_search {
+	struct unwind_proc *proc;
+	__u64 ip;
+	__u32 lo;	/* the first mapping starting above ip, once lo == hi */
+	__u32 hi;
+};
+
+static long map_search_step(__u32 i, struct map_search *s)
+{
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = (s->lo + s->hi) / 2;
+	if (s->proc->maps[mid & (UNWIND_MAX_MAPPINGS - 1)].start <= s->ip)
+		s->lo = mid + 1;
+	else
+		s->hi = mid;
+	return 0;
+}
+
+/* The mapping holding @ip: the last one starting at or below it (9 halvings of 256). */
+static __always_inline struct unwind_mapping *find_mapping(struct unwind_proc *proc, __u64 ip)
+{
+	struct map_search s = { .proc = proc, .ip = ip, .hi = proc->nr };
+	struct unwind_mapping *m;
+
+	if (s.hi > UNWIND_MAX_MAPPINGS)
+		s.hi = UNWIND_MAX_MAPPINGS;
+	bpf_loop(9, map_search_step, &s, 0);
+	if (!s.lo)
+		return NULL;
+	m = &proc->maps[(s.lo - 1) & (UNWIND_MAX_MAPPINGS - 1)];
+	return ip < m->end ? m : NULL;
+}
+
+struct row_search {
+	__u64 off;
+	__u32 lo;	/* the last row at or below off, once lo == hi */
+	__u32 hi;
+};
+
+static long row_search_step(__u32 i, struct row_search *s)
+{
+	struct unwind_row *row;
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = (s->lo + s->hi + 1) / 2;
+	row = bpf_map_lookup_elem(&unwind_rows, &mid);
+	if (!row)
+		return 1;
+	if (row->pc <= s->off)
+		s->lo = mid;
+	else
+		s->hi = mid - 1;
+	return 0;
+}
+
+/*
+ * The row in effect at @pc: the page index bounds the search to one
+ * page's rows, at most 4,097, so 13 halvings always suffice.
+ */
+static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
+				     struct unwind_row *out)
+{
+	struct row_search s = { .off = pc - m->table_base };
+	__u64 page = s.off >> UNWIND_PAGE_SHIFT;
+	struct unwind_row *row;
+	__u32 key, *bound;
+
+	if (page >= m->nr_pages)
+		return false;
+	key = m->page_first + (__u32)page;
+	bound = bpf_map_lookup_elem(&unwind_pages, &key);
+	if (!bound)
+		return false;
+	s.lo = *bound;
+	key++;
+	bound = bpf_map_lookup_elem(&unwind_pages, &key);
+	if (!bound)
+		return false;
+	s.hi = *bound;
+	bpf_loop(13, row_search_step, &s, 0);
+	row = bpf_map_lookup_elem(&unwind_rows, &s.lo);
+	if (!row || row->pc > s.off)
+		return false;
+	*out = *row;
+	return true;
+}
+
+/* Code without CFI: trust rbp to point at the saved rbp and return address. */
+static __always_inline long frame_pointer_step(struct walk *w)
+{
+	__u64 frame[2];
+
+	if (w->bp < w->sp || (w->bp & 7) ||
+	    bpf_probe_read_user(frame, sizeof(frame), (void *)w->bp)) {
+		w->flags |= STACK_CUT;
+		return 1;
+	}
+	w->flags |= STACK_FP;
+	w->sp = w->bp + sizeof(frame);
+	w->bp = frame[0];
+	w->ip = frame[1];
+	w->done = !w->ip;
+	return w->done;
+}
+
+static long unwind_step(__u32 i, struct walk *w)
+{
+	struct unwind_row row = { .kind = UNWIND_NONE };
+	struct unwind_mapping *m = NULL;
+	__u32 n = w->nr;
+	__u64 cfa, ra, pc;
+
+	if (n >= MAX_STACK_DEPTH)
+		return 1;
+	w->st->ips[n] = w->ip;
+	w->nr = n + 1;
+	/* A return address may be the first byte of the next function: look up the call. */
+	pc = n ? w->ip - 1 : w->ip;
+	if (w->proc)
+		m = find_mapping(w->proc, pc);
+	if (!m)
+		request_tables(w->tgid, w->proc, pc);
+	else if (m->nr_pages)
+		find_row(m, pc, &row);
+	switch (row.kind) {
+	case UNWIND_END:
+		w->done = true;
+		return 1;
+	case UNWIND_CFA_SP:
+		cfa = w->sp + row.cfa_off * 8;
+		break;
+	case UNWIND_CFA_FP:
+		cfa = w->bp + row.cfa_off * 8;
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = w->sp + 8 + ((w->ip & 15) >= (__u64)row.cfa_off ? 8 : 0);
+		break;
+	default:
+		return frame_pointer_step(w);
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)) ||
+	    (row.rbp_off &&
+	     bpf_probe_read_user(&w->bp, sizeof(w->bp), (void *)(cfa + row.rbp_off * 8)))) {
+		w->flags |= STACK_CUT;
+		return 1;
+	}
+	w->sp = cfa;
+	w->ip = ra;
+	w->done = !ra;
+	return w->done;
+}
+
+/* Walk with the unwind tables from the user registers @regs; false if it cannot start. */
+static __always_inline bool walk_cfi(struct pt_regs *regs, struct stack_trace *st)
+{
+	struct walk w = {
+		.st = st,
+		.ip = PT_REGS_IP(regs),
+		.sp = PT_REGS_SP(regs),
+		.bp = PT_REGS_FP(regs),
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+	};
+
+	w.proc = bpf_map_lookup_elem(&unwind_procs, &w.tgid);
+	bpf_loop(stack_depth, unwind_step, &w, 0);
+	st->nr = w.nr;
+	st->flags = w.flags;
+	if (!w.done && !(w.flags & STACK_CUT) && w.nr >= stack_depth)
+		st->flags |= STACK_TRUNCATED;
+	return w.nr > 0;
+}
+#else
+static __always_inline bool walk_cfi(struct pt_regs *regs, struct stack_trace *st)
+{
+	return false;
+}
+#endif
+
+/* The kernel's frame-pointer walk of the current task's user stack. */
+static __always_inline bool walk_fp(void *ctx, struct stack_trace *st)
 {
 	__u32 size = stack_depth * sizeof(__u64);
-	__u64 id;
 	long len;
 
 	if (size > sizeof(st->ips))
 		size = sizeof(st->ips);
 	len = bpf_get_stack(ctx, st->ips, size, BPF_F_USER_STACK);
-	if (len <= 0) {
+	if (len <= 0)
+		return false;
+	st->nr = len / sizeof(__u64);
+	st->flags = st->nr >= stack_depth ? STACK_TRUNCATED : 0;
+	return true;
+}
+
+/*
+ * Walk the user stack into @st and return its id in the stack map. @regs
+ * are the user registers where the walk starts.
+ */
+static __always_inline __u64 capture_stack(void *ctx, struct pt_regs *regs,
+					   struct stack_trace *st)
+{
+	bool ok = unwind_cfi ? walk_cfi(regs, st) : walk_fp(ctx, st);
+	__u64 id;
+
+	if (!ok) {
 		st->nr = 0;
 		count(CNT_STACK_ERRORS);
 		return STACK_ID_NONE;
 	}
-	st->nr = len / sizeof(__u64);
+	if (st->flags & STACK_CUT)
+		count(CNT_STACKS_CUT);
 	id = hash_stack(st);
 	if (bpf_map_lookup_elem(&stacks, &id))
 		return id;
@@ -318,7 +601,7 @@ static __always_inline void send_big_alloc(struct big_alloc_event *ev, __u64 pid
 }
 
 /* @keep: record the block (not when sampling passed it by); alerts come regardless. */
-static __always_inline void record_alloc(void *ctx, __u64 pid_tgid, __u64 addr,
+static __always_inline void record_alloc(struct pt_regs *ctx, __u64 pid_tgid, __u64 addr,
 					 __u64 size, __u32 func, bool keep)
 {
 	bool big = big_threshold && size >= big_threshold;
@@ -333,7 +616,7 @@ static __always_inline void record_alloc(void *ctx, __u64 pid_tgid, __u64 addr,
 	ev = bpf_map_lookup_elem(&scratch, &zero);
 	if (!ev)
 		return;
-	info.stack_id = capture_stack(ctx, &ev->stack);
+	info.stack_id = capture_stack(ctx, ctx, &ev->stack);
 	info.time_ns = bpf_ktime_get_ns();
 	if (!keep)
 		;

@@ -28,6 +28,9 @@ static const char usage[] =
 	"      --big SIZE         alert, with its stack, on each allocation >= SIZE (e.g. 8M)\n"
 	"      --format FMT       text (default) or json (one JSON object per line)\n"
 	"      --max-depth N      frames per stack, 1-127 (default 64)\n"
+	"      --unwind HOW       walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
+	"                         frame pointers), 'fp' (frame pointers: cheaper) or 'auto'\n"
+	"                         (default: cfi on x86-64, else fp)\n"
 	"      --allocator PATH[:PREFIX]\n"
 	"                         probe the allocator in PATH (symbols PREFIXmalloc, ...)\n"
 	"                         instead of the one symbol lookup finds\n"
@@ -57,6 +60,7 @@ enum {
 	OPT_BIG = 0x100,
 	OPT_FORMAT,
 	OPT_MAX_DEPTH,
+	OPT_UNWIND,
 	OPT_ALLOCATOR,
 	OPT_MMAP,
 	OPT_SAMPLE,
@@ -81,6 +85,7 @@ static const struct option long_options[] = {
 	{ "big", required_argument, NULL, OPT_BIG },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "mmap", no_argument, NULL, OPT_MMAP },
 	{ "sample", required_argument, NULL, OPT_SAMPLE },
@@ -221,6 +226,26 @@ static int parse_format(const char *s, enum report_format *out)
 	return 0;
 }
 
+/* CFI unwinding is built for x86-64: elsewhere 'auto' means frame pointers. */
+static int parse_unwind(const char *s, bool *cfi)
+{
+#if defined(__x86_64__)
+	const bool have_cfi = true;
+#else
+	const bool have_cfi = false;
+#endif
+
+	if (!strcmp(s, "fp"))
+		*cfi = false;
+	else if (!strcmp(s, "auto"))
+		*cfi = have_cfi;
+	else if (!strcmp(s, "cfi") && have_cfi)
+		*cfi = true;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int parse_one(struct options *opts, int opt, char *arg)
 {
 	unsigned long long v;
@@ -257,6 +282,10 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		if (parse_uint(arg, 1, MAX_STACK_DEPTH, &v))
 			return bad_value("--max-depth", arg, "a number of frames from 1 to 127");
 		opts->stack_depth = v;
+		return 0;
+	case OPT_UNWIND:
+		if (parse_unwind(arg, &opts->unwind_cfi))
+			return bad_value("--unwind", arg, "'cfi', 'fp' or 'auto' (cfi: x86-64 only)");
 		return 0;
 	case OPT_ALLOCATOR:
 		if (allocator_opts__parse_spec(&opts->alloc, arg))
@@ -341,6 +370,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 		.format = FORMAT_TEXT,
 		.stack_depth = DEFAULT_STACK_DEPTH,
 	};
+	parse_unwind("auto", &opts->unwind_cfi);
 	opterr = 0;
 	/* '+': the first word that is not an option starts the command. */
 	while ((opt = getopt_long(argc, argv, "+:p:i:n:T:vhV", long_options, NULL)) != -1) {

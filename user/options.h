@@ -2,6 +2,7 @@
 #ifndef ALLOCTRACE_OPTIONS_H
 #define ALLOCTRACE_OPTIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "allocator.h"
@@ -26,6 +27,7 @@ struct options {
 	uint64_t big;		/* big-allocation threshold in bytes, 0 = off */
 	enum report_format format;
 	unsigned int stack_depth;
+	bool unwind_cfi;	/* --unwind: by CFI unwind tables, else frame pointers */
 	struct allocator_opts alloc;	/* --allocator, --mmap */
 	const char *exports[4];		/* file per enum export_kind, or NULL */
 	struct block_filter {		/* which live blocks count */

@@ -105,6 +105,8 @@ static const char *const counter_names[CNT_MAX] = {
 	[CNT_LOST_STACKS] = "lost_stacks",
 	[CNT_STACK_ERRORS] = "stack_errors",
 	[CNT_LOST_EVENTS] = "lost_events",
+	[CNT_STACKS_CUT] = "stacks_cut",
+	[CNT_UNWIND_MISSES] = "unwind_misses",
 };
 
 static const char *const trend_names[] = {
@@ -174,13 +176,12 @@ static int profile__grow(struct profile *p)
 }
 
 int profile__add(struct profile *p, uint64_t stack_id, const struct stack_stats *stats,
-		 const __u64 *ips, uint32_t nr_ips)
+		 const struct stack_trace *trace)
 {
+	uint32_t nr_ips = trace ? trace->nr : 0;
 	struct profile_stack *s;
 	int err;
 
-	if (nr_ips && !ips)
-		return -EINVAL;
 	if (p->nr == p->cap) {
 		err = profile__grow(p);
 		if (err)
@@ -194,8 +195,9 @@ int profile__add(struct profile *p, uint64_t stack_id, const struct stack_stats 
 	s->stack_id = stack_id;
 	s->stats = *stats;
 	s->nr_ips = nr_ips;
+	s->flags = trace ? trace->flags : 0;
 	if (nr_ips)
-		memcpy(s->ips, ips, nr_ips * sizeof(*ips));
+		memcpy(s->ips, trace->ips, nr_ips * sizeof(*s->ips));
 
 	p->totals.outstanding_bytes += stats->outstanding_bytes;
 	p->totals.outstanding_allocs += stats->outstanding_allocs;

@@ -27,6 +27,7 @@ struct profile_stack {
 	uint64_t sample_addr;	/* one live block, from a per-block pass; 0 if none */
 	uint64_t sample_size;
 	uint32_t nr_ips;
+	uint32_t flags;		/* enum stack_flags: how far to trust the frames */
 	__u64 ips[MAX_STACK_DEPTH];
 };
 
@@ -61,9 +62,9 @@ void profile__free(struct profile *p);
 /* Forget the stacks of the previous collection. */
 void profile__clear(struct profile *p);
 
-/* Add one stack's numbers; @ips may be NULL when @nr_ips is 0. 0 or -errno. */
+/* Add one stack's numbers; @trace may be NULL: no frames. 0 or -errno. */
 int profile__add(struct profile *p, uint64_t stack_id, const struct stack_stats *stats,
-		 const __u64 *ips, uint32_t nr_ips);
+		 const struct stack_trace *trace);
 
 void profile__set_counters(struct profile *p, const uint64_t counters[CNT_MAX]);
 

@@ -26,7 +26,7 @@ struct report_ops {
 	void (*big_alloc_begin)(FILE *f, const struct big_alloc *a);
 	void (*frame)(FILE *f, const struct frame_info *fr, size_t idx);
 	/* Closes the frames of a stack or of a big allocation. */
-	void (*frames_end)(FILE *f, size_t nr_frames);
+	void (*frames_end)(FILE *f, size_t nr_frames, uint32_t stack_flags);
 	/* Lists after the stacks: growing stacks, threads, the peak. */
 	void (*list_begin)(FILE *f, const char *name, size_t n);
 	void (*list_end)(FILE *f);
@@ -146,22 +146,35 @@ static const char *const counter_reasons[CNT_MAX] = {
 	[CNT_LOST_EVENTS] = "ring buffer full, big-allocation alerts lost",
 };
 
-static void text_warning(FILE *f, const struct profile_totals *t)
+/* Why a counter makes some stacks incomplete, though every byte is counted. */
+static const char *const stack_reasons[CNT_MAX] = {
+	[CNT_STACKS_CUT] = "the walk stopped before the outermost frame",
+};
+
+/* One line naming each counter of @reasons that is not 0, or nothing. */
+static void text_counters_line(FILE *f, const struct profile_totals *t, const char *title,
+			       const char *const reasons[CNT_MAX])
 {
-	const char *sep = "  warning: numbers incomplete: ";
+	const char *sep = title;
 	bool any = false;
 	int c;
 
 	for (c = 0; c < CNT_MAX; c++) {
-		if (!counter_reasons[c] || !t->counters[c])
+		if (!reasons[c] || !t->counters[c])
 			continue;
 		fprintf(f, "%s%s=%s (%s)", sep, counter_name(c), text_count(t->counters[c]).s,
-			counter_reasons[c]);
+			reasons[c]);
 		sep = ", ";
 		any = true;
 	}
 	if (any)
 		fputc('\n', f);
+}
+
+static void text_warning(FILE *f, const struct profile_totals *t)
+{
+	text_counters_line(f, t, "  warning: numbers incomplete: ", counter_reasons);
+	text_counters_line(f, t, "  warning: stacks incomplete: ", stack_reasons);
 }
 
 static void text_report_begin(FILE *f, const struct report *r)
@@ -342,11 +355,17 @@ static void text_frame(FILE *f, const struct frame_info *fr, size_t idx)
 	fputc('\n', f);
 }
 
-static void text_frames_end(FILE *f, size_t nr_frames)
+static void text_frames_end(FILE *f, size_t nr_frames, uint32_t stack_flags)
 {
 	/* Allocations whose stack was lost gather under a stack without frames. */
 	if (!nr_frames)
 		fputs("    (stack unknown)\n", f);
+	else if (stack_flags & STACK_CUT)
+		fputs("    (stack cut short: the walk stopped before the outermost frame)\n", f);
+	else if (stack_flags & STACK_TRUNCATED)
+		fputs("    (more frames beyond --max-depth)\n", f);
+	if (nr_frames && (stack_flags & STACK_FP))
+		fputs("    (some frames from frame pointers: callers may be missing)\n", f);
 }
 
 static const struct report_ops text_ops = {
@@ -524,8 +543,21 @@ static void json_frame(FILE *f, const struct frame_info *fr, size_t idx __attrib
 	fprintf(f, ",\"inlined\":%s}", json_bool(fr->inlined));
 }
 
-static void json_frames_end(FILE *f, size_t nr_frames __attribute__((unused)))
+/* By bit of enum stack_flags. */
+static const char *const stack_flag_names[] = { "cut", "truncated", "frame_pointers" };
+
+static void json_frames_end(FILE *f, size_t nr_frames __attribute__((unused)),
+			    uint32_t stack_flags)
 {
+	const char *sep = "";
+
+	fputs("],\"stack_flags\":[", f);
+	for (size_t i = 0; i < sizeof(stack_flag_names) / sizeof(*stack_flag_names); i++) {
+		if (stack_flags & (1U << i)) {
+			fprintf(f, "%s\"%s\"", sep, stack_flag_names[i]);
+			sep = ",";
+		}
+	}
 	fputs("]}", f);
 }
 
@@ -573,7 +605,7 @@ void report_writer__free(struct report_writer *w)
 }
 
 static void report_writer__frames(struct report_writer *w, const struct frame_info *frames,
-				  size_t nr)
+				  size_t nr, uint32_t stack_flags)
 {
 	size_t i;
 
@@ -582,7 +614,7 @@ static void report_writer__frames(struct report_writer *w, const struct frame_in
 			fputs(w->ops->separator, w->out);
 		w->ops->frame(w->out, &frames[i], i);
 	}
-	w->ops->frames_end(w->out, nr);
+	w->ops->frames_end(w->out, nr, stack_flags);
 }
 
 /*
@@ -610,7 +642,8 @@ static void report_writer__stacks(struct report_writer *w, const struct report_s
 		if (i)
 			fputs(w->ops->separator, w->out);
 		w->ops->stack_begin(w->out, &stacks[i]);
-		report_writer__frames(w, stacks[i].frames, stacks[i].nr_frames);
+		report_writer__frames(w, stacks[i].frames, stacks[i].nr_frames,
+				      stacks[i].stack_flags);
 	}
 }
 
@@ -661,6 +694,6 @@ int report_writer__big_alloc(struct report_writer *w, const struct big_alloc *a)
 {
 	errno = 0;
 	w->ops->big_alloc_begin(w->out, a);
-	report_writer__frames(w, a->frames, a->nr_frames);
+	report_writer__frames(w, a->frames, a->nr_frames, a->stack_flags);
 	return report_writer__end(w);
 }

@@ -27,6 +27,7 @@ struct report_stack {
 	const uint8_t *data;
 	size_t nr_frames;
 	const struct frame_info *frames;
+	uint32_t stack_flags;	/* enum stack_flags */
 };
 
 /* What one thread holds (a per-block pass). */
@@ -86,6 +87,7 @@ struct big_alloc {
 	uint64_t addr;
 	size_t nr_frames;
 	const struct frame_info *frames;
+	uint32_t stack_flags;	/* enum stack_flags */
 };
 
 struct report_writer;

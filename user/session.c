@@ -110,6 +110,7 @@ static void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
 		.func = alloc_func_name(ev->func),
 		.size = ev->size,
 		.addr = ev->addr,
+		.stack_flags = ev->stack.flags,
 	};
 	uint32_t nr = ev->stack.nr < MAX_STACK_DEPTH ? ev->stack.nr : MAX_STACK_DEPTH;
 
@@ -162,6 +163,7 @@ static int add_stack(struct session *s, struct report_parts *rp, const struct pr
 		.alloc_bytes = st->stats.alloc_bytes,
 		.growth_bytes = st->growth_bytes,
 		.trend = trend_name(st->trend),
+		.stack_flags = st->flags,
 		.nr_frames = s->nr_frames - first,
 		.frames = (const struct frame_info *)(uintptr_t)first,
 	};
@@ -461,6 +463,7 @@ static int open_tracer(struct session *s)
 		.big_threshold = s->opts->big,
 		.stack_depth = s->opts->stack_depth,
 		.sample_rate = s->opts->sample,
+		.unwind_cfi = s->opts->unwind_cfi,
 		.on_big_alloc = on_big_alloc,
 		.on_oom = on_oom,
 		.ctx = s,

@@ -15,9 +15,19 @@
 #include "log.h"
 #include "tracer.h"
 #include "uprobe_multi.h"
+#include "unwinder.h"
 
 /* Every function has an entry probe and most a return probe, in up to two objects. */
 #define MAX_LINKS (2 * FUNC_MAX * 2)
+
+/*
+ * Unwind table room: 1M rows (8 MiB) hold libc, libstdc++ and python3
+ * (28K, 34K and 65K rows) many times over; a page index entry per 4 KiB
+ * of text, 256K of them for 1 GiB. Processes with tables at once.
+ */
+#define DEFAULT_UNWIND_ROWS (1U << 20)
+#define UNWIND_PAGES (1U << 18)
+#define UNWIND_PROCS 1024
 
 struct tracer {
 	struct alloctrace_bpf *skel;
@@ -31,12 +41,14 @@ struct tracer {
 	size_t nr_link_fds;
 	size_t nr_probes;
 	unsigned int stack_depth;
+	uint32_t unwind_rows;
 	pid_t pid;
 	int nr_cpus;
 	uint64_t *percpu;	/* room for one per-CPU counter value */
 	big_alloc_fn on_big_alloc;
 	oom_fn on_oom;
 	struct bpf_link *oom_link;
+	struct unwinder *unwinder;	/* NULL unless unwinding by CFI */
 	void *ctx;
 };
 
@@ -97,6 +109,15 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	skel->rodata->big_threshold = opts->big_threshold;
 	skel->rodata->stack_depth = t->stack_depth;
 	skel->rodata->sample_rate = opts->sample_rate;
+	skel->rodata->unwind_cfi = opts->unwind_cfi;
+	if (opts->unwind_cfi) {
+		int err = bpf_map__set_max_entries(skel->maps.unwind_rows, t->unwind_rows);
+
+		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_pages, UNWIND_PAGES);
+		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, UNWIND_PROCS);
+		if (err)
+			return err;
+	}
 	if (t->multi) {
 		struct bpf_program *prog;
 
@@ -112,6 +133,20 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 					       t->stack_depth * sizeof(__u64));
 }
 
+/* A traced process ran code it has no tables for: most likely it loaded a library. */
+static void unwind_miss(struct tracer *t, const struct unwind_miss_event *ev)
+{
+	int err;
+
+	if (!t->unwinder)
+		return;
+	pr_debug("process %u: no unwind tables at %#llx: reading its mappings again", ev->tgid,
+		 (unsigned long long)ev->ip);
+	err = unwinder__add_process(t->unwinder, (pid_t)ev->tgid);
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_debug("cannot read the mappings of process %u: %s", ev->tgid, strerror(-err));
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
@@ -121,6 +156,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		t->on_big_alloc(t->ctx, data);
 	else if (type == EVENT_OOM_VICTIM && size >= sizeof(struct oom_event) && t->on_oom)
 		t->on_oom(t->ctx, data);
+	else if (type == EVENT_UNWIND_MISS && size >= sizeof(struct unwind_miss_event))
+		unwind_miss(t, data);
 	return 0;
 }
 
@@ -147,6 +184,26 @@ static int fill_sample_gaps(struct tracer *t, uint64_t rate)
 
 		if (bpf_map_update_elem(fd, &i, &gap, BPF_ANY))
 			return -errno;
+	}
+	return 0;
+}
+
+static int open_unwinder(struct tracer *t)
+{
+	struct alloctrace_bpf *skel = t->skel;
+	struct unwinder_opts uo = {
+		.sz = sizeof(uo),
+		.rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+		.pages_fd = bpf_map__fd(skel->maps.unwind_pages),
+		.procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+		.max_rows = t->unwind_rows,
+		.max_pages = UNWIND_PAGES,
+	};
+
+	t->unwinder = unwinder__new(&uo);
+	if (!t->unwinder) {
+		pr_err("cannot set up the unwinder: %s", strerror(errno));
+		return -errno;
 	}
 	return 0;
 }
@@ -180,7 +237,7 @@ static int load(struct tracer *t, const struct tracer_opts *opts)
 		pr_err("cannot set up the event ring buffer: %s", strerror(-err));
 		return err;
 	}
-	return 0;
+	return opts->unwind_cfi ? open_unwinder(t) : 0;
 }
 
 struct tracer *tracer__open(const struct tracer_opts *opts)
@@ -194,6 +251,7 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 		return NULL;
 	t->pid = opts->pid;
 	t->stack_depth = opts->stack_depth ? opts->stack_depth : DEFAULT_STACK_DEPTH;
+	t->unwind_rows = opts->unwind_rows ? opts->unwind_rows : DEFAULT_UNWIND_ROWS;
 	t->on_big_alloc = opts->on_big_alloc;
 	t->on_oom = opts->on_oom;
 	t->ctx = opts->ctx;
@@ -257,6 +315,7 @@ void tracer__free(struct tracer *t)
 	detach_all(t);
 	bpf_link__destroy(t->oom_link);
 	ring_buffer__free(t->events);
+	unwinder__free(t->unwinder);
 	alloctrace_bpf__destroy(t->skel);
 	free(t->percpu);
 	free(t);
@@ -417,6 +476,12 @@ int tracer__attach(struct tracer *t, const struct allocator *a)
 		for (size_t o = 0; o < a->nr_objs && !err; o++)
 			err = attach_object(t, &a->objs[o], pass == 0);
 	}
+	if (!err && t->unwinder) {
+		err = unwinder__add_process(t->unwinder, t->pid);
+		if (err)
+			pr_err("cannot build the unwind tables of process %d: %s", (int)t->pid,
+			       strerror(-err));
+	}
 	if (err)
 		detach_all(t);
 	return err;
@@ -454,6 +519,8 @@ int tracer__reset(struct tracer *t)
 	int err;
 
 	detach_all(t);
+	if (t->unwinder)
+		unwinder__forget_process(t->unwinder, t->pid);
 	err = clear_map(t->skel->maps.allocs);
 	if (!err)
 		err = clear_map(t->skel->maps.stack_stats);
@@ -492,7 +559,7 @@ static int add_stack(struct tracer *t, struct profile *p, const struct stack_key
 		trace->nr = 0;
 	if (trace->nr > t->stack_depth)
 		trace->nr = t->stack_depth;
-	return profile__add(p, key->stack_id, stats, trace->ips, trace->nr);
+	return profile__add(p, key->stack_id, stats, trace);
 }
 
 int tracer__collect(struct tracer *t, struct profile *p)

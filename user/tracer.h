@@ -2,6 +2,7 @@
 #ifndef ALLOCTRACE_TRACER_H
 #define ALLOCTRACE_TRACER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -22,6 +23,8 @@ struct tracer_opts {
 	uint64_t big_threshold;	/* 0 = no big-allocation events */
 	unsigned int stack_depth;
 	uint64_t sample_rate;	/* 0 = record every allocation */
+	bool unwind_cfi;	/* walk stacks with CFI unwind tables (x86-64) */
+	uint32_t unwind_rows;	/* room for this many rows of them (0: the default) */
 	big_alloc_fn on_big_alloc;
 	oom_fn on_oom;		/* the OOM killer chose the target */
 	void *ctx;
@@ -37,7 +40,10 @@ int tracer__check_system(void);
 struct tracer *tracer__open(const struct tracer_opts *opts);
 void tracer__free(struct tracer *t);
 
-/* Attach every probe of @a; on failure nothing stays attached. 0 or -errno. */
+/*
+ * Attach every probe of @a and, with CFI unwinding, give the target its
+ * unwind tables; on failure nothing stays attached. 0 or -errno.
+ */
 int tracer__attach(struct tracer *t, const struct allocator *a);
 size_t tracer__nr_probes(const struct tracer *t);
 

@@ -22,7 +22,7 @@ static void collect(struct profile *p, const uint64_t *bytes, size_t n)
 			.alloc_bytes = bytes[i],
 		};
 
-		assert_int_equal(profile__add(p, i + 1, &st, NULL, 0), 0);
+		assert_int_equal(profile__add(p, i + 1, &st, NULL), 0);
 	}
 }
 

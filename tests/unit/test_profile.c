@@ -28,9 +28,9 @@ static void add(struct profile *p, uint64_t id, uint64_t bytes, uint64_t nr, uin
 		.allocs = allocs,
 		.alloc_bytes = bytes,
 	};
-	__u64 ip = 0x1000 + id;
+	struct stack_trace trace = { .nr = 1, .ips = { 0x1000 + id } };
 
-	assert_int_equal(profile__add(p, id, &st, &ip, 1), 0);
+	assert_int_equal(profile__add(p, id, &st, &trace), 0);
 }
 
 /* The stack ids of profile__top(p, top), in order, into ids[]. */
@@ -163,13 +163,15 @@ static void test_clear(void **state)
 static void test_copies_stats_and_ips(void **state)
 {
 	struct stack_stats st = { 4096, 2, 5, 8192 };
-	__u64 ips[] = { 0x401000, 0x401100, 0x401200 };
+	struct stack_trace trace = { .nr = 3,
+				     .flags = STACK_CUT,
+				     .ips = { 0x401000, 0x401100, 0x401200 } };
 	const struct profile_stack *const *out;
 	struct profile *p = *state;
 
-	assert_int_equal(profile__add(p, 42, &st, ips, 3), 0);
+	assert_int_equal(profile__add(p, 42, &st, &trace), 0);
 	memset(&st, 0, sizeof(st));
-	memset(ips, 0, sizeof(ips));
+	memset(&trace, 0, sizeof(trace));
 	assert_int_equal(profile__top(p, 0, &out), 1);
 	assert_int_equal(out[0]->stack_id, 42);
 	assert_int_equal(out[0]->stats.outstanding_bytes, 4096);
@@ -177,6 +179,7 @@ static void test_copies_stats_and_ips(void **state)
 	assert_int_equal(out[0]->stats.allocs, 5);
 	assert_int_equal(out[0]->stats.alloc_bytes, 8192);
 	assert_int_equal(out[0]->nr_ips, 3);
+	assert_int_equal(out[0]->flags, STACK_CUT);
 	assert_int_equal(out[0]->ips[0], 0x401000);
 	assert_int_equal(out[0]->ips[2], 0x401200);
 }
@@ -184,14 +187,14 @@ static void test_copies_stats_and_ips(void **state)
 static void test_ips_clamped(void **state)
 {
 	struct stack_stats st = { .outstanding_bytes = 1, .outstanding_allocs = 1 };
-	__u64 ips[MAX_STACK_DEPTH + 3];
+	struct stack_trace trace = { .nr = MAX_STACK_DEPTH + 3 };
 	const struct profile_stack *const *out;
 	struct profile *p = *state;
 	size_t i;
 
-	for (i = 0; i < MAX_STACK_DEPTH + 3; i++)
-		ips[i] = i + 1;
-	assert_int_equal(profile__add(p, 1, &st, ips, MAX_STACK_DEPTH + 3), 0);
+	for (i = 0; i < MAX_STACK_DEPTH; i++)
+		trace.ips[i] = i + 1;
+	assert_int_equal(profile__add(p, 1, &st, &trace), 0);
 	assert_int_equal(profile__top(p, 0, &out), 1);
 	assert_int_equal(out[0]->nr_ips, MAX_STACK_DEPTH);
 	assert_int_equal(out[0]->ips[MAX_STACK_DEPTH - 1], MAX_STACK_DEPTH);
@@ -203,8 +206,7 @@ static void test_no_ips(void **state)
 	const struct profile_stack *const *out;
 	struct profile *p = *state;
 
-	assert_int_equal(profile__add(p, STACK_ID_NONE, &st, NULL, 0), 0);
-	assert_int_equal(profile__add(p, 1, &st, NULL, 2), -EINVAL);
+	assert_int_equal(profile__add(p, STACK_ID_NONE, &st, NULL), 0);
 	assert_int_equal(profile__top(p, 0, &out), 1);
 	assert_int_equal(out[0]->stack_id, STACK_ID_NONE);
 	assert_int_equal(out[0]->nr_ips, 0);
@@ -239,6 +241,7 @@ static void test_counter_names(void **state __attribute__((unused)))
 		"allocs",      "frees",	      "untracked_frees",
 		"lost_allocs", "lost_stats",  "lost_inflight",
 		"lost_stacks", "stack_errors", "lost_events",
+		"stacks_cut", "unwind_misses",
 	};
 	int c;
 

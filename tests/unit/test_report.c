@@ -143,19 +143,19 @@ static void test_json_report(void **state UNUSED)
 		"\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
 		"\"counters\":{\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,"
 		"\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0,"
-		"\"stack_errors\":0,\"lost_events\":0},"
+		"\"stack_errors\":0,\"lost_events\":0,\"stacks_cut\":0,\"unwind_misses\":0},"
 		"\"complete\":true,\"stacks_holding\":5,\"stacks\":["
 		"{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
-		"\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "]},"
+		"\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]},"
 		"{\"outstanding_bytes\":1536,\"outstanding_allocs\":1,\"allocs\":3,\"alloc_bytes\":0,"
 		"\"frames\":["
 		"{\"addr\":\"0x7f0012345678\",\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\","
 		"\"offset\":\"0x27678\",\"function\":null,\"file\":null,\"line\":null,"
 		"\"inlined\":false},"
 		"{\"addr\":\"0x7f00deadbeef\",\"module\":null,\"offset\":null,\"function\":null,"
-		"\"file\":null,\"line\":null,\"inlined\":false}]},"
+		"\"file\":null,\"line\":null,\"inlined\":false}],\"stack_flags\":[]},"
 		"{\"outstanding_bytes\":100,\"outstanding_allocs\":1,\"allocs\":1,\"alloc_bytes\":0,"
-		"\"frames\":[]}"
+		"\"frames\":[],\"stack_flags\":[]}"
 		"]}\n");
 }
 
@@ -166,7 +166,7 @@ static void test_json_report(void **state UNUSED)
 	"\"allocs\":1,\"frees\":1,\"untracked_frees\":2,\"lost\":1200},"                      \
 	"\"counters\":{\"allocs\":1,\"frees\":1,\"untracked_frees\":2,"                       \
 	"\"lost_allocs\":1200,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":3,"        \
-	"\"stack_errors\":0,\"lost_events\":0},"                                              \
+	"\"stack_errors\":0,\"lost_events\":0,\"stacks_cut\":0,\"unwind_misses\":0},"      \
 	"\"complete\":false,\"stacks_holding\":0,\"stacks\":[]"
 
 static void test_json_final_exit_status(void **state UNUSED)
@@ -222,7 +222,7 @@ static void test_json_big_alloc(void **state UNUSED)
 	assert_renders(FORMAT_JSON, NULL, &a,
 		       "{\"type\":\"big_alloc\",\"time\":1700000001.500,\"pid\":1234,\"tid\":1235,"
 		       "\"func\":\"malloc\",\"size\":16777216,\"addr\":\"0x7f0000001000\","
-		       "\"frames\":[" FRAMES_A_JSON "]}\n");
+		       "\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]}\n");
 }
 
 static void test_json_escaping(void **state UNUSED)
@@ -379,6 +379,49 @@ static void test_text_frame_without_line(void **state UNUSED)
 		       "\n");
 }
 
+/* What a walk says of its stack shows under the frames, and in JSON's stack_flags. */
+static void test_stack_flags(void **state UNUSED)
+{
+	struct report_stack flagged[] = {
+		{ .outstanding_bytes = 64, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 1,
+		  .frames = frames_a, .stack_flags = STACK_CUT | STACK_FP },
+		{ .outstanding_bytes = 32, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 1,
+		  .frames = frames_a, .stack_flags = STACK_TRUNCATED },
+	};
+	struct profile_totals t = {
+		.outstanding_bytes = 96,
+		.outstanding_allocs = 2,
+		.allocs = 2,
+		.counters = { [CNT_ALLOCS] = 2, [CNT_STACKS_CUT] = 1, [CNT_UNWIND_MISSES] = 4 },
+	};
+	struct report r = periodic;
+	char *json;
+
+	r.totals = &t;
+	r.stacks = flagged;
+	r.nr_stacks = r.nr_holding = ARRAY_SIZE(flagged);
+	assert_renders(FORMAT_TEXT, &r, NULL,
+		       "[22:13:20] pid 1234 (leaky): 96 bytes outstanding in 2 blocks; 2 allocs, "
+		       "0 frees, 0 untracked frees\n"
+		       "  warning: stacks incomplete: stacks_cut=1 (the walk stopped before the "
+		       "outermost frame)\n"
+		       "  64 bytes in 1 block, 1 alloc\n"
+		       "    #0 leak_a+0x1d (/usr/bin/leaky+0x1189) at leak.c:42\n"
+		       "    (stack cut short: the walk stopped before the outermost frame)\n"
+		       "    (some frames from frame pointers: callers may be missing)\n"
+		       "  32 bytes in 1 block, 1 alloc\n"
+		       "    #0 leak_a+0x1d (/usr/bin/leaky+0x1189) at leak.c:42\n"
+		       "    (more frames beyond --max-depth)\n"
+		       "\n");
+	json = render(FORMAT_JSON, &r, NULL);
+	assert_non_null(strstr(json, "\"stacks_cut\":1,\"unwind_misses\":4}"));
+	assert_non_null(strstr(json, "\"stack_flags\":[\"cut\",\"frame_pointers\"]}"));
+	assert_non_null(strstr(json, "\"stack_flags\":[\"truncated\"]}"));
+	/* Cut stacks still count every byte: the numbers stay complete. */
+	assert_non_null(strstr(json, "\"complete\":true"));
+	free(json);
+}
+
 /* Output goes through a buffer: the error shows when the object is flushed. */
 static void test_write_error_enospc(void **state UNUSED)
 {
@@ -446,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_text_sizes),
 		cmocka_unit_test(test_text_big_alloc),
 		cmocka_unit_test(test_text_frame_without_line),
+		cmocka_unit_test(test_stack_flags),
 		cmocka_unit_test(test_write_error_enospc),
 		cmocka_unit_test(test_write_error_epipe),
 		cmocka_unit_test(test_new_invalid),

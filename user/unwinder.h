@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_UNWINDER_H
+#define ALLOCTRACE_UNWINDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * The loader's half of CFI unwinding: builds each mapped object's unwind
+ * rows once (keyed by build id, so processes share them), appends them to
+ * the BPF row and page arrays, and gives each traced process its table of
+ * executable mappings.
+ */
+struct unwinder;
+
+struct unwinder_opts {
+	size_t sz;		/* sizeof(struct unwinder_opts), so the struct can grow */
+	int rows_fd;		/* BPF array of struct unwind_row */
+	int pages_fd;		/* BPF array of __u32, the page index */
+	int procs_fd;		/* BPF hash: tgid -> struct unwind_proc */
+	uint32_t max_rows;
+	uint32_t max_pages;
+};
+
+/* NULL with errno set. */
+struct unwinder *unwinder__new(const struct unwinder_opts *opts);
+void unwinder__free(struct unwinder *u);
+
+/*
+ * Read @pid's mappings (again) and give it tables for every executable
+ * object in them; objects without usable CFI get none, and their frames
+ * are walked by frame pointers. 0 or -errno.
+ */
+int unwinder__add_process(struct unwinder *u, pid_t pid);
+
+/* Drop @pid's table of mappings: it exited or became another program. */
+void unwinder__forget_process(struct unwinder *u, pid_t pid);
+
+#endif
