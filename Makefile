@@ -29,6 +29,7 @@ LOADER_OBJS := $(LOADER_SRCS:%.c=$(OBJ)/%.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 WORKLOAD_C := $(wildcard tests/workloads/*.c)
 WORKLOAD_CXX := $(wildcard tests/workloads/*.cc)
+WORKLOAD_C := $(filter-out tests/workloads/plugin.c,$(WORKLOAD_C))
 WORKLOADS := $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
 	     $(WORKLOAD_CXX:tests/workloads/%.cc=$(BUILD)/workloads/%)
 WORKLOAD_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline -pthread
@@ -74,6 +75,15 @@ $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h | $(BUILD)/
 
 $(BUILD)/workloads/%: tests/workloads/%.cc | $(BUILD)/workloads
 	$(CXX) $(WORKLOAD_CFLAGS) $< -o $@
+
+# The unwinding workloads keep no frame pointers, as distributions build.
+NOFP_CFLAGS := -O2 -g -fomit-frame-pointer
+
+$(BUILD)/workloads/unwind: tests/workloads/unwind.cc $(BUILD)/workloads/libplugin.so
+	$(CXX) $(NOFP_CFLAGS) $< -o $@ -ldl
+
+$(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c | $(BUILD)/workloads
+	$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@
 
 tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS)
 

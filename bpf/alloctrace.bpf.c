@@ -280,17 +280,25 @@ static __always_inline __u64 hash_stack(const struct stack_trace *st)
 	return h ? h : 1;
 }
 
-/*
- * How often one process may ask the loader for tables: a burst of frames in
- * a library loaded a moment ago is one request, not one per frame.
- */
-#define MISS_INTERVAL_NS (10 * 1000 * 1000)
+/* How often a process may ask again while the loader finds nothing new. */
+#define ASK_AGAIN_NS (1000 * 1000 * 1000ULL)
+/* How often each CPU may ask for processes the loader has no table for yet. */
+#define ASK_UNKNOWN_NS (10 * 1000 * 1000ULL)
 
-static __always_inline bool miss_due(__u64 *last)
+static __always_inline bool may_ask(struct unwind_proc *proc)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), *last;
+	__u32 zero = 0;
 
-	if (now - *last < MISS_INTERVAL_NS)
+	if (proc) {
+		if (proc->asked && now - proc->asked_ns < ASK_AGAIN_NS)
+			return false;
+		proc->asked = 1;
+		proc->asked_ns = now;
+		return true;
+	}
+	last = bpf_map_lookup_elem(&miss_clock, &zero);
+	if (!last || now - *last < ASK_UNKNOWN_NS)
 		return false;
 	*last = now;
 	return true;
@@ -300,11 +308,9 @@ static __always_inline bool miss_due(__u64 *last)
 static __always_inline void request_tables(__u32 tgid, struct unwind_proc *proc, __u64 ip)
 {
 	struct unwind_miss_event ev = { .type = EVENT_UNWIND_MISS, .tgid = tgid, .ip = ip };
-	__u32 zero = 0;
-	__u64 *last = proc ? &proc->miss_ns : bpf_map_lookup_elem(&miss_clock, &zero);
 
 	count(CNT_UNWIND_MISSES);
-	if (last && miss_due(last) && bpf_ringbuf_output(&events, &ev, sizeof(ev), 0))
+	if (may_ask(proc) && bpf_ringbuf_output(&events, &ev, sizeof(ev), 0))
 		count(CNT_LOST_EVENTS);
 }
 
@@ -451,10 +457,11 @@ static long unwind_step(__u32 i, struct walk *w)
 	pc = n ? w->ip - 1 : w->ip;
 	if (w->proc)
 		m = find_mapping(w->proc, pc);
-	if (!m)
-		request_tables(w->tgid, w->proc, pc);
-	else if (m->nr_pages)
+	if (m && m->nr_pages)
 		find_row(m, pc, &row);
+	/* Past a frame-pointer step the address may be garbage: no reason to ask. */
+	else if (!m && !(w->flags & STACK_FP))
+		request_tables(w->tgid, w->proc, pc);
 	switch (row.kind) {
 	case UNWIND_END:
 		w->done = true;

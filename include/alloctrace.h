@@ -177,11 +177,16 @@ struct unwind_mapping {
 
 #define UNWIND_MAX_MAPPINGS 256
 
-/* Per process: its executable mappings, sorted by start. */
+/*
+ * Per process: its executable mappings, sorted by start. A frame outside
+ * them makes BPF ask the loader to read them again, once until the loader
+ * writes a new table (which clears .asked), or again a second later if the
+ * mappings had not changed.
+ */
 struct unwind_proc {
 	__u32 nr;
-	__u32 pad;
-	__u64 miss_ns;	/* when BPF last asked the loader for new tables */
+	__u32 asked;
+	__u64 asked_ns;
 	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];
 };
 

@@ -25,10 +25,18 @@ struct unwind_object {
 	uint32_t nr_pages;	/* 0: no rows, frames here use frame pointers */
 };
 
+/* What a process's executable mappings were when its table was last written. */
+struct unwind_seen {
+	pid_t pid;
+	uint64_t layout;	/* hash of their ranges, offsets and inodes */
+};
+
 struct unwinder {
 	struct unwinder_opts opts;
 	struct unwind_object *objs;
 	size_t nr_objs, cap_objs;
+	struct unwind_seen *seen;
+	size_t nr_seen, cap_seen;
 	uint32_t rows_used;
 	uint32_t pages_used;
 	bool warned_full;
@@ -52,6 +60,7 @@ void unwinder__free(struct unwinder *u)
 	for (size_t i = 0; i < u->nr_objs; i++)
 		free(u->objs[i].key);
 	free(u->objs);
+	free(u->seen);
 	free(u);
 }
 
@@ -218,6 +227,58 @@ static void map_object(struct unwinder *u, pid_t pid, const struct mapping *map,
 		close(fd);
 }
 
+static uint64_t exec_layout(const struct proc_maps *pm)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < pm->nr; i++) {
+		const struct mapping *m = &pm->maps[i];
+		uint64_t parts[] = { m->start, m->end, m->pgoff, m->inode };
+
+		if (!m->exec)
+			continue;
+		for (size_t j = 0; j < sizeof(parts) / sizeof(*parts); j++)
+			h = (h ^ parts[j]) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/*
+ * Whether @pid's table needs writing. When it does not, BPF asks again
+ * only a second later (struct unwind_proc): a frame in a mapping beyond
+ * the table's room must not cost a rebuild per allocation.
+ */
+static bool layout_changed(struct unwinder *u, pid_t pid, uint64_t layout)
+{
+	struct unwind_seen *seen;
+	size_t i;
+
+	for (i = 0; i < u->nr_seen && u->seen[i].pid != pid; i++)
+		;
+	if (i < u->nr_seen) {
+		if (u->seen[i].layout == layout)
+			return false;
+		u->seen[i].layout = layout;
+		return true;
+	}
+	seen = array__grow(u->seen, &u->cap_seen, u->nr_seen, sizeof(*u->seen));
+	if (seen) {
+		u->seen = seen;
+		seen[u->nr_seen++] = (struct unwind_seen){ .pid = pid, .layout = layout };
+	}
+	return true;
+}
+
+static void forget_layout(struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; i < u->nr_seen; i++) {
+		if (u->seen[i].pid == pid) {
+			u->seen[i] = u->seen[--u->nr_seen];
+			return;
+		}
+	}
+}
+
 int unwinder__add_process(struct unwinder *u, pid_t pid)
 {
 	struct unwind_proc *proc = &u->proc;
@@ -228,6 +289,10 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 	err = proc_maps__read(pid, &pm);
 	if (err)
 		return err;
+	if (!layout_changed(u, pid, exec_layout(&pm))) {
+		proc_maps__release(&pm);
+		return 0;
+	}
 	memset(proc, 0, sizeof(*proc));
 	for (size_t i = 0; i < pm.nr; i++) {
 		const struct mapping *map = &pm.maps[i];
@@ -247,8 +312,11 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 		proc->nr++;
 	}
 	proc_maps__release(&pm);
-	if (bpf_map_update_elem(u->opts.procs_fd, &key, proc, BPF_ANY))
-		return -errno;
+	if (bpf_map_update_elem(u->opts.procs_fd, &key, proc, BPF_ANY)) {
+		err = -errno;
+		forget_layout(u, pid);
+		return err;
+	}
 	return 0;
 }
 
@@ -256,5 +324,6 @@ void unwinder__forget_process(struct unwinder *u, pid_t pid)
 {
 	__u32 key = (__u32)pid;
 
+	forget_layout(u, pid);
 	bpf_map_delete_elem(u->opts.procs_fd, &key);
 }

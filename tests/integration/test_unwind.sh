@@ -1,0 +1,116 @@
+#!/bin/bash
+# Stacks without frame pointers (issue #3): the CFI walk in BPF gets the
+# whole chain where the kernel's frame-pointer walk stops, through code
+# built with -O2 -fomit-frame-pointer, a library loaded with dlopen after
+# tracing started, python3 calling malloc through ctypes and libffi, and a
+# target whose binary only its own mount namespace can see.
+set -u
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+require_built "$WL/unwind" "$WL/libplugin.so" "$WL/target"
+
+# frames_of REPORT FUNCTION: the function names of the first stack whose
+# frames[0] is FUNCTION, as a compact JSON array.
+frames_of() {
+	jq -c --arg f "$2" '[.stacks[] | select(.frames[0].function == $f)][0]
+		| [.frames[].function]' <<<"$1"
+}
+
+# make_records <- [inlined] fill_cache <- stage_two <- stage_one <- main,
+# though stage_two zeroes rbp: only CFI can walk past it.
+run_tool unwind 60 --format json -T 0 -- "$WL/unwind" plugin
+expect_tool_ok unwind || finish
+r=$(final_report "$TMP/unwind.out")
+expect_leak "$r" "make_records(int)" 30247 7 7
+expect_eq "no-fp chain, in order" \
+	'["make_records(int)","fill_cache","stage_two(int)","stage_one(int)","main"]' \
+	"$(frames_of "$r" "make_records(int)" | jq -c '.[:5]')"
+expect_eq "no-fp chain ends at _start" '"_start"' \
+	"$(frames_of "$r" "make_records(int)" | jq -c '.[-1]')"
+expect_eq "fill_cache is marked inlined" true \
+	"$(jq '[.stacks[] | select(.frames[0].function == "make_records(int)")][0]
+		| .frames[1].inlined' <<<"$r")"
+line=$(grep -n 'records\[i\] = new char' tests/workloads/unwind.cc | cut -d: -f1)
+expect_eq "make_records file and line" "\"tests/workloads/unwind.cc:$line\"" \
+	"$(jq -c '[.stacks[] | select(.frames[0].function == "make_records(int)")][0]
+		| .frames[0] | "\(.file):\(.line)"' <<<"$r")"
+expect_eq "no-fp stack complete" '[]' \
+	"$(jq -c '[.stacks[] | select(.frames[0].function == "make_records(int)")][0]
+		| .stack_flags' <<<"$r")"
+
+# libplugin.so was mapped by dlopen long after the tables were first built.
+expect_leak "$r" plugin_inner 6666 3 3
+expect_eq "dlopen'd library: every stack reaches main" '[true,true,true]' \
+	"$(jq -c '[.stacks[] | select(.frames[0].function == "plugin_inner")
+		| ([.frames[].function] | index("main") != null)]' <<<"$r")"
+expect_eq "dlopen'd library: callers in order" '["plugin_inner","plugin_leak","run_plugin(char const*)","main"]' \
+	"$(frames_of "$r" plugin_inner | jq -c '.[:4]')"
+expect_match "dlopen'd library: module path" '/build/workloads/libplugin\.so"$' \
+	"$(jq -c '[.stacks[] | select(.frames[0].function == "plugin_inner")][0]
+		| .frames[0].module' <<<"$r")"
+expect_true "dlopen'd library: tables built on demand" "unwind_misses is 0" \
+	test "$(report_get "$r" .counters.unwind_misses)" -gt 0
+
+# The same program walked by frame pointers loses every caller: what the
+# assertions above show is the CFI walk's doing.
+run_tool unwind-fp 60 --unwind fp --format json -T 0 -- "$WL/unwind"
+expect_tool_ok unwind-fp || finish
+r=$(final_report "$TMP/unwind-fp.out")
+expect_leak "$r" "make_records(int)" 30247 7 7
+expect_eq "--unwind fp: main is lost" false \
+	"$(frames_of "$r" "make_records(int)" | jq 'index("main") != null')"
+
+# python3 -> ctypes -> libffi -> malloc: 10 x 12,345 bytes.
+cat >"$TMP/via_ctypes.py" <<'PY'
+import ctypes, time
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.free(libc.malloc(1))   # libffi's first call: its tables get built
+time.sleep(1)
+kept = [libc.malloc(12345) for _ in range(10)]
+PY
+run_tool python 60 --format json -T 0 -- /usr/bin/python3 "$TMP/via_ctypes.py"
+expect_tool_ok python || finish
+r=$(final_report "$TMP/python.out")
+s=$(jq -c '[.stacks[] | select(.alloc_bytes == 123450 and .outstanding_allocs == 10)]' <<<"$r")
+expect_eq "python ctypes: one stack holds 10 x 12,345 bytes" 1 "$(jq length <<<"$s")"
+depth=$(jq '.[0].frames | length' <<<"$s")
+echo "# python3 ctypes stack depth: $depth frames"
+expect_true "python ctypes: at least 8 frames" "$depth frames" test "${depth:-0}" -ge 8
+expect_eq "python ctypes: through libffi" true \
+	"$(jq '.[0].frames | any(.module | test("/libffi\\.so"))' <<<"$s")"
+expect_eq "python ctypes: into the interpreter" true \
+	"$(jq '.[0].frames | any(.function == "_PyEval_EvalFrameDefault")' <<<"$s")"
+expect_eq "python ctypes: down to _start" '"_start"' "$(jq '.[0].frames[-1].function' <<<"$s")"
+
+# A target in its own mount namespace, run from a tmpfs only it can see.
+mkdir -p "$TMP/nsroot" "$TMP/ns"
+unshare -m --propagation private sh -c \
+	"mount -t tmpfs alloctrace-ns '$TMP/nsroot' && cp '$WL/target' '$TMP/nsroot/target' &&
+	 exec '$TMP/nsroot/target' '$TMP/ns' 60" &
+TARGET=$!
+track "$TARGET"
+if wait_for 10 test -e "$TMP/ns/ready"; then
+	expect_true "namespace: binary not visible from outside" "it is" \
+		test ! -e "$TMP/nsroot/target"
+	start_tool ns 60 --format json -T 0 -p "$TARGET"
+	wait_tracing ns 30 || fail "namespace: tracing" "no 'tracing pid' line in 30 s"
+	kill -USR1 "$TARGET"
+	wait_for 10 test -e "$TMP/ns/done" || fail "namespace: target" "no done file"
+	kill -INT "$TOOL_PID"
+	wait_tool
+	expect_tool_ok ns
+	r=$(final_report "$TMP/ns.out")
+	expect_leak "$r" target_leak 9000 9 9
+	expect_eq "namespace: module is the target's path" "\"$TMP/nsroot/target\"" \
+		"$(jq -c '[.stacks[] | select(.frames[0].function == "target_leak")][0]
+			| .frames[0].module' <<<"$r")"
+	expect_eq "namespace: callers through its binary" '"main"' \
+		"$(jq -c '[.stacks[] | select(.frames[0].function == "target_leak")][0]
+			| .frames[1].function' <<<"$r")"
+else
+	fail "namespace: target" "not ready in 10 s"
+fi
+
+finish
