@@ -10,7 +10,8 @@ BENCH_BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 BENCH_CFLAGS := -g -Wall -Wextra -Wno-unused-parameter -std=gnu11
 BENCH_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BENCH_ARCH) \
 		    -Ivmlinux/$(BENCH_ARCH) -Wall
-BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor
+BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor \
+	       $(BENCH_BUILD)/depth-cfi $(BENCH_BUILD)/depth-fp
 
 .PHONY: bench bench-build
 # `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
@@ -30,6 +31,13 @@ $(BENCH_BUILD)/pairs: bench/pairs.c | $(BENCH_BUILD)
 # -O0 keeps the ten call sites per level apart; frame pointers for the walk.
 $(BENCH_BUILD)/scale: bench/scale.c | $(BENCH_BUILD)
 	$(CC) $(BENCH_CFLAGS) -O0 -fno-omit-frame-pointer -fno-inline $< -o $@
+
+# The frame cost: CFI walks code without frame pointers, the kernel's walk needs them.
+$(BENCH_BUILD)/depth-cfi: bench/depth.c | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O2 -fno-builtin -fomit-frame-pointer $< -o $@
+
+$(BENCH_BUILD)/depth-fp: bench/depth.c | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O2 -fno-builtin -fno-omit-frame-pointer $< -o $@
 
 $(BENCH_BUILD)/floor.bpf.o: bench/floor.bpf.c | $(BENCH_BUILD)
 	$(BENCH_CLANG) $(BENCH_BPF_CFLAGS) -c $< -o $@

@@ -115,7 +115,7 @@ setup() {
 	cp "$TOOL" "$TMP/alloctrace" || die "cannot copy $TOOL"
 	TOOL_BUILD="$TOOL, built $(date -u -r "$TOOL" '+%Y-%m-%d %H:%M UTC')"
 	TOOL=$TMP/alloctrace
-	for prog in pairs scale floor; do
+	for prog in pairs scale floor depth-cfi depth-fp; do
 		[[ -x $B/$prog ]] || die "$B/$prog is not built (make bench)"
 	done
 	command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
@@ -529,7 +529,8 @@ prog_stats() {
 
 # profile_run NAME COMMAND...: the kernel's own accounting of BPF program
 # time (kernel.bpf_stats_enabled) over two seconds in the middle of a long
-# pair loop. Appends "name program ns_per_run runs" lines.
+# pair loop. Appends "name program ns_per_run runs" lines to $PROG_OUT.
+PROG_OUT=$TMP/progs.tsv
 profile_run() {
 	local name=$1 pid child
 	shift
@@ -545,7 +546,7 @@ profile_run() {
 	[[ -n $child ]] && kill "$child" 2>/dev/null
 	wait "$pid"
 	join "$TMP/stats.0" "$TMP/stats.1" | awk -v n="$name" '$5 > $3 {
-		printf "%s %s %.0f %d\n", n, $1, ($4 - $2) / ($5 - $3), $5 - $3 }' >>"$TMP/progs.tsv"
+		printf "%s %s %.0f %d\n", n, $1, ($4 - $2) / ($5 - $3), $5 - $3 }' >>"$PROG_OUT"
 }
 
 # Split the full tracker's cost by program, next to the empty probes'.
@@ -559,7 +560,42 @@ profile_programs() {
 	profile_run walk "$B/floor" best --stack -- "$B/pairs" "$n" 1 "$TMP/ns"
 	profile_run live "$B/floor" best --live -- "$B/pairs" "$n" 1 "$TMP/ns"
 	profile_run full "$TOOL" -i 3600 --format json -- "$B/pairs" "$n" 1 "$TMP/ns"
+	unwind_costs
 	sysctl -qw kernel.bpf_stats_enabled="$old"
+}
+
+# The return probe's time at two call depths, by each walk: what one more
+# frame costs. Lines "walk depth ns_per_run" in $TMP/unwind.tsv.
+UNWIND_DEPTHS=(8 40)
+unwind_costs() {
+	local walk d n=3000000
+
+	echo "bench: stack walk cost per frame (bpf_stats)" >&2
+	for walk in cfi fp; do
+		for d in "${UNWIND_DEPTHS[@]}"; do
+			PROG_OUT=$TMP/unwind.$walk.$d
+			profile_run "$walk" "$TOOL" --unwind "$walk" -i 3600 --format json -- \
+				"$B/depth-$walk" "$d" "$n"
+			awk -v d="$d" '$2 == "alloc_return" { print $1, d, $3 }' "$PROG_OUT" \
+				>>"$TMP/unwind.tsv"
+		done
+	done
+	PROG_OUT=$TMP/progs.tsv
+}
+
+print_unwind() {
+	[[ -s $TMP/unwind.tsv ]] || return 0
+	echo
+	echo "== stack walk cost (alloc_return, kernel.bpf_stats_enabled) =="
+	echo "   the same malloc/free loop ${UNWIND_DEPTHS[0]} and ${UNWIND_DEPTHS[1]} calls deep;" \
+		"frames walked = depth + 4 (main and libc's start-up)"
+	printf '%-6s %-16s %-16s %s\n' walk "ns at depth ${UNWIND_DEPTHS[0]}" \
+		"ns at depth ${UNWIND_DEPTHS[1]}" "ns per frame"
+	awk -v lo="${UNWIND_DEPTHS[0]}" -v hi="${UNWIND_DEPTHS[1]}" '
+		{ ns[$1, $2] = $3; walks[$1] = 1 }
+		END { for (w in walks) if ((w, lo) in ns && (w, hi) in ns)
+			printf "%-6s %-16s %-16s %.0f\n", w, ns[w, lo], ns[w, hi],
+				(ns[w, hi] - ns[w, lo]) / (hi - lo) }' "$TMP/unwind.tsv" | sort
 }
 
 print_programs() {
@@ -633,6 +669,7 @@ main() {
 		print_ratios
 		print_scale
 		print_programs
+		print_unwind
 		print_summary
 	} | tee "$B/results.txt"
 }

@@ -319,6 +319,7 @@ static __always_inline void request_tables(__u32 tgid, struct unwind_proc *proc,
 struct walk {
 	struct stack_trace *st;
 	struct unwind_proc *proc;
+	struct unwind_mapping *last;	/* the previous frame's: callers are often in it */
 	__u64 ip;
 	__u64 sp;
 	__u64 bp;
@@ -394,7 +395,7 @@ static long row_search_step(__u32 i, struct row_search *s)
 
 /*
  * The row in effect at @pc: the page index bounds the search to one
- * page's rows, at most 4,097, so 13 halvings always suffice.
+ * page's rows, at most 257, so 9 halvings always suffice.
  */
 static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 				     struct unwind_row *out)
@@ -416,7 +417,9 @@ static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 	if (!bound)
 		return false;
 	s.hi = *bound;
-	bpf_loop(13, row_search_step, &s, 0);
+	for (int i = 0; i < 9; i++)
+		if (row_search_step(i, &s))
+			break;
 	row = bpf_map_lookup_elem(&unwind_rows, &s.lo);
 	if (!row || row->pc > s.off)
 		return false;
@@ -442,12 +445,35 @@ static __always_inline long frame_pointer_step(struct walk *w)
 	return w->done;
 }
 
+/*
+ * The return address at CFA - 8 and, where the row says it was saved, the
+ * caller's rbp; most frames that save it keep it right below, at CFA - 16:
+ * one read for both.
+ */
+static __always_inline long read_caller(struct walk *w, __u64 cfa, __s8 rbp_off)
+{
+	__u64 pair[2];
+
+	if (rbp_off == -2) {
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
+			return -1;
+		w->bp = pair[0];
+		w->ip = pair[1];
+		return 0;
+	}
+	if (bpf_probe_read_user(&w->ip, sizeof(w->ip), (void *)(cfa - 8)))
+		return -1;
+	if (rbp_off && bpf_probe_read_user(&w->bp, sizeof(w->bp), (void *)(cfa + rbp_off * 8)))
+		return -1;
+	return 0;
+}
+
 static long unwind_step(__u32 i, struct walk *w)
 {
 	struct unwind_row row = { .kind = UNWIND_NONE };
 	struct unwind_mapping *m = NULL;
 	__u32 n = w->nr;
-	__u64 cfa, ra, pc;
+	__u64 cfa, pc;
 
 	if (n >= MAX_STACK_DEPTH)
 		return 1;
@@ -455,8 +481,10 @@ static long unwind_step(__u32 i, struct walk *w)
 	w->nr = n + 1;
 	/* A return address may be the first byte of the next function: look up the call. */
 	pc = n ? w->ip - 1 : w->ip;
-	if (w->proc)
-		m = find_mapping(w->proc, pc);
+	if (w->last && pc >= w->last->start && pc < w->last->end)
+		m = w->last;
+	else if (w->proc)
+		m = w->last = find_mapping(w->proc, pc);
 	if (m && m->nr_pages)
 		find_row(m, pc, &row);
 	/* Past a frame-pointer step the address may be garbage: no reason to ask. */
@@ -478,15 +506,12 @@ static long unwind_step(__u32 i, struct walk *w)
 	default:
 		return frame_pointer_step(w);
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)) ||
-	    (row.rbp_off &&
-	     bpf_probe_read_user(&w->bp, sizeof(w->bp), (void *)(cfa + row.rbp_off * 8)))) {
+	if (read_caller(w, cfa, row.rbp_off)) {
 		w->flags |= STACK_CUT;
 		return 1;
 	}
 	w->sp = cfa;
-	w->ip = ra;
-	w->done = !ra;
+	w->done = !w->ip;
 	return w->done;
 }
 

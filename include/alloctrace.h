@@ -144,10 +144,11 @@ struct stack_trace {
 /*
  * CFI unwinding (x86-64). The loader turns each object's .eh_frame into
  * rows, one per address range with its own rule, sorted by address, with
- * an index of the row in effect at the start of each page of text; the
+ * an index of the row in effect at the start of each "page" of text; the
  * BPF side finds a frame's row with two lookups and a short binary search.
+ * Index pages are 256 bytes, so that the search takes a few steps.
  */
-#define UNWIND_PAGE_SHIFT 12
+#define UNWIND_PAGE_SHIFT 8
 
 /* How to find the caller's frame (unwind_row.kind). */
 enum unwind_kind {

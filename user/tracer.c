@@ -22,11 +22,11 @@
 
 /*
  * Unwind table room: 1M rows (8 MiB) hold libc, libstdc++ and python3
- * (28K, 34K and 65K rows) many times over; a page index entry per 4 KiB
- * of text, 256K of them for 1 GiB. Processes with tables at once.
+ * (28K, 34K and 65K rows) many times over; an index entry per 256 bytes
+ * of text, 1M of them (4 MiB) for 256 MiB. Processes with tables at once.
  */
 #define DEFAULT_UNWIND_ROWS (1U << 20)
-#define UNWIND_PAGES (1U << 18)
+#define UNWIND_PAGES (1U << 20)
 #define UNWIND_PROCS 1024
 
 struct tracer {

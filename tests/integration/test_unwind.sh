@@ -66,14 +66,15 @@ cat >"$TMP/via_ctypes.py" <<'PY'
 import ctypes, time
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype = ctypes.c_void_p
-libc.free(libc.malloc(1))   # libffi's first call: its tables get built
+libc.free.argtypes = [ctypes.c_void_p]
+libc.free(libc.malloc(1))   # libffi's first calls: its tables get built
 time.sleep(1)
 kept = [libc.malloc(12345) for _ in range(10)]
 PY
 run_tool python 60 --format json -T 0 -- /usr/bin/python3 "$TMP/via_ctypes.py"
 expect_tool_ok python || finish
 r=$(final_report "$TMP/python.out")
-s=$(jq -c '[.stacks[] | select(.alloc_bytes == 123450 and .outstanding_allocs == 10)]' <<<"$r")
+s=$(jq -c '[.stacks[] | select(.outstanding_bytes == 123450 and .outstanding_allocs == 10)]' <<<"$r")
 expect_eq "python ctypes: one stack holds 10 x 12,345 bytes" 1 "$(jq length <<<"$s")"
 depth=$(jq '.[0].frames | length' <<<"$s")
 echo "# python3 ctypes stack depth: $depth frames"
