@@ -314,6 +314,13 @@ static __always_inline void request_tables(__u32 tgid, struct unwind_proc *proc,
 		count(CNT_LOST_EVENTS);
 }
 
+/* Where a stack walk starts: the user registers at a probe or a syscall. */
+struct user_regs {
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+};
+
 #if defined(__TARGET_ARCH_x86)
 /* A stack walk in progress, shared with the per-frame bpf_loop callback. */
 struct walk {
@@ -417,9 +424,7 @@ static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 	if (!bound)
 		return false;
 	s.hi = *bound;
-	for (int i = 0; i < 9; i++)
-		if (row_search_step(i, &s))
-			break;
+	bpf_loop(9, row_search_step, &s, 0);
 	row = bpf_map_lookup_elem(&unwind_rows, &s.lo);
 	if (!row || row->pc > s.off)
 		return false;
@@ -516,13 +521,13 @@ static long unwind_step(__u32 i, struct walk *w)
 }
 
 /* Walk with the unwind tables from the user registers @regs; false if it cannot start. */
-static __always_inline bool walk_cfi(struct pt_regs *regs, struct stack_trace *st)
+static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_trace *st)
 {
 	struct walk w = {
 		.st = st,
-		.ip = PT_REGS_IP(regs),
-		.sp = PT_REGS_SP(regs),
-		.bp = PT_REGS_FP(regs),
+		.ip = regs->ip,
+		.sp = regs->sp,
+		.bp = regs->bp,
 		.tgid = bpf_get_current_pid_tgid() >> 32,
 	};
 
@@ -535,7 +540,7 @@ static __always_inline bool walk_cfi(struct pt_regs *regs, struct stack_trace *s
 	return w.nr > 0;
 }
 #else
-static __always_inline bool walk_cfi(struct pt_regs *regs, struct stack_trace *st)
+static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_trace *st)
 {
 	return false;
 }
@@ -561,7 +566,7 @@ static __always_inline bool walk_fp(void *ctx, struct stack_trace *st)
  * Walk the user stack into @st and return its id in the stack map. @regs
  * are the user registers where the walk starts.
  */
-static __always_inline __u64 capture_stack(void *ctx, struct pt_regs *regs,
+static __always_inline __u64 capture_stack(void *ctx, const struct user_regs *regs,
 					   struct stack_trace *st)
 {
 	bool ok = unwind_cfi ? walk_cfi(regs, st) : walk_fp(ctx, st);
@@ -633,8 +638,9 @@ static __always_inline void send_big_alloc(struct big_alloc_event *ev, __u64 pid
 }
 
 /* @keep: record the block (not when sampling passed it by); alerts come regardless. */
-static __always_inline void record_alloc(struct pt_regs *ctx, __u64 pid_tgid, __u64 addr,
-					 __u64 size, __u32 func, bool keep)
+static __always_inline void record_alloc(void *ctx, const struct user_regs *regs,
+					 __u64 pid_tgid, __u64 addr, __u64 size, __u32 func,
+					 bool keep)
 {
 	bool big = big_threshold && size >= big_threshold;
 	struct alloc_key key = { .addr = addr, .tgid = pid_tgid >> 32 };
@@ -648,7 +654,7 @@ static __always_inline void record_alloc(struct pt_regs *ctx, __u64 pid_tgid, __
 	ev = bpf_map_lookup_elem(&scratch, &zero);
 	if (!ev)
 		return;
-	info.stack_id = capture_stack(ctx, ctx, &ev->stack);
+	info.stack_id = capture_stack(ctx, regs, &ev->stack);
 	info.time_ns = bpf_ktime_get_ns();
 	if (!keep)
 		;
@@ -810,8 +816,13 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	if (func_reallocs(func))
 		/* realloc(p, 0) may free p and return NULL: a success. */
 		settle_old_block(&rec, tgid, addr || (!rec.size && !func_maps(func)));
-	if (addr)
-		record_alloc(ctx, pid_tgid, addr, rec.size, func, sampled(found, rec.size));
+	if (addr) {
+		struct user_regs regs = {
+			.ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx)
+		};
+
+		record_alloc(ctx, &regs, pid_tgid, addr, rec.size, func, sampled(found, rec.size));
+	}
 	return 0;
 }
 
@@ -872,6 +883,112 @@ int BPF_KPROBE(release_enter, __u64 ptr)
 	rec->func = func;
 	rec->has_old = 0;
 	rec->ptr = 0;
+	return 0;
+}
+
+/*
+ * --big-only: no uprobes at all. Big blocks reach the kernel as anonymous
+ * mmap (glibc serves requests above its mmap threshold so), mremap or brk;
+ * raw syscall tracepoints see those, at a cost only to syscalls.
+ */
+#if defined(__TARGET_ARCH_x86)
+#define NR_MMAP 9
+#define NR_MUNMAP 11
+#define NR_BRK 12
+#define NR_MREMAP 25
+#else
+#define NR_MMAP 222
+#define NR_MUNMAP 215
+#define NR_BRK 214
+#define NR_MREMAP 216
+#endif
+#define PROT_NONE 0
+#define MAP_STACK 0x20000
+#define MAX_ERRNO 4095
+
+/* Thread stacks and PROT_NONE reservations (glibc's arenas) are not allocations. */
+static __always_inline bool big_mapping(__u64 len, __u64 prot, __u64 flags)
+{
+	return len >= big_threshold && (flags & MAP_ANONYMOUS) && !(flags & MAP_STACK) &&
+	       prot != PROT_NONE;
+}
+
+/* Note a syscall's arguments for its exit; the in-flight record is free in this mode. */
+static __always_inline void note_syscall(__u32 func, __u64 size, __u64 ptr)
+{
+	struct inflight *rec = thread_state(true);
+
+	if (!rec) {
+		count(CNT_LOST_INFLIGHT);
+		return;
+	}
+	rec->active = 1;
+	rec->func = func;
+	rec->size = size;
+	rec->ptr = ptr;
+	rec->has_old = 0;
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(big_sys_enter, struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct task_struct *task;
+
+	if (id != NR_MMAP && id != NR_MUNMAP && id != NR_MREMAP && id != NR_BRK)
+		return 0;
+	if (!traced(pid_tgid))
+		return 0;
+	switch (id) {
+	case NR_MMAP:
+		if (big_mapping(PT_REGS_PARM2_CORE_SYSCALL(regs), PT_REGS_PARM3_CORE_SYSCALL(regs),
+				PT_REGS_PARM4_CORE_SYSCALL(regs)))
+			note_syscall(FUNC_MMAP, PT_REGS_PARM2_CORE_SYSCALL(regs), 0);
+		return 0;
+	case NR_MUNMAP:
+		release_block(pid_tgid >> 32, PT_REGS_PARM1_CORE_SYSCALL(regs));
+		return 0;
+	case NR_MREMAP:
+		note_syscall(FUNC_MREMAP, PT_REGS_PARM3_CORE_SYSCALL(regs),
+			     PT_REGS_PARM1_CORE_SYSCALL(regs));
+		return 0;
+	}
+	/* brk: the heap's end before the call, to measure its growth by. */
+	task = bpf_get_current_task_btf();
+	note_syscall(FUNC_BRK, 0, BPF_CORE_READ(task, mm, brk));
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct user_regs user;
+	struct inflight *rec;
+	__u64 addr = ret, size;
+
+	rec = in_flight();
+	if (!rec)
+		return 0;
+	rec->active = 0;
+	if (ret < 0 && ret >= -MAX_ERRNO)
+		return 0;
+	size = rec->size;
+	if (rec->func == FUNC_MREMAP) {
+		release_block(pid_tgid >> 32, rec->ptr);
+		if (size < big_threshold)
+			return 0;
+	} else if (rec->func == FUNC_BRK) {
+		/* Heap growth is reported, not tracked: glibc gives it back piecemeal. */
+		if (addr <= rec->ptr || addr - rec->ptr < big_threshold)
+			return 0;
+		size = addr - rec->ptr;
+		addr = rec->ptr;
+	}
+	user.ip = PT_REGS_IP_CORE(regs);
+	user.sp = PT_REGS_SP_CORE(regs);
+	user.bp = PT_REGS_FP_CORE(regs);
+	record_alloc(ctx, &user, pid_tgid, addr, size, rec->func, rec->func != FUNC_BRK);
 	return 0;
 }
 

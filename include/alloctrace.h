@@ -72,6 +72,8 @@ enum alloc_func {
 	FUNC_MMAP,
 	FUNC_MUNMAP,
 	FUNC_MREMAP,
+	/* --big-only: heap growth, seen at the syscall; never probed */
+	FUNC_BRK,
 	FUNC_MAX,
 };
 

@@ -15,6 +15,7 @@ enum func_group {
 	GROUP_C,	/* C entry points: take the allocator's prefix */
 	GROUP_CXX,	/* C++ operators: mangled names, never prefixed */
 	GROUP_MMAP,	/* probed only with --mmap, where mmap is defined */
+	GROUP_SYSCALL,	/* seen at the syscall by --big-only, never probed */
 };
 
 struct func_desc {
@@ -69,6 +70,7 @@ static const struct func_desc funcs[FUNC_MAX] = {
 	[FUNC_MMAP] = { "mmap", "mmap", GROUP_MMAP },
 	[FUNC_MUNMAP] = { "munmap", "munmap", GROUP_MMAP },
 	[FUNC_MREMAP] = { "mremap", "mremap", GROUP_MMAP },
+	[FUNC_BRK] = { "brk", "brk", GROUP_SYSCALL },
 };
 
 const char *alloc_func_name(enum alloc_func func)
@@ -136,7 +138,7 @@ static bool in_set(enum alloc_func f, enum site_set set)
 {
 	switch (set) {
 	case SITES_ALLOCATOR:
-		return funcs[f].group != GROUP_MMAP;
+		return funcs[f].group == GROUP_C || funcs[f].group == GROUP_CXX;
 	case SITES_NEW:
 		return f >= FUNC_NEW && f <= FUNC_NEW_ARRAY_ALIGNED_NOTHROW;
 	case SITES_MMAP:

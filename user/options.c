@@ -26,6 +26,9 @@ static const char usage[] =
 	"  -n, --count N          stop after N reports, the last one final (default: until stopped)\n"
 	"  -T, --top N            stacks per report, by outstanding bytes (default 10, 0 = all)\n"
 	"      --big SIZE         alert, with its stack, on each allocation >= SIZE (e.g. 8M)\n"
+	"      --big-only         with --big: no probes on the allocator at all; see only\n"
+	"                         blocks that reach the kernel (mmap, mremap, brk), for\n"
+	"                         near-zero cost on programs making many small allocations\n"
 	"      --format FMT       text (default) or json (one JSON object per line)\n"
 	"      --max-depth N      frames per stack, 1-127 (default 64)\n"
 	"      --unwind HOW       walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
@@ -58,6 +61,7 @@ static const char usage[] =
 
 enum {
 	OPT_BIG = 0x100,
+	OPT_BIG_ONLY,
 	OPT_FORMAT,
 	OPT_MAX_DEPTH,
 	OPT_UNWIND,
@@ -84,6 +88,7 @@ static const struct option long_options[] = {
 	{ "top", required_argument, NULL, 'T' },
 	{ "big", required_argument, NULL, OPT_BIG },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "big-only", no_argument, NULL, OPT_BIG_ONLY },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
@@ -274,6 +279,9 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		if (parse_size(arg, &opts->big) || !opts->big)
 			return bad_value("--big", arg, "a size in bytes such as 8M, 512K or 1G");
 		return 0;
+	case OPT_BIG_ONLY:
+		opts->big_only = true;
+		return 0;
 	case OPT_FORMAT:
 		if (parse_format(arg, &opts->format))
 			return bad_value("--format", arg, "'text' or 'json'");
@@ -347,6 +355,14 @@ static int check_target(const struct options *opts)
 {
 	if (opts->filter.max_size && opts->filter.min_size > opts->filter.max_size) {
 		pr_err("--min-size is larger than --max-size: no block could count");
+		return -EINVAL;
+	}
+	if (opts->big_only && !opts->big) {
+		pr_err("--big-only needs --big SIZE: the smallest block to see");
+		return -EINVAL;
+	}
+	if (opts->big_only && (opts->sample || opts->alloc.mmap)) {
+		pr_err("--big-only takes neither --sample nor --mmap: it probes no allocator");
 		return -EINVAL;
 	}
 	if (opts->pid && opts->argv) {

@@ -200,6 +200,9 @@ static void text_report_begin(FILE *f, const struct report *r)
 	if (r->sample_rate)
 		fprintf(f, "  estimates from allocations sampled every %s on average\n",
 			text_size(r->sample_rate).s);
+	if (r->big_only)
+		fprintf(f, "  only blocks of %s or more that reached the kernel (mmap, mremap, brk)\n",
+			text_size(r->big_only).s);
 	text_warning(f, t);
 }
 
@@ -505,6 +508,8 @@ static void json_report_end(FILE *f, const struct report *r)
 	}
 	if (r->sample_rate)
 		fprintf(f, ",\"sample_rate\":%" PRIu64 ",\"estimated\":true", r->sample_rate);
+	if (r->big_only)
+		fprintf(f, ",\"big_only\":%" PRIu64, r->big_only);
 	if (r->exit.exited) {
 		fputs(",\"exit\":{\"status\":", f);
 		json_int(f, r->exit.status, r->exit.status >= 0);

@@ -71,6 +71,7 @@ struct report {
 	double interval;	/* seconds between reports */
 	const char *filter;	/* which blocks count, if not all; NULL otherwise */
 	uint64_t sample_rate;	/* --sample: numbers are estimates; 0 when exact */
+	uint64_t big_only;	/* --big-only: only blocks this big were seen; 0 otherwise */
 	size_t nr_growing;	/* stacks growing steadily, steepest first */
 	const struct report_stack *growing;
 	size_t nr_threads;	/* threads by outstanding bytes */

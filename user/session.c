@@ -61,8 +61,28 @@ static double clock_seconds(clockid_t clock)
 }
 
 /* Append the frames of one stack to the session's frame buffer. */
+/*
+ * --big-only stacks start at the syscall, inside the allocator (mmap from
+ * sysmalloc from malloc): what a reader wants first is the code that asked
+ * it for memory. Drop the allocator's frames above it, from @first on.
+ */
+static void drop_allocator_frames(struct session *s, size_t first)
+{
+	const char *allocator = s->allocator.objs[0].name;
+	size_t n = 0, total = s->nr_frames - first;
+
+	while (n < total && s->frames[first + n].module &&
+	       !strcmp(s->frames[first + n].module, allocator))
+		n++;
+	if (!n || n == total)
+		return;
+	memmove(&s->frames[first], &s->frames[first + n], (total - n) * sizeof(*s->frames));
+	s->nr_frames -= n;
+}
+
 static int resolve_stack(struct session *s, const __u64 *ips, uint32_t nr)
 {
+	size_t first = s->nr_frames;
 	struct frame_info *grown;
 
 	for (uint32_t i = 0; i < nr; i++) {
@@ -78,6 +98,8 @@ static int resolve_stack(struct session *s, const __u64 *ips, uint32_t nr)
 		s->nr_frames += symbolizer__resolve(s->syms, ips[i], s->frames + s->nr_frames,
 						    MAX_INLINE);
 	}
+	if (s->opts->big_only)
+		drop_allocator_frames(s, first);
 	return 0;
 }
 
@@ -383,6 +405,7 @@ static int session__report(struct session *s, bool final)
 		.interval = s->opts->interval,
 		.filter = filter__describe(s->filter),
 		.sample_rate = s->opts->sample,
+		.big_only = s->opts->big_only ? s->opts->big : 0,
 	};
 	size_t room;
 	int err;
@@ -464,6 +487,7 @@ static int open_tracer(struct session *s)
 		.stack_depth = s->opts->stack_depth,
 		.sample_rate = s->opts->sample,
 		.unwind_cfi = s->opts->unwind_cfi,
+		.big_only = s->opts->big_only,
 		.on_big_alloc = on_big_alloc,
 		.on_oom = on_oom,
 		.ctx = s,
@@ -656,6 +680,12 @@ static void describe_allocator(struct session *s)
 	size_t len = 0;
 
 	pr_debug("allocator: %s (%s)", a->objs[0].name, a->why);
+	if (s->opts->big_only) {
+		pr_info("tracing pid %d (%s): blocks of %llu bytes or more from mmap, mremap and "
+			"brk, no probes in %s", target__pid(s->target), target__comm(s->target),
+			(unsigned long long)s->opts->big, a->objs[0].name);
+		return;
+	}
 	for (size_t i = 1; i < a->nr_objs && len < sizeof(others); i++) {
 		pr_debug("also probed: %s", a->objs[i].name);
 		len += snprintf(others + len, sizeof(others) - len, " and %s", a->objs[i].name);

@@ -42,6 +42,7 @@ struct tracer {
 	size_t nr_probes;
 	unsigned int stack_depth;
 	uint32_t unwind_rows;
+	bool big_only;
 	pid_t pid;
 	int nr_cpus;
 	uint64_t *percpu;	/* room for one per-CPU counter value */
@@ -110,6 +111,9 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	skel->rodata->stack_depth = t->stack_depth;
 	skel->rodata->sample_rate = opts->sample_rate;
 	skel->rodata->unwind_cfi = opts->unwind_cfi;
+	/* The syscall programs tax every syscall on the system: only when asked. */
+	bpf_program__set_autoload(skel->progs.big_sys_enter, opts->big_only);
+	bpf_program__set_autoload(skel->progs.big_sys_exit, opts->big_only);
 	if (opts->unwind_cfi) {
 		int err = bpf_map__set_max_entries(skel->maps.unwind_rows, t->unwind_rows);
 
@@ -252,6 +256,7 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t->pid = opts->pid;
 	t->stack_depth = opts->stack_depth ? opts->stack_depth : DEFAULT_STACK_DEPTH;
 	t->unwind_rows = opts->unwind_rows ? opts->unwind_rows : DEFAULT_UNWIND_ROWS;
+	t->big_only = opts->big_only;
 	t->on_big_alloc = opts->on_big_alloc;
 	t->on_oom = opts->on_oom;
 	t->ctx = opts->ctx;
@@ -468,14 +473,38 @@ static int attach_object(struct tracer *t, const struct probe_object *obj, bool 
  * Return probes go first: a call that enters before its return probe is
  * attached would leave an in-flight record nobody clears.
  */
+/* --big-only: the raw syscall tracepoints, in the perf-link array. */
+static int attach_syscalls(struct tracer *t)
+{
+	struct bpf_program *progs[] = { t->skel->progs.big_sys_enter, t->skel->progs.big_sys_exit };
+	const char *names[] = { "sys_enter", "sys_exit" };
+	struct bpf_link *link;
+
+	for (size_t i = 0; i < 2; i++) {
+		link = bpf_program__attach_raw_tracepoint(progs[i], names[i]);
+		if (!link) {
+			int err = -errno;
+
+			pr_err("cannot attach to the raw tracepoint %s: %s", names[i],
+			       strerror(-err));
+			return err;
+		}
+		t->links[t->nr_links++] = link;
+		pr_debug("raw tracepoint %s", names[i]);
+	}
+	return 0;
+}
+
 int tracer__attach(struct tracer *t, const struct allocator *a)
 {
 	int err = 0;
 
-	for (int pass = 0; pass < 2 && !err; pass++) {
+	for (int pass = 0; pass < 2 && !err && !t->big_only; pass++) {
 		for (size_t o = 0; o < a->nr_objs && !err; o++)
 			err = attach_object(t, &a->objs[o], pass == 0);
 	}
+	if (t->big_only)
+		err = attach_syscalls(t);
 	if (!err && t->unwinder) {
 		err = unwinder__add_process(t->unwinder, t->pid);
 		if (err)

@@ -25,6 +25,7 @@ struct tracer_opts {
 	uint64_t sample_rate;	/* 0 = record every allocation */
 	bool unwind_cfi;	/* walk stacks with CFI unwind tables (x86-64) */
 	uint32_t unwind_rows;	/* room for this many rows of them (0: the default) */
+	bool big_only;		/* no uprobes: big mmap/mremap/brk at the syscall */
 	big_alloc_fn on_big_alloc;
 	oom_fn on_oom;		/* the OOM killer chose the target */
 	void *ctx;
@@ -41,8 +42,9 @@ struct tracer *tracer__open(const struct tracer_opts *opts);
 void tracer__free(struct tracer *t);
 
 /*
- * Attach every probe of @a and, with CFI unwinding, give the target its
- * unwind tables; on failure nothing stays attached. 0 or -errno.
+ * Attach every probe of @a (with big_only, the syscall tracepoints
+ * instead) and, with CFI unwinding, give the target its unwind tables; on
+ * failure nothing stays attached. 0 or -errno.
  */
 int tracer__attach(struct tracer *t, const struct allocator *a);
 size_t tracer__nr_probes(const struct tracer *t);
