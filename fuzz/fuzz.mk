@@ -26,7 +26,8 @@ FUZZ_SEEDS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/corpus/%/.stamp)
 
 # The user/ sources each target links: only what the parser needs.
 FUZZ_SRCS_procmaps := procmaps.c
-FUZZ_SRCS_options := options.c allocator.c elfsym.c linkmap.c procmaps.c log.c
+FUZZ_SRCS_options := options.c allocator.c elfsym.c linkmap.c procmaps.c log.c placement.c \
+		     x86_insn.c
 FUZZ_SRCS_elf := elfsym.c
 FUZZ_LIBS_options := -lelf
 FUZZ_LIBS_elf := -lelf
