@@ -20,7 +20,7 @@ LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
 
 # Plain C: links and is unit-tested without libbpf.
 CORE_SRCS := util.c profile.c history.c symbolize.c objfile.c cfi.c procmaps.c report.c json.c demangle.c log.c \
-	     export.c folded.c pprof.c protobuf.c html.c
+	     export.c folded.c pprof.c protobuf.c html.c x86_insn.c placement.c
 LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c \
 	       filter.c uprobe_multi.c unwinder.c
 CORE_OBJS := $(CORE_SRCS:%.c=$(OBJ)/%.o)

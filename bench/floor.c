@@ -7,9 +7,10 @@
  *   floor naive|best [--stack] [--live] -- COMMAND ARGS  launch COMMAND, probes attached first
  *
  * naive puts free's probe on its first instruction, as a tracer that asks
- * for "free" gets it. best puts it on the `je` after glibc's
- * `test %rdi,%rdi`: the kernel emulates a jcc but must single-step a test,
- * which under KVM costs a VM exit per hit. --stack adds a user stack walk
+ * for "free" gets it. best puts it where alloctrace does (user/placement.c):
+ * in glibc, on the `je` after `test %rdi,%rdi`, since the kernel emulates a
+ * jcc but must single-step a test, which under KVM costs a VM exit per
+ * hit. --stack adds a user stack walk
  * at malloc's return, --live a live-block hash map: one piece of a real
  * tracker's work at a time.
  */
@@ -24,11 +25,13 @@
 #include <bpf/libbpf.h>
 #include "elfsym.h"
 #include "floor.skel.h"
+#include "placement.h"
 
 struct site {
 	char path[4096];
 	uint64_t malloc_off;
 	uint64_t free_off;
+	char free_why[96];	/* how best placed free's probe */
 };
 
 static volatile sig_atomic_t stop;
@@ -43,16 +46,13 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-/* glibc's free opens with test %rdi,%rdi (48 85 ff) then je (74 xx or 0f 84). */
-static uint64_t je_after_test(struct elf_file *ef, uint64_t vaddr)
+/* Where alloctrace would put free's probe, and why. */
+static uint64_t best_offset(struct elf_file *ef, uint64_t vaddr, char *why, size_t size)
 {
-	static const uint8_t test_rdi[] = {0x48, 0x85, 0xff};
-	uint8_t code[8];
+	uint8_t code[PLACEMENT_CODE_MAX];
+	long len = elf_file__read(ef, vaddr, code, sizeof(code));
 
-	if (elf_file__read(ef, vaddr, code, sizeof(code)) < 5 ||
-	    memcmp(code, test_rdi, sizeof(test_rdi)))
-		return 0;
-	return code[3] == 0x74 || (code[3] == 0x0f && code[4] == 0x84) ? 3 : 0;
+	return len < 0 ? 0 : placement__x86(code, len, why, size);
 }
 
 /* The libc this loader runs on is the one the launched program will map. */
@@ -73,8 +73,9 @@ static int find_site(bool best, struct site *s)
 	if (elf_file__find_funcs(ef, names, 2, addrs) == 2 &&
 	    !elf_file__vaddr_to_offset(ef, addrs[0], &s->malloc_off) &&
 	    !elf_file__vaddr_to_offset(ef, addrs[1], &s->free_off)) {
+		snprintf(s->free_why, sizeof(s->free_why), "its entry");
 		if (best)
-			s->free_off += je_after_test(ef, addrs[1]);
+			s->free_off += best_offset(ef, addrs[1], s->free_why, sizeof(s->free_why));
 		err = 0;
 	}
 	elf_file__close(ef);
@@ -225,8 +226,9 @@ int main(int argc, char **argv)
 		goto out;
 	if (attach_all(skel, pid, &site))
 		goto out;
-	fprintf(stderr, "floor: %s: malloc at %s+0x%llx, free at +0x%llx\n", argv[1], site.path,
-		(unsigned long long)site.malloc_off, (unsigned long long)site.free_off);
+	fprintf(stderr, "floor: %s: malloc at %s+0x%llx, free at +0x%llx (%s)\n", argv[1],
+		site.path, (unsigned long long)site.malloc_off, (unsigned long long)site.free_off,
+		site.free_why);
 	if (go < 0) {
 		wait_attached(pid);
 		ret = 0;

@@ -122,6 +122,8 @@ setup() {
 	command -v bpftool >/dev/null || die "bpftool is missing (apt-get install bpftool)"
 	LIBC=$(ldd "$B/pairs" | awk '$1 ~ /^libc\.so/ { print $3 }')
 	[[ -r $LIBC ]] || die "cannot find the libc of $B/pairs"
+	# Where the floor (and alloctrace) probe free, said in the header.
+	PLACEMENT=$("$B/floor" best -- true 2>&1 >/dev/null | sed -n 's/^floor: best: //p')
 	ensure_peer bpftrace bpftrace || NA[bpftrace]="n/a (bpftrace not installed)"
 	ensure_peer heaptrack heaptrack || NA[heaptrack]="n/a (heaptrack not installed)"
 	ensure_peer valgrind valgrind || NA[valgrind]="n/a (valgrind not installed)"
@@ -651,6 +653,7 @@ print_header() {
 	echo "alloctrace benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
 		"$(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo))"
 	echo "tool: $TOOL_BUILD; libc: $LIBC"
+	echo "probes of the floor: ${PLACEMENT:-unknown}"
 	echo "load average at start: $LOADAVG"
 	echo "peers: $(bpftrace --version 2>/dev/null || echo 'no bpftrace');" \
 		"$(heaptrack --version 2>/dev/null | head -n 1 || echo 'no heaptrack');" \

@@ -20,14 +20,16 @@ FUZZ_JOBS ?= 2
 FUZZ_INC := -D_GNU_SOURCE -std=gnu11 -Iinclude -Iuser -I$(FUZZ_B)
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	       -fno-omit-frame-pointer $(FUZZ_INC)
-FUZZ_NAMES := procmaps options elf cfi
+FUZZ_NAMES := procmaps options elf cfi x86_insn
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
 FUZZ_SEEDS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/corpus/%/.stamp)
 
 # The user/ sources each target links: only what the parser needs.
 FUZZ_SRCS_procmaps := procmaps.c
-FUZZ_SRCS_options := options.c allocator.c elfsym.c linkmap.c procmaps.c log.c
+FUZZ_SRCS_options := options.c allocator.c elfsym.c linkmap.c procmaps.c log.c placement.c \
+		     x86_insn.c
 FUZZ_SRCS_elf := elfsym.c
+FUZZ_SRCS_x86_insn := x86_insn.c placement.c
 FUZZ_LIBS_options := -lelf
 FUZZ_SRCS_cfi := cfi.c util.c
 FUZZ_LIBS_elf := -lelf

@@ -9,6 +9,7 @@
 #include "elfsym.h"
 #include "linkmap.h"
 #include "log.h"
+#include "placement.h"
 #include "procmaps.h"
 
 enum func_group {
@@ -91,40 +92,47 @@ int allocator_opts__parse_spec(struct allocator_opts *opts, char *arg)
 	return *arg ? 0 : -EINVAL;
 }
 
-/*
- * Where to put a function's entry probe. A probe on an instruction the
- * kernel must single-step costs about five times one it emulates. glibc's
- * free opens with `test %rdi,%rdi; je`: a probe on the je, which the kernel
- * emulates, sees every call but free(NULL), which does nothing anyway.
- * Functions that also carry a return probe stay at their entry, where the
- * return address is still on top of the stack.
- */
-static uint64_t pick_entry_offset(enum alloc_func func, const uint8_t *code, long len)
+bool alloc_func_has_return_probe(enum alloc_func func)
+{
+	return func != FUNC_FREE && func != FUNC_MUNMAP;
+}
+
+/* Past the instructions the kernel would single-step, on x86-64 (see placement.c). */
+static uint64_t pick_entry_offset(struct elf_file *ef, uint64_t vaddr, char *why, size_t size)
 {
 #if defined(__x86_64__)
-	static const uint8_t test_rdi[] = { 0x48, 0x85, 0xff };
+	uint8_t code[PLACEMENT_CODE_MAX];
+	long len = elf_file__read(ef, vaddr, code, sizeof(code));
 
-	if (func != FUNC_FREE || len < 5 || memcmp(code, test_rdi, sizeof(test_rdi)))
-		return 0;
-	if (code[3] == 0x74 || (code[3] == 0x0f && code[4] == 0x84))
-		return sizeof(test_rdi);
+	if (len >= 0)
+		return placement__x86(code, len, why, size);
+	snprintf(why, size, "cannot read its code: %s", strerror((int)-len));
+#else
+	snprintf(why, size, "no instruction decoder for this architecture");
 #endif
 	return 0;
 }
 
+/*
+ * A function that also carries a return probe keeps its entry probe on its
+ * first instruction: the return probe must be there, where the return
+ * address is on top of the stack; the two then share one breakpoint, and
+ * the return program matches the stack pointer the entry program saw.
+ */
 static int fill_site(struct elf_file *ef, struct probe_site *site, enum alloc_func func,
 		     uint64_t vaddr)
 {
-	uint8_t code[16];
-	long len;
 	int err;
 
 	site->func = func;
 	err = elf_file__vaddr_to_offset(ef, vaddr, &site->entry);
 	if (err)
 		return err;
-	len = elf_file__read(ef, vaddr, code, sizeof(code));
-	site->offset = site->entry + (len > 0 ? pick_entry_offset(func, code, len) : 0);
+	site->offset = site->entry;
+	if (alloc_func_has_return_probe(func))
+		snprintf(site->why, sizeof(site->why), "shares the return probe's breakpoint");
+	else
+		site->offset += pick_entry_offset(ef, vaddr, site->why, sizeof(site->why));
 	return 0;
 }
 

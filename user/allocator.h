@@ -14,8 +14,9 @@
 struct probe_site {
 	enum alloc_func func;
 	uint64_t entry;		/* the function's first instruction: return probes */
-	uint64_t offset;	/* where the entry probe goes (see pick_entry_offset) */
+	uint64_t offset;	/* where the entry probe goes (see fill_site) */
 	bool alias;		/* same address as an earlier site: not probed again */
+	char why[96];		/* why the entry probe is at offset, for --verbose */
 };
 
 /* One object to probe and the functions in it. */
@@ -59,5 +60,8 @@ int allocator_opts__parse_spec(struct allocator_opts *opts, char *arg);
 
 /* The name reports use, e.g. "malloc", "operator new". */
 const char *alloc_func_name(enum alloc_func func);
+
+/* free and munmap need nothing at return; everything else does. */
+bool alloc_func_has_return_probe(enum alloc_func func);
 
 #endif

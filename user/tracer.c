@@ -359,12 +359,6 @@ static struct bpf_program *entry_program(struct alloctrace_bpf *skel, enum alloc
 	}
 }
 
-/* free and munmap need nothing at return; everything else does. */
-static bool has_return_probe(enum alloc_func func)
-{
-	return func != FUNC_FREE && func != FUNC_MUNMAP;
-}
-
 static void attach_error(const struct probe_object *obj, const char *what, const char *func,
 			 uint64_t offset, int err)
 {
@@ -383,17 +377,21 @@ static struct bpf_program *site_program(struct tracer *t, const struct probe_sit
 
 static bool site_wanted(const struct probe_site *site, bool retprobe)
 {
-	return !site->alias && (!retprobe || has_return_probe(site->func));
+	return !site->alias && (!retprobe || alloc_func_has_return_probe(site->func));
 }
 
 static void note_site(const struct probe_object *obj, const struct probe_site *site,
 		      bool retprobe)
 {
-	uint64_t offset = retprobe ? site->entry : site->offset;
+	const char *name = alloc_func_name(site->func);
 
-	pr_debug("%s %s at %s+0x%llx%s", retprobe ? "uretprobe" : "uprobe",
-		 alloc_func_name(site->func), obj->name, (unsigned long long)offset,
-		 offset != site->entry ? " (past an instruction the kernel would single-step)" : "");
+	if (retprobe)
+		pr_debug("uretprobe %s at %s+0x%llx", name, obj->name,
+			 (unsigned long long)site->entry);
+	else
+		pr_debug("uprobe %s at %s+0x%llx, %s+%llu (%s)", name, obj->name,
+			 (unsigned long long)site->offset, name,
+			 (unsigned long long)(site->offset - site->entry), site->why);
 }
 
 static int attach_perf(struct tracer *t, const struct probe_object *obj,

@@ -52,6 +52,16 @@ expect_one_stack() {
 	expect_eq "$2: only the last resize's stack" 1 "$(fn_stacks "$1" "$2")"
 }
 
+# expect_placement NAME FUNC WHERE: the -v run NAME put FUNC's entry probe
+# at WHERE, e.g. "free+3 (je: emulated; skipped test)": the offset from
+# the function's start that user/placement.c picks from its instructions,
+# and why. Release probes moved there must still count exactly.
+expect_placement() {
+	local line
+	line=$(grep -m1 -F "uprobe $2 at " "$TMP/$1.err")
+	expect_eq "$1: where $2 is probed" "$3" "${line#*, }"
+}
+
 # expect_clean NAME REPORT: the report's own consistency, for runs whose
 # process holds more than the workload's functions account for.
 expect_clean() {
@@ -66,6 +76,8 @@ test_jemalloc() {
 	need_file libjemalloc2 "$JEMALLOC" || return
 	run jemalloc -- "$WL/alloc_jemalloc" || return
 	expect_allocator jemalloc "$JEMALLOC"
+	expect_placement jemalloc free "free+0 (mov at +3 writes rdx)"
+	expect_placement jemalloc sdallocx "sdallocx+0 (shares the return probe's breakpoint)"
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" leak_malloc                 2400     50     50
 	expect_leak "$R" leak_calloc                 3072     6      6
@@ -110,6 +122,8 @@ test_preload_control() {
 	need_file libc6 "$LIBC" || return
 	run preload_none -- "$WL/alloc_jemalloc_preload" || return
 	expect_allocator preload_none "$LIBC"
+	expect_placement preload_none free "free+3 (je: emulated; skipped test)"
+	expect_placement preload_none malloc "malloc+0 (shares the return probe's breakpoint)"
 	expect_preload_leaks "$R"
 	expect_totals preload_none "$R" 26000 39 10042 10003
 }
@@ -176,6 +190,8 @@ test_tcmalloc() {
 	need_file libtcmalloc-minimal4 "$TCMALLOC" || return
 	run tcmalloc -- "$WL/alloc_tcmalloc" || return
 	expect_allocator tcmalloc "$TCMALLOC"
+	# free is also operator delete(void *) here: one probe, past two loads.
+	expect_placement tcmalloc free "free+10 (jne: emulated; skipped mov, test)"
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" leak_malloc                 2000     25     25
 	expect_leak "$R" leak_calloc                 1000     5      5
@@ -203,6 +219,7 @@ test_mimalloc() {
 	need_file libmimalloc2.0 "$MIMALLOC" || return
 	run mimalloc -- "$WL/alloc_mimalloc" || return
 	expect_allocator mimalloc "$MIMALLOC"
+	expect_placement mimalloc free "free+0 (mov at +0 writes rcx)"
 	#                       function             bytes  blocks allocs
 	expect_leak "$R" leak_malloc                 2560   40     40
 	expect_leak "$R" leak_calloc                 6000   3      3
@@ -224,6 +241,7 @@ test_mimalloc() {
 expect_musl() {
 	run "$1" -- "$WL/$1" || return
 	expect_allocator "$1" "$2"
+	expect_placement "$1" free "free+0 (jmp: emulated)"
 	#                       function             bytes  blocks allocs
 	expect_leak "$R" leak_malloc                 2400   60     60
 	expect_leak "$R" leak_calloc                 3000   5      5
@@ -315,6 +333,8 @@ mremap 2097152 mremap_grow'
 
 test_mmap() {
 	run mmap --mmap --big 64K -- "$WL/alloc_mmap" || return
+	# glibc's munmap makes its system call first.
+	expect_placement mmap munmap "munmap+0 (unknown instruction at +5)"
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" mmap_leak                   3145728  3      3
 	expect_leak "$R" mremap_grow                 2097152  1      1
