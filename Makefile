@@ -19,8 +19,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(A
 LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
 
 # Plain C: links and is unit-tested without libbpf.
-CORE_SRCS := util.c profile.c history.c symbolize.c procmaps.c report.c json.c demangle.c log.c \
-	     export.c folded.c pprof.c protobuf.c html.c
+CORE_SRCS := util.c profile.c history.c symbolize.c procmaps.c procs.c report.c json.c demangle.c \
+	     log.c export.c folded.c pprof.c protobuf.c html.c
 LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c \
 	       filter.c uprobe_multi.c
 CORE_OBJS := $(CORE_SRCS:%.c=$(OBJ)/%.o)

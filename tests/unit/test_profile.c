@@ -239,6 +239,7 @@ static void test_counter_names(void **state __attribute__((unused)))
 		"allocs",      "frees",	      "untracked_frees",
 		"lost_allocs", "lost_stats",  "lost_inflight",
 		"lost_stacks", "stack_errors", "lost_events",
+		"lost_cap",    "lost_procs",
 	};
 	int c;
 
