@@ -265,6 +265,42 @@ require_built() {
 	done
 }
 
+# --- the HTML page (test_html.sh, test_multiproc.sh) ------------------------
+
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+
+# chrome NAME ARGS...: headless Chromium with nothing that reaches the
+# network or the user's profile; stdout to $TMP/NAME.dom, its log (with
+# the page's console) to $TMP/NAME.log. Root needs --no-sandbox.
+chrome() {
+	local name=$1 profile
+	shift
+	profile=$(mktemp -d "$TMP/chrome.XXXXXX")
+	timeout -k 5 60 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--disable-extensions --user-data-dir="$profile" \
+		--enable-logging=stderr --v=0 --window-size=1400,1800 \
+		"$@" >"$TMP/$name.dom" 2>"$TMP/$name.log"
+}
+
+# Script errors and console output of the page, as Chromium logs them.
+console_errors() {
+	grep -E 'Uncaught|:CONSOLE[:(]' "$TMP/$1.log" | head -n 5
+}
+
+# expect_page_drawn NAME PAGE: Chromium draws the HTML file PAGE without a
+# script error; DOM is what it made of it. Non-zero without Chromium.
+expect_page_drawn() {
+	if [[ -z "$CHROME" ]]; then
+		fail "chromium" "not installed (apt-get install chromium)"
+		return 1
+	fi
+	chrome "$1" --dump-dom "file://$2"
+	DOM=$(cat "$TMP/$1.dom")
+	expect_match "$1: page drawn (data-ready)" '<html[^>]* data-ready="true"' "$DOM"
+	expect_eq "$1: no script error" "" "$(console_errors "$1")"
+}
+
 # --- allocators (test_allocators.sh) ----------------------------------------
 
 # expect_totals NAME REPORT BYTES BLOCKS ALLOCS FREES: the exact totals of
