@@ -149,11 +149,12 @@ static int flat_report__init(struct flat_report *f, const struct report *r)
 
 			f->stacks[n] = *s;
 			f->stacks[n].frames = &f->frames[k];
-			memcpy(&f->frames[k], s->frames, s->nr_frames * sizeof(*s->frames));
-			k += s->nr_frames;
 			/* The allocations whose stack was lost still weigh, under their process. */
-			if (!s->nr_frames)
-				f->frames[k++] = unknown;
+			if (s->nr_frames)
+				memcpy(&f->frames[k], s->frames, s->nr_frames * sizeof(*s->frames));
+			else
+				f->frames[k] = unknown;
+			k += s->nr_frames ? s->nr_frames : 1;
 			f->frames[k++] = (struct frame_info){ .function = f->roots[i] };
 			f->stacks[n].nr_frames = &f->frames[k] - f->stacks[n].frames;
 		}
