@@ -135,6 +135,7 @@ struct {
 /* With several processes: the traced ones, by tgid. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MAX_PROCS);
 	__type(key, __u32);
 	__type(value, struct proc_state);
