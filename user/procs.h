@@ -22,7 +22,6 @@ struct proc {
 	pid_t parent;		/* the traced process it was forked from, or 0 */
 	bool execed;		/* runs another program than it was forked as */
 	char comm[32];
-	bool named;		/* given on the command line */
 	bool oom_killed;
 	struct target_exit exit;
 	uint64_t counters[CNT_MAX];

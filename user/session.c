@@ -125,10 +125,21 @@ static void note_write_error(struct session *s, int err)
 		pr_err("cannot write the report: %s", strerror(-err));
 }
 
+/*
+ * The process an event is about. With --all it may be new since the last
+ * report: its image number comes with the next one.
+ */
+static struct proc *proc_seen(struct session *s, pid_t pid)
+{
+	struct proc *p = procs__find(&s->procs, pid);
+
+	return p || !s->multi ? p : procs__add(&s->procs, pid, 0);
+}
+
 static void on_oom(void *ctx, const struct task_event *ev)
 {
 	struct session *s = ctx;
-	struct proc *p = procs__find(&s->procs, ev->tgid);
+	struct proc *p = proc_seen(s, ev->tgid);
 
 	if (p)
 		p->oom_killed = true;
@@ -139,7 +150,7 @@ static void on_oom(void *ctx, const struct task_event *ev)
 static void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
 {
 	struct session *s = ctx;
-	struct proc *p = procs__find(&s->procs, ev->tgid);
+	struct proc *p = proc_seen(s, ev->tgid);
 	struct big_alloc alert = {
 		.time = ev->time_ns / 1e9 + s->mono_to_real,
 		.pid = ev->tgid,
@@ -150,9 +161,6 @@ static void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
 	};
 	uint32_t nr = ev->stack.nr < MAX_STACK_DEPTH ? ev->stack.nr : MAX_STACK_DEPTH;
 
-	/* --all: a process new since the last report; its image number comes with the next. */
-	if (!p && s->multi)
-		p = procs__add(&s->procs, ev->tgid, 0);
 	s->nr_frames = 0;
 	/* The loader may have mapped more since the last report. */
 	if (resolve_stack(s, p ? proc__symbolizer(&s->procs, p, true) : NULL, ev->stack.ips, nr))
@@ -489,15 +497,14 @@ static void update_single(struct session *s)
 static int collect_procs(struct session *s, double time)
 {
 	struct proc *p;
-	int err = 0;
+	int err;
 
-	for (size_t i = 0; i < s->procs.nr && !err; i++) {
+	for (size_t i = 0; i < s->procs.nr; i++) {
 		p = s->procs.procs[i];
 		profile__clear(p->profile);
 		profile__set_counters(p->profile, p->counters);
 	}
-	if (!err)
-		err = tracer__collect(s->tracer, profile_of, s);
+	err = tracer__collect(s->tracer, profile_of, s);
 	for (size_t i = 0; i < s->procs.nr && !err && s->opts->sample; i++)
 		scale_samples(s, s->procs.procs[i]->profile);
 	if (!err && s->per_block)
@@ -1131,7 +1138,6 @@ static int trace_target(struct session *s, struct target *t)
 		pr_err("cannot set up tracing pid %d: %s", pid, strerror(errno));
 		return EXIT_FAILURE_RUNTIME;
 	}
-	p->named = true;
 	if (find_allocator(s, pid, comm, s->opts->argv ? t : NULL))
 		return EXIT_TARGET;
 	if (tracer__attach(s->tracer, &s->allocator))
