@@ -8,12 +8,13 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-require_built "$WL/forker" "$WL/target"
+require_built "$WL/forker" "$WL/target" "$WL/alloc_jemalloc_preload"
 
-# start_workload WORKLOAD DIR ARGS...: run WORKLOAD DIR ARGS... in the
-# background and wait for DIR/ready; sets WPID.
+# start_workload DIR COMMAND...: run COMMAND in the background and wait
+# for DIR/ready; sets WPID.
 start_workload() {
-	local dir=$2
+	local dir=$1
+	shift
 	mkdir -p "$dir"
 	"$@" &
 	WPID=$!
@@ -53,7 +54,7 @@ expect_proc() {
 fork_run() {
 	local name=$1
 	shift
-	start_workload "$WL/forker" "$TMP/$name" fork || {
+	start_workload "$TMP/$name" "$WL/forker" "$TMP/$name" fork || {
 		fail "$name: forker" "not ready in 10 s"
 		return 1
 	}
@@ -155,9 +156,9 @@ launch_followed() {
 two_targets() {
 	local name=$1 args
 	shift
-	start_workload "$WL/target" "$TMP/${name}_a" 60 || return 1
+	start_workload "$TMP/${name}_a" "$WL/target" "$TMP/${name}_a" 60 || return 1
 	A=$WPID
-	start_workload "$WL/target" "$TMP/${name}_b" 60 || return 1
+	start_workload "$TMP/${name}_b" "$WL/target" "$TMP/${name}_b" 60 || return 1
 	B=$WPID
 	args=("${@//@A@/$A}")
 	start_tool "$name" 60 "${args[@]//@B@/$B}"
@@ -206,12 +207,44 @@ pid $b (target) exited with status 0: 4.9 KiB (5,000 bytes) outstanding in 5 blo
 		"$(grep -c 'warning: numbers incomplete: lost_cap=.* (over --max-per-process, not recorded)' "$TMP/capped.out")"
 }
 
+# Two allocators, each probed in its own file: glibc's, and jemalloc's
+# preloaded into alloc_jemalloc_preload (26,000 bytes in 39 blocks).
+two_allocators() {
+	local jemalloc t j
+	jemalloc=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')
+	if [[ -z $jemalloc ]]; then
+		fail "two_allocators" "libjemalloc2 not installed (make deps)"
+		return
+	fi
+	start_workload "$TMP/two_t" "$WL/target" "$TMP/two_t" 60 || return
+	t=$WPID
+	start_workload "$TMP/two_j" env LD_PRELOAD="$jemalloc" "$WL/alloc_jemalloc_preload" \
+		"$TMP/two_j" || return
+	j=$WPID
+	start_tool two 60 --format json -T 0 -p "$t,$j"
+	wait_for 20 tracing_both two || {
+		fail "two_allocators: tracing" "no two 'tracing pid' lines in 20 s"
+		return
+	}
+	expect_eq "two_allocators: one allocator each" \
+		"$(printf 'libc.so.6\nlibjemalloc.so.2\n')" \
+		"$(grep -oE 'tracing pid [0-9]+ .* in [^ ]*' "$TMP/two.err" | sed 's|.*/||' | sort)"
+	kill -USR1 "$t" "$j"
+	wait_for 10 test -e "$TMP/two_t/done" -a -e "$TMP/two_j/done"
+	kill -USR1 "$t" "$j"
+	wait_tool
+	expect_tool_ok two || return
+	R=$(final_report "$TMP/two.out")
+	expect_proc "two_allocators: glibc" "$(proc_of "$R" "$t")" 9000 9 14 5 12 0
+	expect_proc "two_allocators: jemalloc" "$(proc_of "$R" "$j")" 26000 39 10042 10003 0 0
+}
+
 # --all: whoever calls the C library's malloc; ours with exact numbers.
 all_procs() {
 	local t f r self
-	start_workload "$WL/target" "$TMP/all_t" 60 || return
+	start_workload "$TMP/all_t" "$WL/target" "$TMP/all_t" 60 || return
 	t=$WPID
-	start_workload "$WL/forker" "$TMP/all_f" fork || return
+	start_workload "$TMP/all_f" "$WL/forker" "$TMP/all_f" fork || return
 	f=$WPID
 	start_tool all 60 --format json -T 0 --top-processes 0 --all -n 1 -i 3
 	wait_line all 'tracing every process that calls the allocator in .*libc\.so' || {
@@ -239,7 +272,8 @@ exec_run() {
 	local name=$1
 	shift
 	mkdir -p "$TMP/$name.new"
-	start_workload "$WL/forker" "$TMP/$name" exec "$WL/target" "$TMP/$name.new" 60 || return 1
+	start_workload "$TMP/$name" "$WL/forker" "$TMP/$name" exec "$WL/target" "$TMP/$name.new" 60 ||
+		return 1
 	start_tool "$name" 60 --format json -T 0 -p "$WPID" "$@"
 	wait_line "$name" 'tracing pid' || return 1
 	kill -USR1 "$WPID"
@@ -288,7 +322,7 @@ exec_no_allocator() {
 		fail "exec_no_allocator" "musl-gcc failed (make deps installs musl-tools)"
 		return
 	}
-	start_workload "$WL/forker" "$dir" exec "$TMP/static-stripped" || return
+	start_workload "$dir" "$WL/forker" "$dir" exec "$TMP/static-stripped" || return
 	start_tool noalloc 60 --format json -p "$WPID"
 	wait_line noalloc 'tracing pid' || return
 	kill -USR1 "$WPID"
@@ -317,6 +351,7 @@ fork_followed
 launch_followed
 several_pids
 capped
+two_allocators
 all_procs
 exec_single
 exec_multi
