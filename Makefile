@@ -19,8 +19,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(A
 LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
 
 # Plain C: links and is unit-tested without libbpf.
-CORE_SRCS := util.c profile.c history.c symbolize.c objfile.c cfi.c procmaps.c report.c json.c demangle.c log.c \
-	     export.c folded.c pprof.c protobuf.c html.c x86_insn.c placement.c
+CORE_SRCS := util.c profile.c history.c symbolize.c objfile.c cfi.c procmaps.c procs.c report.c json.c \
+	     demangle.c log.c export.c folded.c pprof.c protobuf.c html.c x86_insn.c placement.c
 LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c \
 	       filter.c uprobe_multi.c unwinder.c
 CORE_OBJS := $(CORE_SRCS:%.c=$(OBJ)/%.o)
@@ -70,7 +70,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/fixtures.h $(CORE_OBJS) | $(BUILD)/t
 
 $(BUILD)/tests/test_cfi: $(BUILD)/tests/cfi_fixture.so
 
-$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h | $(BUILD)/workloads
+$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h tests/workloads/handshake.h | $(BUILD)/workloads
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl
 
 $(BUILD)/workloads/%: tests/workloads/%.cc | $(BUILD)/workloads

@@ -33,7 +33,7 @@ BLOCKS=${BENCH_BLOCKS:-1000000}
 MANY_STACKS=${BENCH_STACKS:-100000}
 REPORT_STACKS=${BENCH_REPORT_STACKS:-10000}
 
-VARIANTS=(native naive floor walk live full sample bigonly bpftrace heaptrack valgrind)
+VARIANTS=(native naive floor walk live full multi sample bigonly bpftrace heaptrack valgrind)
 declare -A LABEL=(
 	[native]="native (no tracing)"
 	[naive]="empty probes, free at +0 (naive)"
@@ -41,6 +41,7 @@ declare -A LABEL=(
 	[walk]="floor + user stack walk (64)"
 	[live]="floor + live-block hash map"
 	[full]="alloctrace (full tracking)"
+	[multi]="alloctrace --follow-forks"
 	[sample]="alloctrace --sample"
 	[bigonly]="alloctrace --big-only"
 	[bpftrace]="bpftrace leak tracker"
@@ -168,6 +169,8 @@ run_pairs() {
 	walk) cmd=("$B/floor" best --stack -- "${cmd[@]}") ;;
 	live) cmd=("$B/floor" best --live -- "${cmd[@]}") ;;
 	full) cmd=("$TOOL" -i 3600 --format json -- "${cmd[@]}") ;;
+	# The per-process map's lookups instead of the one-process filter.
+	multi) cmd=("$TOOL" --follow-forks -i 3600 --format json -- "${cmd[@]}") ;;
 	sample) cmd=("$TOOL" "${SAMPLE_ARGS[@]}" -i 3600 --format json -- "${cmd[@]}") ;;
 	bigonly) cmd=("$TOOL" "${BIGONLY_ARGS[@]}" -i 3600 --format json -- "${cmd[@]}") ;;
 	bpftrace) cmd=(bpftrace "$TMP/leak.bt" -c "${cmd[*]}") ;;
@@ -182,7 +185,7 @@ run_pairs() {
 check_tracked() {
 	local v=$1 t=$2 allocs
 
-	[[ $v == full ]] || return 0
+	[[ $v == full || $v == multi ]] || return 0
 	allocs=$(jq -r 'select(.final) | .totals.allocs' "$TMP/stdout.$v" 2>/dev/null | tail -n 1)
 	if ((${allocs:-0} < PAIRS * t)); then
 		echo "bench: alloctrace saw ${allocs:-no} allocations of $((PAIRS * t))" >&2
@@ -312,6 +315,7 @@ print_ratios() {
 	echo "== ratios, median [min-max] of per-round ratios =="
 	printf '%-36s %-24s %s\n' ratio "1 thread" "2 threads"
 	ratio_row full floor
+	ratio_row multi full
 	ratio_row full naive
 	ratio_row full bpftrace
 	ratio_row full heaptrack

@@ -33,7 +33,16 @@
 #define MAP_ANONYMOUS 0x20
 #define MAP_FAILED_ADDR ((__u64)-1)
 
+/* One process: its tgid, checked without a map lookup. */
 const volatile __u32 targ_tgid = 0;
+/* Several processes: the procs map says which (see owner_of()). */
+const volatile bool multi_proc = false;
+/* --all: every process that calls the probed allocator, but alloctrace. */
+const volatile bool trace_all = false;
+const volatile __u32 self_tgid = 0;
+const volatile bool follow_forks = false;
+/* --max-per-process: live blocks one process may hold in the map, 0 = no cap. */
+const volatile __u64 max_per_proc = 0;
 const volatile __u64 big_threshold = 0;
 const volatile __u32 stack_depth = DEFAULT_STACK_DEPTH;
 /* --sample: mean bytes between sampled allocations, 0 to record every one. */
@@ -41,9 +50,16 @@ const volatile __u64 sample_rate = 0;
 /* --unwind cfi: walk stacks with the loader's unwind tables, not the kernel's FP walk. */
 const volatile bool unwind_cfi = false;
 
+/*
+ * Bumped by the loader as it detaches every probe while calls may be in
+ * flight (a process traced with -p ran execve): their returns go unseen,
+ * so their records must not pass for open calls.
+ */
+__u32 probe_epoch = 0;
+
 /* One allocation call between its entry and its return. */
 struct inflight {
-	__u32 active;		/* a call is in flight: the rest is valid */
+	__u32 active;		/* probe_epoch + 1 of a call in flight: the rest is valid */
 	__u32 sample_armed;	/* sample_left holds a draw */
 	__s64 sample_left;	/* bytes this thread allocates before its next sample */
 	__u64 sp;
@@ -51,6 +67,7 @@ struct inflight {
 	__u64 ptr;	/* realloc's old block, posix_memalign's out pointer */
 	__u32 func;
 	__u32 has_old;	/* old block was tracked and is held in .old */
+	__u32 gen;	/* the process's image at entry */
 	struct alloc_info old;
 };
 
@@ -72,12 +89,17 @@ static __always_inline struct inflight *thread_state(bool create)
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
+static __always_inline bool call_open(const struct inflight *rec)
+{
+	return rec->active == probe_epoch + 1;
+}
+
 /* The call in flight on this thread, or NULL. */
 static __always_inline struct inflight *in_flight(void)
 {
 	struct inflight *rec = thread_state(false);
 
-	return rec && rec->active ? rec : NULL;
+	return rec && call_open(rec) ? rec : NULL;
 }
 
 struct {
@@ -111,6 +133,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+/* With several processes: the traced ones, by tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct proc_state);
+} procs SEC(".maps");
 
 /* Per-CPU room for one event: the stack is captured into it every time. */
 struct {
@@ -171,20 +202,45 @@ struct {
 	__type(value, __u64);
 } miss_clock SEC(".maps");
 
-static __always_inline void count(enum counter idx)
+/*
+ * Who a call belongs to: the process, its program image and, with several
+ * processes, its entry in the procs map (NULL with one).
+ */
+struct owner {
+	struct proc_state *ps;
+	__u32 tgid;
+	__u32 gen;
+};
+
+/* Count for the whole run and, with several processes, for @ps's process. */
+static __always_inline void count_in(struct proc_state *ps, enum counter idx)
 {
 	__u32 key = idx;
 	__u64 *val = bpf_map_lookup_elem(&counters, &key);
 
 	if (val)
 		*val += 1;
+	if (ps && idx < CNT_MAX)
+		__sync_fetch_and_add(&ps->counters[idx], 1);
+}
+
+static __always_inline struct proc_state *current_proc(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return multi_proc ? bpf_map_lookup_elem(&procs, &tgid) : NULL;
+}
+
+static __always_inline void count(enum counter idx)
+{
+	count_in(current_proc(), idx);
 }
 
 /* Without sampling every release of an unknown block is a fact worth counting. */
-static __always_inline void count_untracked(void)
+static __always_inline void count_untracked(struct proc_state *ps)
 {
 	if (!sample_rate)
-		count(CNT_UNTRACKED_FREES);
+		count_in(ps, CNT_UNTRACKED_FREES);
 }
 
 static __always_inline __s64 draw_gap(void)
@@ -215,9 +271,49 @@ static __always_inline bool sampled(struct inflight *state, __u64 size)
 	return true;
 }
 
-static __always_inline bool traced(__u64 pid_tgid)
+/*
+ * --all: a process calls the allocator for the first time since attach.
+ * @old: the exited process whose tgid it has now, whose keys it must not
+ * take for its own.
+ */
+static __always_inline struct proc_state *new_proc(__u32 tgid, const struct proc_state *old)
 {
-	return !targ_tgid || (__u32)(pid_tgid >> 32) == targ_tgid;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct proc_state st = { .gen = old ? old->gen + 1 : 0 }, *ps;
+
+	BPF_CORE_READ_STR_INTO(&st.comm, task, group_leader, comm);
+	/* Another of its threads may come first: that entry is as good. */
+	bpf_map_update_elem(&procs, &tgid, &st, old ? BPF_ANY : BPF_NOEXIST);
+	ps = bpf_map_lookup_elem(&procs, &tgid);
+	if (!ps)
+		count_in(NULL, CNT_LOST_PROCS);
+	return ps;
+}
+
+/*
+ * Is the calling process traced, and as whom? An exited entry still
+ * waiting for its last report does not count: its tgid is another
+ * process's now, which --all takes up under a new image number.
+ */
+static __always_inline bool owner_of(__u64 pid_tgid, struct owner *o)
+{
+	o->tgid = pid_tgid >> 32;
+	o->gen = 0;
+	o->ps = NULL;
+	if (!multi_proc)
+		return !targ_tgid || o->tgid == targ_tgid;
+	o->ps = bpf_map_lookup_elem(&procs, &o->tgid);
+	if (o->ps && !(o->ps->flags & PROC_EXITED)) {
+		o->gen = o->ps->gen;
+		return true;
+	}
+	if (!trace_all || o->tgid == self_tgid)
+		return false;
+	o->ps = new_proc(o->tgid, o->ps);
+	if (!o->ps)
+		return false;
+	o->gen = o->ps->gen;
+	return true;
 }
 
 /* Calls that take a block and may hand back another one in its place. */
@@ -590,17 +686,20 @@ static __always_inline __u64 capture_stack(void *ctx, const struct user_regs *re
 	return id;
 }
 
-static __always_inline void stats_add(__u32 tgid, __u64 stack_id, __u64 size)
+static __always_inline void stats_add(const struct owner *o, __u64 stack_id, __u64 size)
 {
-	struct stack_key key = { .stack_id = stack_id, .tgid = tgid };
+	struct stack_key key = { .stack_id = stack_id, .tgid = o->tgid, .gen = o->gen };
 	struct stack_stats *st, zero = {};
 
+	/* A block entered the live map: stats_release() takes it out of the count. */
+	if (o->ps)
+		__sync_fetch_and_add(&o->ps->live, 1);
 	st = bpf_map_lookup_elem(&stack_stats, &key);
 	if (!st) {
 		bpf_map_update_elem(&stack_stats, &key, &zero, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&stack_stats, &key);
 		if (!st) {
-			count(CNT_LOST_STATS);
+			count_in(o->ps, CNT_LOST_STATS);
 			return;
 		}
 	}
@@ -611,20 +710,22 @@ static __always_inline void stats_add(__u32 tgid, __u64 stack_id, __u64 size)
 }
 
 /* Take a tracked block's contribution out of its stack's statistics. */
-static __always_inline void stats_release(__u32 tgid, const struct alloc_info *info)
+static __always_inline void stats_release(const struct owner *o, const struct alloc_info *info)
 {
-	struct stack_key key = { .stack_id = info->stack_id, .tgid = tgid };
+	struct stack_key key = { .stack_id = info->stack_id, .tgid = o->tgid, .gen = o->gen };
 	struct stack_stats *st = bpf_map_lookup_elem(&stack_stats, &key);
 
-	count(CNT_FREES);
+	count_in(o->ps, CNT_FREES);
+	if (o->ps)
+		__sync_fetch_and_sub(&o->ps->live, 1);
 	if (!st)
 		return;
 	__sync_fetch_and_sub(&st->outstanding_bytes, info->size);
 	__sync_fetch_and_sub(&st->outstanding_allocs, 1);
 }
 
-static __always_inline void send_big_alloc(struct big_alloc_event *ev, __u64 pid_tgid,
-					   __u64 addr, __u64 size, __u32 func)
+static __always_inline void send_big_alloc(struct big_alloc_event *ev, const struct owner *o,
+					   __u64 pid_tgid, __u64 addr, __u64 size, __u32 func)
 {
 	ev->type = EVENT_BIG_ALLOC;
 	ev->time_ns = bpf_ktime_get_ns();
@@ -634,21 +735,31 @@ static __always_inline void send_big_alloc(struct big_alloc_event *ev, __u64 pid
 	ev->tid = (__u32)pid_tgid;
 	ev->func = func;
 	if (bpf_ringbuf_output(&events, ev, sizeof(*ev), 0))
-		count(CNT_LOST_EVENTS);
+		count_in(o->ps, CNT_LOST_EVENTS);
+}
+
+/* Room for one more block of the process under --max-per-process? */
+static __always_inline bool under_cap(const struct owner *o)
+{
+	if (!o->ps || !max_per_proc || o->ps->live < max_per_proc)
+		return true;
+	count_in(o->ps, CNT_LOST_CAP);
+	return false;
 }
 
 /* @keep: record the block (not when sampling passed it by); alerts come regardless. */
 static __always_inline void record_alloc(void *ctx, const struct user_regs *regs,
-					 __u64 pid_tgid, __u64 addr, __u64 size, __u32 func,
-					 bool keep)
+					 const struct owner *o, __u64 pid_tgid, __u64 addr,
+					 __u64 size, __u32 func, bool keep)
 {
 	bool big = big_threshold && size >= big_threshold;
-	struct alloc_key key = { .addr = addr, .tgid = pid_tgid >> 32 };
+	struct alloc_key key = { .addr = addr, .tgid = o->tgid, .gen = o->gen };
 	struct alloc_info info = { .size = size, .tid = (__u32)pid_tgid, .func = func };
 	struct big_alloc_event *ev;
 	__u32 zero = 0;
 
-	count(CNT_ALLOCS);
+	count_in(o->ps, CNT_ALLOCS);
+	keep = keep && under_cap(o);
 	if (!keep && !big)
 		return;
 	ev = bpf_map_lookup_elem(&scratch, &zero);
@@ -659,11 +770,11 @@ static __always_inline void record_alloc(void *ctx, const struct user_regs *regs
 	if (!keep)
 		;
 	else if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY))
-		count(CNT_LOST_ALLOCS);
+		count_in(o->ps, CNT_LOST_ALLOCS);
 	else
-		stats_add(key.tgid, info.stack_id, size);
+		stats_add(o, info.stack_id, size);
 	if (big)
-		send_big_alloc(ev, pid_tgid, addr, size, func);
+		send_big_alloc(ev, o, pid_tgid, addr, size, func);
 }
 
 /*
@@ -671,9 +782,9 @@ static __always_inline void record_alloc(void *ctx, const struct user_regs *regs
  * the call fails: between the two, another thread may be handed the same
  * address, and its record must not be the one released.
  */
-static __always_inline void take_old_block(struct inflight *rec, __u32 tgid)
+static __always_inline void take_old_block(struct inflight *rec, const struct owner *o)
 {
-	struct alloc_key key = { .addr = rec->ptr, .tgid = tgid };
+	struct alloc_key key = { .addr = rec->ptr, .tgid = o->tgid, .gen = o->gen };
 	struct alloc_info *info = bpf_map_lookup_elem(&allocs, &key);
 
 	if (!info)
@@ -683,47 +794,48 @@ static __always_inline void take_old_block(struct inflight *rec, __u32 tgid)
 	bpf_map_delete_elem(&allocs, &key);
 }
 
-static __always_inline void settle_old_block(const struct inflight *rec, __u32 tgid,
+static __always_inline void settle_old_block(const struct inflight *rec, const struct owner *o,
 					     bool released)
 {
-	struct alloc_key key = { .addr = rec->ptr, .tgid = tgid };
+	struct alloc_key key = { .addr = rec->ptr, .tgid = o->tgid, .gen = o->gen };
 
 	if (!rec->ptr)
 		return;
 	if (!released) {
 		if (rec->has_old && bpf_map_update_elem(&allocs, &key, &rec->old, BPF_ANY))
-			count(CNT_LOST_ALLOCS);
+			count_in(o->ps, CNT_LOST_ALLOCS);
 		return;
 	}
 	if (rec->has_old)
-		stats_release(tgid, &rec->old);
+		stats_release(o, &rec->old);
 	else if (rec->func != FUNC_MREMAP)	/* most mappings are not ours */
-		count_untracked();
+		count_untracked(o->ps);
 }
 
 static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 sp = PT_REGS_SP(ctx);
 	struct inflight *rec;
+	struct owner o;
 
-	if (!traced(pid_tgid))
+	if (!owner_of(bpf_get_current_pid_tgid(), &o))
 		return 0;
 	rec = thread_state(true);
 	if (!rec) {
-		count(CNT_LOST_INFLIGHT);
+		count_in(o.ps, CNT_LOST_INFLIGHT);
 		return 0;
 	}
-	if (rec->active && nested(rec, sp))
+	if (call_open(rec) && nested(rec, sp))
 		return 0;
-	rec->active = 1;
+	rec->active = probe_epoch + 1;
 	rec->sp = sp;
 	rec->size = size;
 	rec->ptr = ptr;
 	rec->func = bpf_get_attach_cookie(ctx);
 	rec->has_old = 0;
+	rec->gen = o.gen;
 	if (func_reallocs(rec->func) && ptr)
-		take_old_block(rec, pid_tgid >> 32);
+		take_old_block(rec, &o);
 	return 0;
 }
 
@@ -793,8 +905,8 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 func = bpf_get_attach_cookie(ctx);
-	__u32 tgid = pid_tgid >> 32;
 	struct inflight *found, rec;
+	struct owner o;
 	__u64 addr = ret;
 
 	found = in_flight();
@@ -805,6 +917,10 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	found->active = 0;
 	if (func_holds_release(func))
 		return 0;
+	/* The image it was called in: an exec cannot come between entry and return. */
+	o.tgid = pid_tgid >> 32;
+	o.gen = rec.gen;
+	o.ps = current_proc();
 
 	if (func == FUNC_POSIX_MEMALIGN) {
 		addr = 0;
@@ -815,26 +931,27 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	}
 	if (func_reallocs(func))
 		/* realloc(p, 0) may free p and return NULL: a success. */
-		settle_old_block(&rec, tgid, addr || (!rec.size && !func_maps(func)));
+		settle_old_block(&rec, &o, addr || (!rec.size && !func_maps(func)));
 	if (addr) {
 		struct user_regs regs = {
 			.ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx)
 		};
 
-		record_alloc(ctx, &regs, pid_tgid, addr, rec.size, func, sampled(found, rec.size));
+		record_alloc(ctx, &regs, &o, pid_tgid, addr, rec.size, func,
+			     sampled(found, rec.size));
 	}
 	return 0;
 }
 
 /* Take a block out of the live map; 0 if it was not there. */
-static __always_inline int release_block(__u32 tgid, __u64 ptr)
+static __always_inline int release_block(const struct owner *o, __u64 ptr)
 {
-	struct alloc_key key = { .addr = ptr, .tgid = tgid };
+	struct alloc_key key = { .addr = ptr, .tgid = o->tgid, .gen = o->gen };
 	struct alloc_info *info = bpf_map_lookup_elem(&allocs, &key);
 
 	if (!info)
 		return 0;
-	stats_release(tgid, info);
+	stats_release(o, info);
 	bpf_map_delete_elem(&allocs, &key);
 	return 1;
 }
@@ -842,15 +959,15 @@ static __always_inline int release_block(__u32 tgid, __u64 ptr)
 SEC("uprobe")
 int BPF_KPROBE(free_enter, __u64 ptr)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct inflight *outer;
+	struct owner o;
 
-	if (!ptr || !traced(pid_tgid) || release_block(pid_tgid >> 32, ptr))
+	if (!ptr || !owner_of(bpf_get_current_pid_tgid(), &o) || release_block(&o, ptr))
 		return 0;
 	/* realloc(p, 0) or operator delete freeing p: the outer call accounts for it. */
 	outer = in_flight();
 	if (!outer || !nested(outer, PT_REGS_SP(ctx)))
-		count_untracked();
+		count_untracked(o.ps);
 	return 0;
 }
 
@@ -858,27 +975,27 @@ int BPF_KPROBE(free_enter, __u64 ptr)
 SEC("uprobe")
 int BPF_KPROBE(release_enter, __u64 ptr)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 sp = PT_REGS_SP(ctx);
 	__u32 func = bpf_get_attach_cookie(ctx);
 	struct inflight *outer, *rec;
+	struct owner o;
 
-	if (!traced(pid_tgid))
+	if (!owner_of(bpf_get_current_pid_tgid(), &o))
 		return 0;
 	outer = in_flight();
 	if (outer && nested(outer, sp))
 		return 0;
 	/* Most unmapped memory was never ours: only known blocks count. */
-	if (ptr && !release_block(pid_tgid >> 32, ptr) && func != FUNC_MUNMAP)
-		count_untracked();
+	if (ptr && !release_block(&o, ptr) && func != FUNC_MUNMAP)
+		count_untracked(o.ps);
 	if (!func_holds_release(func))
 		return 0;
 	rec = thread_state(true);
 	if (!rec) {
-		count(CNT_LOST_INFLIGHT);
+		count_in(o.ps, CNT_LOST_INFLIGHT);
 		return 0;
 	}
-	rec->active = 1;
+	rec->active = probe_epoch + 1;
 	rec->sp = sp;
 	rec->func = func;
 	rec->has_old = 0;
@@ -922,7 +1039,7 @@ static __always_inline void note_syscall(__u32 func, __u64 size, __u64 ptr)
 		count(CNT_LOST_INFLIGHT);
 		return;
 	}
-	rec->active = 1;
+	rec->active = probe_epoch + 1;
 	rec->func = func;
 	rec->size = size;
 	rec->ptr = ptr;
@@ -932,12 +1049,12 @@ static __always_inline void note_syscall(__u32 func, __u64 size, __u64 ptr)
 SEC("raw_tp/sys_enter")
 int BPF_PROG(big_sys_enter, struct pt_regs *regs, long id)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct task_struct *task;
+	struct owner o;
 
 	if (id != NR_MMAP && id != NR_MUNMAP && id != NR_MREMAP && id != NR_BRK)
 		return 0;
-	if (!traced(pid_tgid))
+	if (!owner_of(bpf_get_current_pid_tgid(), &o))
 		return 0;
 	switch (id) {
 	case NR_MMAP:
@@ -946,7 +1063,7 @@ int BPF_PROG(big_sys_enter, struct pt_regs *regs, long id)
 			note_syscall(FUNC_MMAP, PT_REGS_PARM2_CORE_SYSCALL(regs), 0);
 		return 0;
 	case NR_MUNMAP:
-		release_block(pid_tgid >> 32, PT_REGS_PARM1_CORE_SYSCALL(regs));
+		release_block(&o, PT_REGS_PARM1_CORE_SYSCALL(regs));
 		return 0;
 	case NR_MREMAP:
 		note_syscall(FUNC_MREMAP, PT_REGS_PARM3_CORE_SYSCALL(regs),
@@ -966,16 +1083,19 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
 	struct user_regs user;
 	struct inflight *rec;
 	__u64 addr = ret, size;
+	struct owner o;
 
 	rec = in_flight();
 	if (!rec)
 		return 0;
 	rec->active = 0;
+	if (!owner_of(pid_tgid, &o))
+		return 0;
 	if (ret < 0 && ret >= -MAX_ERRNO)
 		return 0;
 	size = rec->size;
 	if (rec->func == FUNC_MREMAP) {
-		release_block(pid_tgid >> 32, rec->ptr);
+		release_block(&o, rec->ptr);
 		if (size < big_threshold)
 			return 0;
 	} else if (rec->func == FUNC_BRK) {
@@ -988,7 +1108,7 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
 	user.ip = PT_REGS_IP_CORE(regs);
 	user.sp = PT_REGS_SP_CORE(regs);
 	user.bp = PT_REGS_FP_CORE(regs);
-	record_alloc(ctx, &user, pid_tgid, addr, size, rec->func, rec->func != FUNC_BRK);
+	record_alloc(ctx, &user, &o, pid_tgid, addr, size, rec->func, rec->func != FUNC_BRK);
 	return 0;
 }
 
@@ -996,17 +1116,94 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
  * The OOM killer marks its victim here, before the kill: the loader learns
  * why the target is about to die while its numbers are still in the maps.
  */
+/* Is @task's process traced? *@ps: its entry, with several processes. */
+static __always_inline bool traced_task(struct task_struct *task, struct proc_state **ps)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	*ps = NULL;
+	if (!multi_proc)
+		return targ_tgid && tgid == targ_tgid;
+	*ps = bpf_map_lookup_elem(&procs, &tgid);
+	return *ps && !((*ps)->flags & PROC_EXITED);
+}
+
+static __always_inline void send_task_event(__u32 type, __u32 tgid, struct proc_state *ps)
+{
+	struct task_event ev = { .type = type, .tgid = tgid, .time_ns = bpf_ktime_get_ns() };
+
+	if (bpf_ringbuf_output(&events, &ev, sizeof(ev), 0))
+		count_in(ps, CNT_LOST_EVENTS);
+}
+
 SEC("raw_tp/mark_victim")
 int BPF_PROG(oom_victim, struct task_struct *task)
 {
-	struct oom_event ev = { .type = EVENT_OOM_VICTIM };
+	struct proc_state *ps;
 
-	ev.tgid = BPF_CORE_READ(task, tgid);
-	if (!targ_tgid || ev.tgid != targ_tgid)
+	if (traced_task(task, &ps))
+		send_task_event(EVENT_OOM_VICTIM, BPF_CORE_READ(task, tgid), ps);
+	return 0;
+}
+
+/* --follow-forks: a traced process's child is traced from its first instruction. */
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	struct proc_state *pps, *old, st = {};
+
+	/* Not a new thread, and a parent with an entry (follow_forks is multi_proc). */
+	if (!follow_forks || ptgid == ctgid || !traced_task(parent, &pps) || !pps)
 		return 0;
-	ev.time_ns = bpf_ktime_get_ns();
-	if (bpf_ringbuf_output(&events, &ev, sizeof(ev), 0))
-		count(CNT_LOST_EVENTS);
+	/* A recycled tgid whose last report is pending: keep its keys apart. */
+	old = bpf_map_lookup_elem(&procs, &ctgid);
+	st.gen = old ? old->gen + 1 : 0;
+	st.parent = ptgid;
+	__builtin_memcpy(st.comm, pps->comm, sizeof(st.comm));
+	if (bpf_map_update_elem(&procs, &ctgid, &st, BPF_ANY))
+		count_in(NULL, CNT_LOST_PROCS);
+	return 0;
+}
+
+/*
+ * A traced process runs a new program: what the old one held is gone with
+ * its address space. A new image number keeps its blocks from matching the
+ * new program's frees; the loader drops them and probes the new allocator.
+ */
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(proc_exec, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct proc_state *ps, st = {};
+
+	if (!traced_task(task, &ps))
+		return 0;
+	if (ps) {
+		st.gen = ps->gen + 1;
+		st.parent = ps->parent;
+		st.flags = PROC_EXECED;
+		BPF_CORE_READ_STR_INTO(&st.comm, task, comm);
+		if (bpf_map_update_elem(&procs, &tgid, &st, BPF_EXIST))
+			return 0;
+	}
+	/* --all probes one allocator for every process: nothing to look up. */
+	if (!trace_all)
+		send_task_event(EVENT_EXEC, tgid, NULL);
+	return 0;
+}
+
+/* The last thread of a traced process exits: its last report marks it. */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(proc_exit, struct task_struct *task)
+{
+	struct proc_state *ps;
+
+	/* Its other threads live on: not the end of the process yet. */
+	if (!traced_task(task, &ps) || !ps || BPF_CORE_READ(task, signal, live.counter))
+		return 0;
+	ps->exit_code = BPF_CORE_READ(task, exit_code);
+	ps->flags |= PROC_EXITED;
 	return 0;
 }
 

@@ -50,8 +50,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static void check_options(const struct options *o, int argc, char **argv)
 {
-	if (!o->pid == !o->argv)
+	if (!!o->nr_pids + !!o->argv + o->all != 1 || o->nr_pids > MAX_PIDS)
 		abort();
+	for (size_t i = 0; i < o->nr_pids; i++) {
+		if (o->pids[i] <= 0)
+			abort();
+	}
 	if (o->argv && (o->argv < argv + 1 || o->argv >= argv + argc))
 		abort();
 	if (o->stack_depth < 1 || o->stack_depth > 127 || o->show_data > 256)

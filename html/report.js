@@ -11,7 +11,9 @@
  *   report                the last report, as --format json writes it
  *                         (docs/formats.md), or null; an optional
  *                         report.threads = [{tid, comm, stacks: [...]}]
- *                         (stacks as in report.stacks) adds a thread picker
+ *                         (stacks as in report.stacks) adds a thread picker;
+ *                         a report on several processes (report.processes)
+ *                         is drawn as one whose stacks end in their process
  *   big_allocs            the big_alloc objects kept; big_allocs_seen counts
  *                         them all
  *
@@ -36,6 +38,8 @@
 		lost_stacks: 'stack map full, counted under an unknown stack',
 		stack_errors: 'user stack not walkable, counted under an unknown stack',
 		lost_events: 'ring buffer full, big-allocation alerts lost',
+		lost_cap: 'over --max-per-process, not recorded',
+		lost_procs: 'per-process map full, calls of processes not traced',
 	};
 	/* Distinct, light enough for dark text; the busiest module gets the first. */
 	const PALETTE = [
@@ -832,6 +836,36 @@
 
 	/* --- page ----------------------------------------------------------- */
 
+	/*
+	 * A report on several processes as one on all their stacks, each under
+	 * an outermost frame "pid N (comm)" as in the folded and pprof files, so
+	 * that the flame graphs show a tower per process.
+	 */
+	function byProcess(report) {
+		const stacks = [];
+		const threads = [];
+		let holding = 0;
+
+		for (const p of report.processes) {
+			const root = { addr: null, module: null, offset: null, function: 'pid ' + p.pid +
+				' (' + (p.comm || '?') + ')', file: null, line: null, inlined: false };
+			const under = (s) => Object.assign({}, s, { frames: (s.frames.length ? s.frames
+				: [{ function: '[stack unknown]', inlined: false }]).concat([root]) });
+			stacks.push(...p.stacks.map(under));
+			for (const th of p.threads || [])
+				threads.push(Object.assign({}, th, { stacks: (th.stacks || []).map(under) }));
+			holding += p.stacks_holding;
+		}
+		return Object.assign({}, report, {
+			comm: report.processes.length === 1 ? report.processes[0].comm
+				: report.processes.length + ' processes',
+			pid: report.processes.map((p) => p.pid).join(', '),
+			stacks: stacks,
+			stacks_holding: holding,
+			threads: threads,
+		});
+	}
+
 	function drawLegend(container, colors) {
 		container.replaceChildren();
 		for (const m of colors.modules) {
@@ -842,7 +876,7 @@
 
 	function main() {
 		const data = JSON.parse(document.getElementById('alloctrace-data').textContent);
-		const report = data.report;
+		const report = data.report && data.report.processes ? byProcess(data.report) : data.report;
 		tooltip.box = document.getElementById('tooltip');
 
 		if (!report) {

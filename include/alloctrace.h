@@ -91,16 +91,22 @@ enum counter {
 	CNT_LOST_STACKS,	/* stack map full: allocation kept, stack not */
 	CNT_STACK_ERRORS,	/* the kernel could not walk the user stack */
 	CNT_LOST_EVENTS,	/* ring buffer full: a big-allocation alert lost */
+	CNT_LOST_CAP,		/* the process held --max-per-process blocks: not recorded */
+	CNT_LOST_PROCS,		/* per-process map full: a call of an untraced process */
 	CNT_STACKS_CUT,		/* a stack walk stopped before the outermost frame */
 	CNT_UNWIND_MISSES,	/* a frame in code the unwind tables did not cover yet */
 	CNT_MAX,
 };
 
-/* Key of the live-allocation map: one entry per block the target holds. */
+/*
+ * Key of the live-allocation map: one entry per block a traced process
+ * holds. @gen tells the program images of one process apart: an exec
+ * leaves the old image's blocks behind, never to be freed.
+ */
 struct alloc_key {
 	__u64 addr;
 	__u32 tgid;
-	__u32 pad;
+	__u32 gen;
 };
 
 struct alloc_info {
@@ -115,7 +121,28 @@ struct alloc_info {
 struct stack_key {
 	__u64 stack_id;
 	__u32 tgid;
-	__u32 pad;
+	__u32 gen;
+};
+
+/* The per-process map's limit: more processes than any one report can show. */
+#define MAX_PROCS 16384
+
+#define PROC_EXITED 1
+#define PROC_EXECED 2	/* runs another program than the one it was forked as */
+
+/*
+ * Value of the per-process map (key: tgid), used when several processes
+ * are traced: which ones, their counters, and what the loader cannot read
+ * once they are gone.
+ */
+struct proc_state {
+	__u64 counters[CNT_MAX];	/* this process's share of the counters */
+	__u64 live;		/* its blocks in the live-allocation map */
+	__u32 gen;		/* its program image: bumped at each exec */
+	__u32 parent;		/* the traced process it was forked from, or 0 */
+	__u32 flags;		/* PROC_EXITED, PROC_EXECED */
+	__s32 exit_code;	/* as wait(2) reports it, once exited */
+	char comm[16];		/* its main thread's name */
 };
 
 struct stack_stats {
@@ -197,6 +224,7 @@ struct unwind_proc {
 enum event_type {
 	EVENT_BIG_ALLOC = 1,
 	EVENT_OOM_VICTIM,	/* the kernel's OOM killer chose the target */
+	EVENT_EXEC,		/* a traced process runs a new program */
 	EVENT_UNWIND_MISS,	/* a process ran code without unwind tables */
 };
 
@@ -212,7 +240,8 @@ struct big_alloc_event {
 	struct stack_trace stack;
 };
 
-struct oom_event {
+/* EVENT_OOM_VICTIM and EVENT_EXEC. */
+struct task_event {
 	__u32 type;
 	__u32 tgid;
 	__u64 time_ns;

@@ -232,6 +232,27 @@ expect_tool_ok() {
 	}
 }
 
+# expect_error NAME ARGS...: the tool exits non-zero (not by a timeout),
+# prints nothing on stdout and exactly one line on stderr, starting with
+# "alloctrace: ".
+expect_error() {
+	local name=$1 lines
+	shift
+	run_tool "$name" 20 "$@"
+	lines=$(wc -l <"$TMP/$name.err")
+	if ((RC == 0 || RC == 124 || RC == 137)); then
+		fail "$name" "exit status $RC (want non-zero, not a timeout)"
+	elif [[ -s "$TMP/$name.out" ]]; then
+		fail "$name" "stdout not empty: $(head -c 200 "$TMP/$name.out")"
+	elif ((lines != 1)); then
+		fail "$name" "$lines lines on stderr: $(head -c 300 "$TMP/$name.err")"
+	elif ! grep -q '^alloctrace: ' "$TMP/$name.err"; then
+		fail "$name" "stderr: $(cat "$TMP/$name.err")"
+	else
+		ok "$name"
+	fi
+}
+
 # Bail out early, as one failure, when the tool or the workloads are not
 # built: every later check would only repeat it.
 require_built() {
@@ -242,6 +263,42 @@ require_built() {
 			finish
 		fi
 	done
+}
+
+# --- the HTML page (test_html.sh, test_multiproc.sh) ------------------------
+
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+
+# chrome NAME ARGS...: headless Chromium with nothing that reaches the
+# network or the user's profile; stdout to $TMP/NAME.dom, its log (with
+# the page's console) to $TMP/NAME.log. Root needs --no-sandbox.
+chrome() {
+	local name=$1 profile
+	shift
+	profile=$(mktemp -d "$TMP/chrome.XXXXXX")
+	timeout -k 5 60 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--disable-extensions --user-data-dir="$profile" \
+		--enable-logging=stderr --v=0 --window-size=1400,1800 \
+		"$@" >"$TMP/$name.dom" 2>"$TMP/$name.log"
+}
+
+# Script errors and console output of the page, as Chromium logs them.
+console_errors() {
+	grep -E 'Uncaught|:CONSOLE[:(]' "$TMP/$1.log" | head -n 5
+}
+
+# expect_page_drawn NAME PAGE: Chromium draws the HTML file PAGE without a
+# script error; DOM is what it made of it. Non-zero without Chromium.
+expect_page_drawn() {
+	if [[ -z "$CHROME" ]]; then
+		fail "chromium" "not installed (apt-get install chromium)"
+		return 1
+	fi
+	chrome "$1" --dump-dom "file://$2"
+	DOM=$(cat "$TMP/$1.dom")
+	expect_match "$1: page drawn (data-ready)" '<html[^>]* data-ready="true"' "$DOM"
+	expect_eq "$1: no script error" "" "$(console_errors "$1")"
 }
 
 # --- allocators (test_allocators.sh) ----------------------------------------

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -106,11 +107,81 @@ static int exporter__check(struct exporter *e, int err)
 	return err;
 }
 
+/* A report on several processes as one on all their stacks (see .by_process). */
+struct flat_report {
+	struct report r;
+	struct report_stack *stacks;
+	struct frame_info *frames;
+	char (*roots)[64];
+};
+
+static void flat_report__release(struct flat_report *f)
+{
+	free(f->stacks);
+	free(f->frames);
+	free(f->roots);
+}
+
+static int flat_report__init(struct flat_report *f, const struct report *r)
+{
+	static const struct frame_info unknown = { .function = "[stack unknown]" };
+	size_t nr_stacks = 0, nr_frames = 0, n = 0, k = 0;
+
+	for (size_t i = 0; i < r->nr_procs; i++) {
+		nr_stacks += r->procs[i].nr_stacks;
+		for (size_t j = 0; j < r->procs[i].nr_stacks; j++)
+			nr_frames += r->procs[i].stacks[j].nr_frames + 2;
+	}
+	*f = (struct flat_report){
+		.stacks = calloc(nr_stacks + 1, sizeof(*f->stacks)),
+		.frames = calloc(nr_frames + 1, sizeof(*f->frames)),
+		.roots = calloc(r->nr_procs + 1, sizeof(*f->roots)),
+	};
+	if (!f->stacks || !f->frames || !f->roots)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_procs; i++) {
+		const struct report *p = &r->procs[i];
+
+		snprintf(f->roots[i], sizeof(f->roots[i]), "pid %d (%s)", p->pid,
+			 p->comm ? p->comm : "?");
+		for (size_t j = 0; j < p->nr_stacks; j++, n++) {
+			const struct report_stack *s = &p->stacks[j];
+
+			f->stacks[n] = *s;
+			f->stacks[n].frames = &f->frames[k];
+			/* The allocations whose stack was lost still weigh, under their process. */
+			if (s->nr_frames)
+				memcpy(&f->frames[k], s->frames, s->nr_frames * sizeof(*s->frames));
+			else
+				f->frames[k] = unknown;
+			k += s->nr_frames ? s->nr_frames : 1;
+			f->frames[k++] = (struct frame_info){ .function = f->roots[i] };
+			f->stacks[n].nr_frames = &f->frames[k] - f->stacks[n].frames;
+		}
+	}
+	f->r = *r;
+	f->r.per_process = false;
+	f->r.nr_procs = 0;
+	f->r.procs = NULL;
+	f->r.stacks = f->stacks;
+	f->r.nr_stacks = f->r.nr_holding = n;
+	return 0;
+}
+
 int exporter__report(struct exporter *e, const struct report *r)
 {
+	struct flat_report flat;
+	int err;
+
 	if (e->err)
 		return e->err;
-	return exporter__check(e, e->ops->report(e->state, r));
+	if (!r->per_process || !e->ops->by_process)
+		return exporter__check(e, e->ops->report(e->state, r));
+	err = flat_report__init(&flat, r);
+	if (!err)
+		err = e->ops->report(e->state, &flat.r);
+	flat_report__release(&flat);
+	return exporter__check(e, err);
 }
 
 int exporter__big_alloc(struct exporter *e, const struct big_alloc *a)

@@ -2,6 +2,7 @@
 #ifndef ALLOCTRACE_EXPORTERS_H
 #define ALLOCTRACE_EXPORTERS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include "report.h"
 
@@ -14,8 +15,14 @@
  * only during the call: a kind copies whatever it keeps.
  */
 struct export_ops {
-	/* Every report of the run, in order, the final one last. 0 or -errno. */
+	/*
+	 * Every report of the run, in order, the final one last. 0 or -errno.
+	 * With .by_process, a report on several processes comes as one on
+	 * their stacks, each under its process: an outermost frame named
+	 * "pid N (COMM)".
+	 */
 	int (*report)(void *state, const struct report *r);
+	bool by_process;
 	/* Every big allocation, as it comes; NULL to ignore them. 0 or -errno. */
 	int (*big_alloc)(void *state, const struct big_alloc *a);
 	/*

@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "filter.h"
+#include "procs.h"
 
 /* Threads seen so far and whether their name matched: names are read once. */
 #define NAME_CACHE 1024
 
 struct filter {
 	struct block_filter spec;
-	const struct target *target;
 	regex_t thread_re;
 	regex_t module_re;
 	bool has_thread_re;
@@ -47,14 +47,13 @@ static void describe(struct filter *f)
 #undef ADD
 }
 
-struct filter *filter__new(const struct block_filter *spec, const struct target *t)
+struct filter *filter__new(const struct block_filter *spec)
 {
 	struct filter *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
 	f->spec = *spec;
-	f->target = t;
 	/* options__parse() compiled both once already: they are valid. */
 	if (spec->thread_name)
 		f->has_thread_re = !regcomp(&f->thread_re, spec->thread_name, REG_EXTENDED | REG_NOSUB);
@@ -82,7 +81,7 @@ bool filter__per_block(const struct filter *f)
 	return s->min_age || s->tid || s->thread_name || s->min_size || s->max_size;
 }
 
-static bool thread_matches(struct filter *f, uint32_t tid)
+static bool thread_matches(struct filter *f, pid_t pid, uint32_t tid)
 {
 	char name[32];
 	bool match;
@@ -91,7 +90,7 @@ static bool thread_matches(struct filter *f, uint32_t tid)
 		if (f->names[i].tid == tid)
 			return f->names[i].match;
 	}
-	target__thread_name(f->target, tid, name, sizeof(name));
+	proc_thread_name(pid, tid, name, sizeof(name));
 	match = name[0] && !regexec(&f->thread_re, name, 0, NULL, 0);
 	/* A full cache just stops remembering: the answer stays right. */
 	if (f->nr_names < NAME_CACHE) {
@@ -101,7 +100,7 @@ static bool thread_matches(struct filter *f, uint32_t tid)
 	return match;
 }
 
-bool filter__block(struct filter *f, const struct alloc_info *info, uint64_t now_ns)
+bool filter__block(struct filter *f, pid_t pid, const struct alloc_info *info, uint64_t now_ns)
 {
 	const struct block_filter *s = &f->spec;
 
@@ -111,7 +110,7 @@ bool filter__block(struct filter *f, const struct alloc_info *info, uint64_t now
 		return false;
 	if (info->size < s->min_size || (s->max_size && info->size > s->max_size))
 		return false;
-	return !f->has_thread_re || thread_matches(f, info->tid);
+	return !f->has_thread_re || thread_matches(f, pid, info->tid);
 }
 
 bool filter__has_module(const struct filter *f)

@@ -7,20 +7,22 @@
 #include <linux/types.h>
 #include "alloctrace.h"
 #include "options.h"
-#include "target.h"
 
 /* Which live blocks and stacks a report counts (--min-age, --tid, ...). */
 struct filter;
 
-/* NULL with errno set. Thread names are read through @t as needed. */
-struct filter *filter__new(const struct block_filter *spec, const struct target *t);
+/* NULL with errno set. */
+struct filter *filter__new(const struct block_filter *spec);
 void filter__free(struct filter *f);
 
 /* True when some criterion needs the blocks one by one. */
 bool filter__per_block(const struct filter *f);
 
-/* Does a block count? @now_ns is CLOCK_MONOTONIC, the clock of its time. */
-bool filter__block(struct filter *f, const struct alloc_info *info, uint64_t now_ns);
+/*
+ * Does a block of process @pid count? @now_ns is CLOCK_MONOTONIC, the
+ * clock of its time. Thread names are read from /proc as needed.
+ */
+bool filter__block(struct filter *f, pid_t pid, const struct alloc_info *info, uint64_t now_ns);
 
 /* True when no --module was given or @module matches it. */
 bool filter__module(const struct filter *f, const char *module);

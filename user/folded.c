@@ -219,6 +219,7 @@ static int folded_finish(void *state, FILE *f)
 }
 
 const struct export_ops folded_ops = {
+	.by_process = true,
 	.report = folded_report,
 	.finish = folded_finish,
 	.free = folded_free,

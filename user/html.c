@@ -193,10 +193,40 @@ static int html_add_point(struct html *h, const struct report *r)
 	return 0;
 }
 
+/*
+ * The page keeps the HTML_MAX_STACKS largest stacks; of several
+ * processes, those of the processes holding the most, in their order.
+ * Returns the copy of r->procs it cut, to be freed, or NULL.
+ */
+static struct report *html_cut(struct report *cut)
+{
+	size_t room = HTML_MAX_STACKS, i;
+	struct report *procs;
+
+	if (!cut->per_process) {
+		if (cut->nr_stacks > room)
+			cut->nr_stacks = room;
+		return NULL;
+	}
+	procs = calloc(cut->nr_procs + 1, sizeof(*procs));
+	if (!procs)
+		return NULL;
+	for (i = 0; i < cut->nr_procs && room; i++) {
+		procs[i] = cut->procs[i];
+		if (procs[i].nr_stacks > room)
+			procs[i].nr_stacks = room;
+		room -= procs[i].nr_stacks;
+	}
+	cut->procs = procs;
+	cut->nr_procs = i;
+	return procs;
+}
+
 static int html_report(void *state, const struct report *r)
 {
 	struct html *h = state;
 	struct report cut = *r;
+	struct report *procs;
 	char *buf;
 	size_t len;
 	int err;
@@ -214,9 +244,11 @@ static int html_report(void *state, const struct report *r)
 	 * at the end, and the frames' strings may be gone by then: keep each
 	 * report as text until the next one replaces it.
 	 */
-	if (cut.nr_stacks > HTML_MAX_STACKS)
-		cut.nr_stacks = HTML_MAX_STACKS;
+	procs = html_cut(&cut);
+	if (r->per_process && !procs)
+		return -ENOMEM;
 	err = html_render_report(&cut, &buf, &len);
+	free(procs);
 	if (err)
 		return err;
 	free(h->report_json);

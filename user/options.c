@@ -4,6 +4,7 @@
 #include <regex.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +16,25 @@
 #define VERSION "0.1.0"
 
 static const char usage[] =
-	"Usage: alloctrace [OPTIONS] -p PID\n"
+	"Usage: alloctrace [OPTIONS] -p PID[,PID...]\n"
 	"       alloctrace [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       alloctrace [OPTIONS] --all\n"
 	"\n"
 	"Trace a process's allocator calls with eBPF and report, per call stack,\n"
 	"the memory it still holds.\n"
 	"\n"
-	"  -p, --pid PID          trace the running process PID\n"
+	"  -p, --pid PID[,PID...] trace running processes (-p may be repeated)\n"
+	"      --all              trace every process that uses the allocator\n"
+	"                         alloctrace uses (the C library's, or --allocator's)\n"
+	"      --follow-forks     trace the children of traced processes too\n"
+	"      --max-per-process N  live blocks tracked per process (default 65536\n"
+	"                         with --all, else no limit); more are counted lost\n"
+	"      --top-processes N  processes per report, by outstanding bytes\n"
+	"                         (default 10, 0 = all)\n"
 	"  -i, --interval SECS    seconds between reports (default 5)\n"
 	"  -n, --count N          stop after N reports, the last one final (default: until stopped)\n"
-	"  -T, --top N            stacks per report, by outstanding bytes (default 10, 0 = all)\n"
+	"  -T, --top N            stacks per report (per process), by outstanding bytes\n"
+	"                         (default 10, 0 = all)\n"
 	"      --big SIZE         alert, with its stack, on each allocation >= SIZE (e.g. 8M)\n"
 	"      --big-only         with --big: no probes on the allocator at all; see only\n"
 	"                         blocks that reach the kernel (mmap, mremap, brk), for\n"
@@ -60,7 +70,11 @@ static const char usage[] =
 	"Ctrl-C, SIGTERM or the target's exit prints a final report. See alloctrace(8).\n";
 
 enum {
-	OPT_BIG = 0x100,
+	OPT_ALL = 0x100,
+	OPT_FOLLOW_FORKS,
+	OPT_MAX_PER_PROCESS,
+	OPT_TOP_PROCESSES,
+	OPT_BIG,
 	OPT_BIG_ONLY,
 	OPT_FORMAT,
 	OPT_MAX_DEPTH,
@@ -83,6 +97,10 @@ enum {
 
 static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS },
+	{ "max-per-process", required_argument, NULL, OPT_MAX_PER_PROCESS },
+	{ "top-processes", required_argument, NULL, OPT_TOP_PROCESSES },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "count", required_argument, NULL, 'n' },
 	{ "top", required_argument, NULL, 'T' },
@@ -251,15 +269,60 @@ static int parse_unwind(const char *s, bool *cfi)
 	return 0;
 }
 
+/* "12,34,56": added to the processes of earlier -p options. */
+static int parse_pids(struct options *opts, const char *arg)
+{
+	unsigned long long v;
+	char word[16];
+	size_t len;
+
+	for (const char *p = arg;; p += len + 1) {
+		len = strcspn(p, ",");
+		if (len >= sizeof(word))
+			return bad_value("--pid", arg, "process ids separated by commas");
+		memcpy(word, p, len);
+		word[len] = '\0';
+		if (parse_uint(word, 1, INT_MAX, &v))
+			return bad_value("--pid", arg, "process ids separated by commas");
+		for (size_t i = 0; i < opts->nr_pids; i++) {
+			if (opts->pids[i] == (pid_t)v) {
+				pr_err("invalid value '%s' for --pid: pid %llu is given twice", arg, v);
+				return -EINVAL;
+			}
+		}
+		if (opts->nr_pids == MAX_PIDS) {
+			pr_err("too many processes for --pid: at most %d (--all traces every one)",
+			       MAX_PIDS);
+			return -EINVAL;
+		}
+		opts->pids[opts->nr_pids++] = v;
+		if (!p[len])
+			return 0;
+	}
+}
+
 static int parse_one(struct options *opts, int opt, char *arg)
 {
 	unsigned long long v;
 
 	switch (opt) {
 	case 'p':
-		if (parse_uint(arg, 1, INT_MAX, &v))
-			return bad_value("--pid", arg, "a process id (a positive number)");
-		opts->pid = v;
+		return parse_pids(opts, arg);
+	case OPT_ALL:
+		opts->all = true;
+		return 0;
+	case OPT_FOLLOW_FORKS:
+		opts->follow_forks = true;
+		return 0;
+	case OPT_MAX_PER_PROCESS:
+		if (parse_uint(arg, 1, UINT32_MAX, &v))
+			return bad_value("--max-per-process", arg, "a number of blocks, at least 1");
+		opts->max_per_proc = v;
+		return 0;
+	case OPT_TOP_PROCESSES:
+		if (parse_uint(arg, 0, UINT_MAX, &v))
+			return bad_value("--top-processes", arg, "a number of processes (0 = all)");
+		opts->top_procs = v;
 		return 0;
 	case 'i':
 		if (parse_seconds(arg, 0.01, &opts->interval))
@@ -351,7 +414,15 @@ static int parse_one(struct options *opts, int opt, char *arg)
 	return -EINVAL;
 }
 
-static int check_target(const struct options *opts)
+bool options__multi_proc(const struct options *opts)
+{
+	return opts->nr_pids > 1 || opts->follow_forks || opts->all;
+}
+
+/* --all's cap: sixteen processes at it fill the live-allocation map. */
+#define ALL_MAX_PER_PROC 65536
+
+static int check_target(struct options *opts)
 {
 	if (opts->filter.max_size && opts->filter.min_size > opts->filter.max_size) {
 		pr_err("--min-size is larger than --max-size: no block could count");
@@ -365,14 +436,25 @@ static int check_target(const struct options *opts)
 		pr_err("--big-only takes neither --sample nor --mmap: it probes no allocator");
 		return -EINVAL;
 	}
-	if (opts->pid && opts->argv) {
+	if (opts->all && (opts->nr_pids || opts->argv)) {
+		pr_err("--all traces every process: give no -p PID or command with it");
+		return -EINVAL;
+	}
+	if (opts->nr_pids && opts->argv) {
 		pr_err("give either -p PID or a command, not both");
 		return -EINVAL;
 	}
-	if (!opts->pid && !opts->argv) {
-		pr_err("nothing to trace: give -p PID or -- COMMAND (see --help)");
+	if (!opts->nr_pids && !opts->argv && !opts->all) {
+		pr_err("nothing to trace: give -p PID, -- COMMAND or --all (see --help)");
 		return -EINVAL;
 	}
+	if (opts->max_per_proc && !options__multi_proc(opts)) {
+		pr_err("--max-per-process caps each of several processes: give it with "
+		       "-p PID,PID..., --follow-forks or --all");
+		return -EINVAL;
+	}
+	if (opts->all && !opts->max_per_proc)
+		opts->max_per_proc = ALL_MAX_PER_PROC;
 	return 0;
 }
 
@@ -383,6 +465,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 	*opts = (struct options){
 		.interval = 5,
 		.top = 10,
+		.top_procs = 10,
 		.format = FORMAT_TEXT,
 		.stack_depth = DEFAULT_STACK_DEPTH,
 	};

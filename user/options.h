@@ -18,9 +18,17 @@ enum exit_code {
 	EXIT_PRIVILEGE = 4,		/* missing privileges or kernel features */
 };
 
+/* Processes -p takes, in all. */
+#define MAX_PIDS 1024
+
 struct options {
-	pid_t pid;		/* -p; 0 when launching a command */
+	pid_t pids[MAX_PIDS];	/* -p, in the order given */
+	size_t nr_pids;		/* 0 when launching a command or with --all */
 	char **argv;		/* command to launch, NULL with -p */
+	bool all;		/* --all: every process using the allocator */
+	bool follow_forks;	/* the children of traced processes too */
+	uint64_t max_per_proc;	/* live blocks one process may hold, 0 = no cap */
+	unsigned int top_procs;	/* processes per report, 0 = all */
 	double interval;	/* seconds between reports */
 	unsigned int count;	/* reports to print, 0 = until stopped */
 	unsigned int top;	/* stacks per report, 0 = all */
@@ -44,6 +52,9 @@ struct options {
 	uint64_t sample;		/* --sample: mean bytes between samples, 0 = all */
 	int verbose;
 };
+
+/* Several processes, each its own section in reports (not a single -p or command). */
+bool options__multi_proc(const struct options *opts);
 
 /*
  * Fill @opts from the command line. Returns 0 to go on, 1 when help or the

@@ -354,11 +354,18 @@ static void builder__line(struct builder *b, const char *function, const char *f
 static uint64_t builder__location(struct builder *b, const struct frame_info *frames,
 				  size_t nr)
 {
-	uint64_t id, mapping_id = 0;
+	uint64_t id, key, mapping_id = 0;
 	size_t mark, i;
 	bool added;
 
-	id = builder__id(b, &b->location_ids, nr ? frames[0].addr : 0, !nr, &added);
+	/* Frames alloctrace makes up (a process in a report on several) have no address. */
+	if (!nr)
+		key = 1;
+	else if (!frames[0].addr && frames[0].function)
+		key = 2 + builder__string(b, frames[0].function);
+	else
+		key = 0;
+	id = builder__id(b, &b->location_ids, nr ? frames[0].addr : 0, key, &added);
 	if (!added)
 		return id;
 	/* Each frame adds what it knows to the mapping's has_* flags. */
@@ -573,6 +580,7 @@ static int pprof_finish(void *state, FILE *f)
 }
 
 const struct export_ops pprof_ops = {
+	.by_process = true,
 	.report = pprof_report,
 	.finish = pprof_finish,
 	.free = pprof_free,

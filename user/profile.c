@@ -105,6 +105,8 @@ static const char *const counter_names[CNT_MAX] = {
 	[CNT_LOST_STACKS] = "lost_stacks",
 	[CNT_STACK_ERRORS] = "stack_errors",
 	[CNT_LOST_EVENTS] = "lost_events",
+	[CNT_LOST_CAP] = "lost_cap",
+	[CNT_LOST_PROCS] = "lost_procs",
 	[CNT_STACKS_CUT] = "stacks_cut",
 	[CNT_UNWIND_MISSES] = "unwind_misses",
 };
@@ -206,17 +208,21 @@ int profile__add(struct profile *p, uint64_t stack_id, const struct stack_stats 
 	return 0;
 }
 
-void profile__set_counters(struct profile *p, const uint64_t counters[CNT_MAX])
+void profile_totals__set_counters(struct profile_totals *t, const uint64_t counters[CNT_MAX])
 {
-	struct profile_totals *t = &p->totals;
-
 	memcpy(t->counters, counters, sizeof(t->counters));
 	t->allocs = counters[CNT_ALLOCS];
 	t->frees = counters[CNT_FREES];
 	t->untracked_frees = counters[CNT_UNTRACKED_FREES];
 	/* Lost stacks and stack errors are counted, under an unknown stack. */
 	t->lost = counters[CNT_LOST_ALLOCS] + counters[CNT_LOST_STATS] +
-		  counters[CNT_LOST_INFLIGHT] + counters[CNT_LOST_EVENTS];
+		  counters[CNT_LOST_INFLIGHT] + counters[CNT_LOST_EVENTS] + counters[CNT_LOST_CAP] +
+		  counters[CNT_LOST_PROCS];
+}
+
+void profile__set_counters(struct profile *p, const uint64_t counters[CNT_MAX])
+{
+	profile_totals__set_counters(&p->totals, counters);
 }
 
 const struct profile_totals *profile__totals(const struct profile *p)

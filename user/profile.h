@@ -68,6 +68,9 @@ int profile__add(struct profile *p, uint64_t stack_id, const struct stack_stats 
 
 void profile__set_counters(struct profile *p, const uint64_t counters[CNT_MAX]);
 
+/* The counts and loss of @t from @counters; the outstanding numbers stay. */
+void profile_totals__set_counters(struct profile_totals *t, const uint64_t counters[CNT_MAX]);
+
 const struct profile_totals *profile__totals(const struct profile *p);
 
 /*

@@ -19,6 +19,9 @@
 struct report_ops {
 	const char *separator;	/* between stacks, between frames */
 	void (*report_begin)(FILE *f, const struct report *r);
+	/* One process of a report on several, before and after its stacks and lists. */
+	void (*proc_begin)(FILE *f, const struct report *p);
+	void (*proc_end)(FILE *f, const struct report *p);
 	void (*stack_begin)(FILE *f, const struct report_stack *s);
 	/* After the report's own stacks, before the lists that follow them. */
 	void (*stacks_end)(FILE *f, const struct report *r);
@@ -144,6 +147,8 @@ static const char *const counter_reasons[CNT_MAX] = {
 	[CNT_LOST_STACKS] = "stack map full, counted under an unknown stack",
 	[CNT_STACK_ERRORS] = "user stack not walkable, counted under an unknown stack",
 	[CNT_LOST_EVENTS] = "ring buffer full, big-allocation alerts lost",
+	[CNT_LOST_CAP] = "over --max-per-process, not recorded",
+	[CNT_LOST_PROCS] = "per-process map full, calls of processes not traced",
 };
 
 /* Why a counter makes some stacks incomplete, though every byte is counted. */
@@ -177,21 +182,38 @@ static void text_warning(FILE *f, const struct profile_totals *t)
 	text_counters_line(f, t, "  warning: stacks incomplete: ", stack_reasons);
 }
 
-static void text_report_begin(FILE *f, const struct report *r)
+/* ": SIZE outstanding in N blocks; N allocs, N frees, N untracked frees" */
+static void text_totals(FILE *f, const struct profile_totals *t)
 {
-	const struct profile_totals *t = r->totals;
-
-	text_time(f, r->time);
-	fprintf(f, "%spid %d (", r->final ? "final report, " : "", r->pid);
-	text_name(f, r->comm ? r->comm : "?");
-	fputc(')', f);
-	if (r->exit.exited)
-		text_exit(f, &r->exit);
 	fprintf(f, ": %s outstanding in %s block%s; ", text_size(t->outstanding_bytes).s,
 		text_count(t->outstanding_allocs).s, plural(t->outstanding_allocs));
 	fprintf(f, "%s alloc%s, %s free%s, %s untracked free%s\n", text_count(t->allocs).s,
 		plural(t->allocs), text_count(t->frees).s, plural(t->frees),
 		text_count(t->untracked_frees).s, plural(t->untracked_frees));
+}
+
+static void text_proc_header(FILE *f, const struct report *p)
+{
+	fprintf(f, "pid %d (", p->pid);
+	text_name(f, p->comm ? p->comm : "?");
+	fputc(')', f);
+	if (p->exit.exited)
+		text_exit(f, &p->exit);
+	text_totals(f, p->totals);
+}
+
+static void text_report_begin(FILE *f, const struct report *r)
+{
+	const struct profile_totals *t = r->totals;
+
+	text_time(f, r->time);
+	fputs(r->final ? "final report, " : "", f);
+	if (r->per_process) {
+		fprintf(f, "%zu process%s", r->nr_procs_total, r->nr_procs_total == 1 ? "" : "es");
+		text_totals(f, t);
+	} else {
+		text_proc_header(f, r);
+	}
 	if (r->filter) {
 		fputs("  counting only ", f);
 		text_name(f, r->filter);
@@ -279,8 +301,23 @@ static void text_nothing(FILE *f)
 {
 }
 
+static void text_proc_begin(FILE *f, const struct report *p)
+{
+	text_proc_header(f, p);
+	text_warning(f, p->totals);
+}
+
+static void text_proc_end(FILE *f, const struct report *p)
+{
+}
+
 static void text_report_done(FILE *f, const struct report *r)
 {
+	size_t more = r->nr_procs_total - r->nr_procs;
+
+	if (more)
+		fprintf(f, "... %zu more process%s (use --top-processes 0 to show all)\n", more,
+			more == 1 ? "" : "es");
 }
 
 static void text_thread_begin(FILE *f, const struct report_thread *th)
@@ -380,6 +417,8 @@ static const struct report_ops text_ops = {
 	.object_end = text_nothing,
 	.brief_stack = text_brief_stack,
 	.report_begin = text_report_begin,
+	.proc_begin = text_proc_begin,
+	.proc_end = text_proc_end,
 	.stack_begin = text_stack_begin,
 	.stacks_end = text_stacks_end,
 	.report_end = text_report_done,
@@ -411,24 +450,68 @@ static void json_hex(FILE *f, uint64_t v, bool known)
 		fputs("null", f);
 }
 
-static void json_report_begin(FILE *f, const struct report *r)
+/* "totals", "counters" and "complete", for a process or for all. */
+static void json_totals(FILE *f, const struct profile_totals *t)
 {
-	const struct profile_totals *t = r->totals;
 	int c;
 
-	fprintf(f, "{\"type\":\"report\",\"final\":%s,\"time\":%.3f,\"pid\":%d,\"comm\":",
-		json_bool(r->final), r->time, r->pid);
-	json__string(f, r->comm);
 	fprintf(f,
-		",\"totals\":{\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64
+		"\"totals\":{\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64
 		",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"untracked_frees\":%" PRIu64
 		",\"lost\":%" PRIu64 "},\"counters\":{",
 		t->outstanding_bytes, t->outstanding_allocs, t->allocs, t->frees,
 		t->untracked_frees, t->lost);
 	for (c = 0; c < CNT_MAX; c++)
 		fprintf(f, "%s\"%s\":%" PRIu64, c ? "," : "", counter_name(c), t->counters[c]);
-	fprintf(f, "},\"complete\":%s,\"stacks_holding\":%zu,\"stacks\":[", json_bool(!t->lost),
-		r->nr_holding);
+	fprintf(f, "},\"complete\":%s", json_bool(!t->lost));
+}
+
+/* A process's members up to its stacks, which follow. */
+static void json_proc_fields(FILE *f, const struct report *p)
+{
+	fprintf(f, "\"pid\":%d,", p->pid);
+	if (p->parent)
+		fprintf(f, "\"parent\":%d,", p->parent);
+	fputs("\"comm\":", f);
+	json__string(f, p->comm);
+	fputc(',', f);
+	json_totals(f, p->totals);
+	fprintf(f, ",\"stacks_holding\":%zu,\"stacks\":[", p->nr_holding);
+}
+
+static void json_report_begin(FILE *f, const struct report *r)
+{
+	fprintf(f, "{\"type\":\"report\",\"final\":%s,\"time\":%.3f,", json_bool(r->final),
+		r->time);
+	if (!r->per_process) {
+		json_proc_fields(f, r);
+		return;
+	}
+	json_totals(f, r->totals);
+	fprintf(f, ",\"processes_total\":%zu,\"processes\":[", r->nr_procs_total);
+}
+
+static void json_proc_begin(FILE *f, const struct report *p)
+{
+	fputc('{', f);
+	json_proc_fields(f, p);
+}
+
+static void json_exit(FILE *f, const struct target_exit *e)
+{
+	if (!e->exited)
+		return;
+	fputs(",\"exit\":{\"status\":", f);
+	json_int(f, e->status, e->status >= 0);
+	fputs(",\"signal\":", f);
+	json_int(f, e->signal, e->signal > 0);
+	fprintf(f, ",\"oom_killed\":%s}", json_bool(e->oom_killed));
+}
+
+static void json_proc_end(FILE *f, const struct report *p)
+{
+	json_exit(f, &p->exit);
+	fputc('}', f);
 }
 
 static void json_data(FILE *f, const struct report_stack *s)
@@ -502,6 +585,8 @@ static void json_object_end(FILE *f)
 
 static void json_report_end(FILE *f, const struct report *r)
 {
+	if (r->per_process)
+		fputc(']', f);
 	if (r->filter) {
 		fputs(",\"filter\":", f);
 		json__string(f, r->filter);
@@ -510,14 +595,7 @@ static void json_report_end(FILE *f, const struct report *r)
 		fprintf(f, ",\"sample_rate\":%" PRIu64 ",\"estimated\":true", r->sample_rate);
 	if (r->big_only)
 		fprintf(f, ",\"big_only\":%" PRIu64, r->big_only);
-	if (r->exit.exited) {
-		fputs(",\"exit\":{\"status\":", f);
-		json_int(f, r->exit.status, r->exit.status >= 0);
-		fputs(",\"signal\":", f);
-		json_int(f, r->exit.signal, r->exit.signal > 0);
-		fprintf(f, ",\"oom_killed\":%s", json_bool(r->exit.oom_killed));
-		fputc('}', f);
-	}
+	json_exit(f, &r->exit);
 	fputc('}', f);
 }
 
@@ -575,6 +653,8 @@ static const struct report_ops json_ops = {
 	.object_end = json_object_end,
 	.brief_stack = NULL,
 	.report_begin = json_report_begin,
+	.proc_begin = json_proc_begin,
+	.proc_end = json_proc_end,
 	.stack_begin = json_stack_begin,
 	.stacks_end = json_stacks_end,
 	.report_end = json_report_end,
@@ -676,10 +756,9 @@ static void report_writer__peak(struct report_writer *w, const struct report_pea
 	w->ops->object_end(w->out);
 }
 
-int report_writer__report(struct report_writer *w, const struct report *r)
+/* One process's stacks and lists. */
+static void report_writer__body(struct report_writer *w, const struct report *r)
 {
-	errno = 0;
-	w->ops->report_begin(w->out, r);
 	report_writer__stacks(w, r->stacks, r->nr_stacks, false);
 	w->ops->stacks_end(w->out, r);
 	if (r->nr_growing) {
@@ -691,6 +770,21 @@ int report_writer__report(struct report_writer *w, const struct report *r)
 		report_writer__threads(w, r);
 	if (r->peak)
 		report_writer__peak(w, r->peak);
+}
+
+int report_writer__report(struct report_writer *w, const struct report *r)
+{
+	errno = 0;
+	w->ops->report_begin(w->out, r);
+	if (!r->per_process)
+		report_writer__body(w, r);
+	for (size_t i = 0; i < r->nr_procs; i++) {
+		if (i)
+			fputs(w->ops->separator, w->out);
+		w->ops->proc_begin(w->out, &r->procs[i]);
+		report_writer__body(w, &r->procs[i]);
+		w->ops->proc_end(w->out, &r->procs[i]);
+	}
 	w->ops->report_end(w->out, r);
 	return report_writer__end(w);
 }

@@ -57,11 +57,18 @@ struct target_exit {
 	bool oom_killed;	/* the kernel's OOM killer chose it */
 };
 
+/*
+ * A report on one process, or on several: then each process is a report of
+ * its own in @procs (pid, comm, totals, stacks and the lists, exit, rss,
+ * parent), and this one holds what applies to all: the time, the run's
+ * totals (over every process, listed or not), the filter and sampling.
+ */
 struct report {
 	bool final;
 	double time;		/* unix seconds */
 	int pid;
 	const char *comm;
+	int parent;		/* of a process in @procs: the traced one it was forked from, or 0 */
 	const struct profile_totals *totals;
 	size_t nr_stacks;	/* stacks below, already cut to --top */
 	size_t nr_holding;	/* stacks holding memory before the cut */
@@ -77,6 +84,10 @@ struct report {
 	size_t nr_threads;	/* threads by outstanding bytes */
 	const struct report_thread *threads;
 	const struct report_peak *peak;	/* NULL before there is one */
+	bool per_process;	/* a report on several processes, in @procs */
+	size_t nr_procs;	/* processes listed */
+	size_t nr_procs_total;	/* processes there were to list, before the cut */
+	const struct report *procs;	/* the most outstanding bytes first */
 };
 
 struct big_alloc {

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/ptrace.h>
 #include "log.h"
+#include "procs.h"
 #include "target.h"
 
 #define PF_KTHREAD 0x00200000
@@ -41,16 +41,17 @@ static int pidfd_open(pid_t pid)
 
 static void read_comm(struct target *t)
 {
-	char path[64];
-	FILE *f;
+	char comm[sizeof(t->comm)];
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", t->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(t->comm, sizeof(t->comm), f))
-		t->comm[strcspn(t->comm, "\n")] = '\0';
-	fclose(f);
+	/* Keep the last name known when the process is gone. */
+	proc_thread_name(t->pid, t->pid, comm, sizeof(comm));
+	if (comm[0])
+		memcpy(t->comm, comm, sizeof(comm));
+}
+
+void target__refresh_comm(struct target *t)
+{
+	read_comm(t);
 }
 
 /* State letter and flags from /proc/PID/stat; the name may hold ')' and spaces. */
@@ -172,15 +173,20 @@ static void report_exec_error(const char *cmd, int err)
 		pr_err("cannot run '%s': %s", cmd, strerror(err));
 }
 
+struct target_exit target_exit__from_status(int status)
+{
+	struct target_exit e = { .exited = true, .status = -1 };
+
+	if (WIFEXITED(status))
+		e.status = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		e.signal = WTERMSIG(status);
+	return e;
+}
+
 static void record_exit(struct target *t, int status)
 {
-	t->exit.exited = true;
-	if (WIFEXITED(status)) {
-		t->exit.status = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status)) {
-		t->exit.status = -1;
-		t->exit.signal = WTERMSIG(status);
-	}
+	t->exit = target_exit__from_status(status);
 }
 
 /* Wait for the stop at exec; a signal that arrives first is passed on. */
@@ -413,46 +419,6 @@ const char *target__comm(const struct target *t)
 struct target_exit target__exit(const struct target *t)
 {
 	return t->exit;
-}
-
-long target__read(const struct target *t, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
-
-	return n < 0 ? -errno : n;
-}
-
-void target__thread_name(const struct target *t, uint32_t tid, char *buf, size_t size)
-{
-	char path[64];
-	FILE *f;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", t->pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, size, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
-uint64_t target__rss(const struct target *t)
-{
-	unsigned long long pages = 0;
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/statm", t->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%*u %llu", &pages) != 1)
-		pages = 0;
-	fclose(f);
-	return pages * sysconf(_SC_PAGESIZE);
 }
 
 void target__free(struct target *t)

@@ -46,14 +46,11 @@ pid_t target__pid(const struct target *t);
 const char *target__comm(const struct target *t);
 struct target_exit target__exit(const struct target *t);
 
-/* Copy up to @len bytes of the target's memory at @addr. Bytes read or -errno. */
-long target__read(const struct target *t, uint64_t addr, void *buf, size_t len);
+/* How a process ended, from a wait(2) status. */
+struct target_exit target_exit__from_status(int status);
 
-/* A thread's name into @buf (empty if it is gone). */
-void target__thread_name(const struct target *t, uint32_t tid, char *buf, size_t size);
-
-/* Resident memory in bytes, 0 when the process is gone. */
-uint64_t target__rss(const struct target *t);
+/* Read the name again: a process traced with -p ran execve. */
+void target__refresh_comm(struct target *t);
 
 /* Let go of the target: a launched one that never ran is killed. */
 void target__free(struct target *t);

@@ -8,17 +8,34 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "alloctrace.skel.h"
 #include "log.h"
 #include "tracer.h"
-#include "uprobe_multi.h"
 #include "unwinder.h"
+#include "uprobe_multi.h"
+#include "util.h"
 
-/* Every function has an entry probe and most a return probe, in up to two objects. */
-#define MAX_LINKS (2 * FUNC_MAX * 2)
+/* Links closed at once, each from a thread of its own. */
+#define CLOSE_BATCH 64
+
+/* A file probed already and its functions: other processes share the probes. */
+struct probed_file {
+	dev_t dev;
+	ino_t ino;
+	uint64_t funcs;		/* bit per enum alloc_func */
+};
+
+enum task_tracepoint {
+	TP_OOM,
+	TP_EXEC,
+	TP_FORK,
+	TP_EXIT,
+	NR_TRACEPOINTS,
+};
 
 /*
  * Unwind table room: 1M rows (8 MiB) hold libc, libstdc++ and python3
@@ -33,22 +50,26 @@ struct tracer {
 	struct alloctrace_bpf *skel;
 	struct ring_buffer *events;
 	/* Perf-event links where the kernel has no usable uprobe_multi... */
-	struct bpf_link *links[MAX_LINKS];
-	size_t nr_links;
+	struct bpf_link **links;
+	size_t nr_links, links_cap;
 	/* ...else one uprobe_multi link per object, program and direction. */
 	bool multi;
-	int link_fds[MAX_LINKS];
-	size_t nr_link_fds;
+	int *link_fds;
+	size_t nr_link_fds, link_fds_cap;
+	struct probed_file *files;
+	size_t nr_files, files_cap;
 	size_t nr_probes;
 	unsigned int stack_depth;
 	uint32_t unwind_rows;
 	bool big_only;
-	pid_t pid;
+	bool syscalls_attached;	/* --big-only: once, whatever the processes */
+	pid_t pid;		/* the uprobes' process filter: -1 for every process */
 	int nr_cpus;
 	uint64_t *percpu;	/* room for one per-CPU counter value */
 	big_alloc_fn on_big_alloc;
-	oom_fn on_oom;
-	struct bpf_link *oom_link;
+	task_fn on_oom;
+	task_fn on_exec;
+	struct bpf_link *task_links[NR_TRACEPOINTS];
 	struct unwinder *unwinder;	/* NULL unless unwinding by CFI */
 	void *ctx;
 };
@@ -106,7 +127,12 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 {
 	struct alloctrace_bpf *skel = t->skel;
 
-	skel->rodata->targ_tgid = opts->pid;
+	skel->rodata->targ_tgid = opts->multi_proc ? 0 : opts->pid;
+	skel->rodata->multi_proc = opts->multi_proc;
+	skel->rodata->trace_all = opts->trace_all;
+	skel->rodata->self_tgid = getpid();
+	skel->rodata->follow_forks = opts->follow_forks;
+	skel->rodata->max_per_proc = opts->max_per_proc;
 	skel->rodata->big_threshold = opts->big_threshold;
 	skel->rodata->stack_depth = t->stack_depth;
 	skel->rodata->sample_rate = opts->sample_rate;
@@ -158,20 +184,52 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (type == EVENT_BIG_ALLOC && size >= sizeof(struct big_alloc_event) && t->on_big_alloc)
 		t->on_big_alloc(t->ctx, data);
-	else if (type == EVENT_OOM_VICTIM && size >= sizeof(struct oom_event) && t->on_oom)
+	else if (size < sizeof(struct task_event))
+		;
+	else if (type == EVENT_OOM_VICTIM && t->on_oom)
 		t->on_oom(t->ctx, data);
 	else if (type == EVENT_UNWIND_MISS && size >= sizeof(struct unwind_miss_event))
 		unwind_miss(t, data);
+	else if (type == EVENT_EXEC && t->on_exec)
+		t->on_exec(t->ctx, data);
 	return 0;
 }
 
-/* Without the tracepoint (an old kernel) only the OOM mark is missing. */
-static void attach_oom(struct tracer *t)
+/*
+ * Without the OOM mark only the report's note is missing; without the
+ * others, forks, execs or exits go unseen: that is an error.
+ */
+static int attach_tracepoints(struct tracer *t, const struct tracer_opts *opts)
 {
-	t->oom_link = bpf_program__attach_raw_tracepoint(t->skel->progs.oom_victim,
-							  "mark_victim");
-	if (!t->oom_link)
-		pr_debug("no OOM-victim tracepoint: %s", strerror(errno));
+	static const char *const names[NR_TRACEPOINTS] = {
+		[TP_OOM] = "mark_victim",
+		[TP_EXEC] = "sched_process_exec",
+		[TP_FORK] = "sched_process_fork",
+		[TP_EXIT] = "sched_process_exit",
+	};
+	struct bpf_program *progs[NR_TRACEPOINTS] = {
+		[TP_OOM] = t->skel->progs.oom_victim,
+		[TP_EXEC] = t->skel->progs.proc_exec,
+		[TP_FORK] = opts->follow_forks ? t->skel->progs.proc_fork : NULL,
+		[TP_EXIT] = opts->multi_proc ? t->skel->progs.proc_exit : NULL,
+	};
+	int err;
+
+	for (int i = 0; i < NR_TRACEPOINTS; i++) {
+		if (!progs[i])
+			continue;
+		t->task_links[i] = bpf_program__attach_raw_tracepoint(progs[i], names[i]);
+		if (t->task_links[i])
+			continue;
+		err = -errno;
+		if (i == TP_OOM) {
+			pr_debug("no OOM-victim tracepoint: %s", strerror(-err));
+			continue;
+		}
+		pr_err("cannot attach to the %s tracepoint: %s", names[i], strerror(-err));
+		return err;
+	}
+	return 0;
 }
 
 /*
@@ -253,12 +311,13 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	t->pid = opts->pid;
+	t->pid = opts->multi_proc ? -1 : opts->pid;
 	t->stack_depth = opts->stack_depth ? opts->stack_depth : DEFAULT_STACK_DEPTH;
 	t->unwind_rows = opts->unwind_rows ? opts->unwind_rows : DEFAULT_UNWIND_ROWS;
 	t->big_only = opts->big_only;
 	t->on_big_alloc = opts->on_big_alloc;
 	t->on_oom = opts->on_oom;
+	t->on_exec = opts->on_exec;
 	t->ctx = opts->ctx;
 	t->nr_cpus = libbpf_num_possible_cpus();
 	t->multi = uprobe_multi__supported();
@@ -268,12 +327,13 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 		t->percpu = calloc(t->nr_cpus, sizeof(*t->percpu));
 		err = t->percpu ? load(t, opts) : -ENOMEM;
 	}
+	if (!err)
+		err = attach_tracepoints(t, opts);
 	if (err) {
 		tracer__free(t);
 		errno = -err;
 		return NULL;
 	}
-	attach_oom(t);
 	return t;
 }
 
@@ -289,27 +349,38 @@ static void *close_link(void *fd)
  */
 static void close_parallel(int *fds, size_t n)
 {
-	pthread_t threads[MAX_LINKS];
-	bool started[MAX_LINKS];
+	pthread_t threads[CLOSE_BATCH];
+	bool started[CLOSE_BATCH];
 
-	for (size_t i = 0; i < n; i++) {
-		started[i] = !pthread_create(&threads[i], NULL, close_link,
-					     (void *)(intptr_t)fds[i]);
-		if (!started[i])
-			close(fds[i]);
+	for (size_t first = 0; first < n; first += CLOSE_BATCH) {
+		size_t batch = n - first < CLOSE_BATCH ? n - first : CLOSE_BATCH;
+
+		for (size_t i = 0; i < batch; i++) {
+			started[i] = !pthread_create(&threads[i], NULL, close_link,
+						     (void *)(intptr_t)fds[first + i]);
+			if (!started[i])
+				close(fds[first + i]);
+		}
+		for (size_t i = 0; i < batch; i++) {
+			if (started[i])
+				pthread_join(threads[i], NULL);
+		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-	}
+}
+
+/* Detach the links made since there were @nr_links and @nr_link_fds. */
+static void detach_since(struct tracer *t, size_t nr_links, size_t nr_link_fds)
+{
+	close_parallel(t->link_fds + nr_link_fds, t->nr_link_fds - nr_link_fds);
+	t->nr_link_fds = nr_link_fds;
+	while (t->nr_links > nr_links)
+		bpf_link__destroy(t->links[--t->nr_links]);
 }
 
 static void detach_all(struct tracer *t)
 {
-	close_parallel(t->link_fds, t->nr_link_fds);
-	t->nr_link_fds = 0;
-	while (t->nr_links)
-		bpf_link__destroy(t->links[--t->nr_links]);
+	detach_since(t, 0, 0);
+	t->nr_files = 0;
 	t->nr_probes = 0;
 }
 
@@ -318,10 +389,14 @@ void tracer__free(struct tracer *t)
 	if (!t)
 		return;
 	detach_all(t);
-	bpf_link__destroy(t->oom_link);
+	for (int i = 0; i < NR_TRACEPOINTS; i++)
+		bpf_link__destroy(t->task_links[i]);
 	ring_buffer__free(t->events);
 	unwinder__free(t->unwinder);
 	alloctrace_bpf__destroy(t->skel);
+	free(t->links);
+	free(t->link_fds);
+	free(t->files);
 	free(t->percpu);
 	free(t);
 }
@@ -375,9 +450,12 @@ static struct bpf_program *site_program(struct tracer *t, const struct probe_sit
 	return retprobe ? t->skel->progs.alloc_return : entry_program(t->skel, site->func);
 }
 
-static bool site_wanted(const struct probe_site *site, bool retprobe)
+/* Not an alias, and not probed already for another process: probes see every process. */
+static bool site_wanted(const struct probed_file *file, const struct probe_site *site,
+			bool retprobe)
 {
-	return !site->alias && (!retprobe || alloc_func_has_return_probe(site->func));
+	return !site->alias && (!retprobe || alloc_func_has_return_probe(site->func)) &&
+	       !(file->funcs & 1ULL << site->func);
 }
 
 static void note_site(const struct probe_object *obj, const struct probe_site *site,
@@ -394,6 +472,18 @@ static void note_site(const struct probe_object *obj, const struct probe_site *s
 			 (unsigned long long)(site->offset - site->entry), site->why);
 }
 
+/* Room for one more perf-event link. 0 or -ENOMEM. */
+static int reserve_link(struct tracer *t)
+{
+	struct bpf_link **links;
+
+	links = array__grow(t->links, &t->links_cap, t->nr_links, sizeof(*links));
+	if (!links)
+		return -ENOMEM;
+	t->links = links;
+	return 0;
+}
+
 static int attach_perf(struct tracer *t, const struct probe_object *obj,
 		       const struct probe_site *site, bool retprobe)
 {
@@ -402,6 +492,9 @@ static int attach_perf(struct tracer *t, const struct probe_object *obj,
 	struct bpf_link *link;
 	int err;
 
+	err = reserve_link(t);
+	if (err)
+		return err;
 	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), t->pid,
 					       obj->path, offset, &opts);
 	if (!link) {
@@ -418,16 +511,20 @@ static int attach_perf(struct tracer *t, const struct probe_object *obj,
 
 /* Every site of @obj that @prog serves in this direction, in one link. */
 static int attach_multi(struct tracer *t, const struct probe_object *obj,
-			struct bpf_program *prog, bool retprobe)
+			const struct probed_file *file, struct bpf_program *prog, bool retprobe)
 {
 	uint64_t offsets[FUNC_MAX], cookies[FUNC_MAX];
 	const struct probe_site *site;
 	size_t n = 0;
-	int fd;
+	int *fds, fd;
 
+	fds = array__grow(t->link_fds, &t->link_fds_cap, t->nr_link_fds, sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	t->link_fds = fds;
 	for (size_t i = 0; i < obj->nr_sites; i++) {
 		site = &obj->sites[i];
-		if (!site_wanted(site, retprobe) || site_program(t, site, retprobe) != prog)
+		if (!site_wanted(file, site, retprobe) || site_program(t, site, retprobe) != prog)
 			continue;
 		offsets[n] = retprobe ? site->entry : site->offset;
 		cookies[n++] = site->func;
@@ -447,42 +544,83 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 	return 0;
 }
 
-static int attach_object(struct tracer *t, const struct probe_object *obj, bool retprobe)
+static int attach_object(struct tracer *t, const struct probe_object *obj,
+			 const struct probed_file *file, bool retprobe)
 {
 	struct bpf_program *prog;
 	int err = 0;
 
 	if (t->multi) {
 		bpf_object__for_each_program(prog, t->skel->obj) {
-			err = attach_multi(t, obj, prog, retprobe);
+			if (bpf_program__type(prog) != BPF_PROG_TYPE_KPROBE)
+				continue;
+			err = attach_multi(t, obj, file, prog, retprobe);
 			if (err)
 				break;
 		}
 		return err;
 	}
 	for (size_t i = 0; i < obj->nr_sites && !err; i++) {
-		if (site_wanted(&obj->sites[i], retprobe))
+		if (site_wanted(file, &obj->sites[i], retprobe))
 			err = attach_perf(t, obj, &obj->sites[i], retprobe);
 	}
 	return err;
 }
 
-/*
- * Return probes go first: a call that enters before its return probe is
- * attached would leave an in-flight record nobody clears.
- */
+/* Index of the probed-file record of @obj's file, made if new; or -errno. */
+static long probed_file(struct tracer *t, const struct probe_object *obj)
+{
+	struct probed_file *files;
+	struct stat st;
+
+	if (stat(obj->path, &st))
+		return -errno;
+	for (size_t i = 0; i < t->nr_files; i++) {
+		if (t->files[i].dev == st.st_dev && t->files[i].ino == st.st_ino)
+			return i;
+	}
+	files = array__grow(t->files, &t->files_cap, t->nr_files, sizeof(*files));
+	if (!files)
+		return -ENOMEM;
+	t->files = files;
+	files[t->nr_files] = (struct probed_file){ .dev = st.st_dev, .ino = st.st_ino };
+	return t->nr_files++;
+}
+
+static void mark_probed(struct probed_file *file, const struct probe_object *obj)
+{
+	for (size_t i = 0; i < obj->nr_sites; i++)
+		file->funcs |= 1ULL << obj->sites[i].func;
+}
+
+int tracer__unwind_process(struct tracer *t, pid_t pid)
+{
+	int err;
+
+	if (!t->unwinder)
+		return 0;
+	err = unwinder__add_process(t->unwinder, pid);
+	if (err)
+		pr_err("cannot build the unwind tables of process %d: %s", (int)pid,
+		       strerror(-err));
+	return err;
+}
+
 /* --big-only: the raw syscall tracepoints, in the perf-link array. */
 static int attach_syscalls(struct tracer *t)
 {
 	struct bpf_program *progs[] = { t->skel->progs.big_sys_enter, t->skel->progs.big_sys_exit };
 	const char *names[] = { "sys_enter", "sys_exit" };
 	struct bpf_link *link;
+	int err;
 
 	for (size_t i = 0; i < 2; i++) {
+		err = reserve_link(t);
+		if (err)
+			return err;
 		link = bpf_program__attach_raw_tracepoint(progs[i], names[i]);
 		if (!link) {
-			int err = -errno;
-
+			err = -errno;
 			pr_err("cannot attach to the raw tracepoint %s: %s", names[i],
 			       strerror(-err));
 			return err;
@@ -493,40 +631,123 @@ static int attach_syscalls(struct tracer *t)
 	return 0;
 }
 
+/*
+ * Return probes go first: a call that enters before its return probe is
+ * attached would leave an in-flight record nobody clears. A function
+ * probed already in the same file (another process's allocator) is not
+ * probed again.
+ */
 int tracer__attach(struct tracer *t, const struct allocator *a)
 {
+	size_t nr_links = t->nr_links, nr_link_fds = t->nr_link_fds, nr_files = t->nr_files;
+	size_t nr_probes = t->nr_probes;
+	long files[sizeof(a->objs) / sizeof(a->objs[0])];
 	int err = 0;
 
+	for (size_t o = 0; o < a->nr_objs && !err && !t->big_only; o++) {
+		files[o] = probed_file(t, &a->objs[o]);
+		err = files[o] < 0 ? files[o] : 0;
+		if (err)
+			pr_err("cannot open %s to probe it: %s", a->objs[o].name, strerror(-err));
+	}
 	for (int pass = 0; pass < 2 && !err && !t->big_only; pass++) {
 		for (size_t o = 0; o < a->nr_objs && !err; o++)
-			err = attach_object(t, &a->objs[o], pass == 0);
+			err = attach_object(t, &a->objs[o], &t->files[files[o]], pass == 0);
 	}
-	if (t->big_only)
+	if (!err && t->big_only && !t->syscalls_attached) {
 		err = attach_syscalls(t);
-	if (!err && t->unwinder) {
-		err = unwinder__add_process(t->unwinder, t->pid);
-		if (err)
-			pr_err("cannot build the unwind tables of process %d: %s", (int)t->pid,
-			       strerror(-err));
+		t->syscalls_attached = !err;
 	}
-	if (err)
-		detach_all(t);
-	return err;
+	if (!err && t->pid > 0)
+		err = tracer__unwind_process(t, t->pid);
+	if (err) {
+		detach_since(t, nr_links, nr_link_fds);
+		t->nr_files = nr_files;
+		t->nr_probes = nr_probes;
+		return err;
+	}
+	for (size_t o = 0; o < a->nr_objs && !t->big_only; o++)
+		mark_probed(&t->files[files[o]], &a->objs[o]);
+	return 0;
 }
 
-/* Delete every entry of a hash map: they all belong to the one target. */
-static int clear_map(struct bpf_map *map)
-{
-	int fd = bpf_map__fd(map);
-	char key[64];
+#define WALK_BATCH 4096
 
-	if (bpf_map__key_size(map) > sizeof(key))
-		return -EINVAL;
-	while (!bpf_map_get_next_key(fd, NULL, key)) {
-		if (bpf_map_delete_elem(fd, key))
+/* 0 to go on, WALK_DELETE to delete the entry, or -errno to stop. */
+#define WALK_DELETE 1
+typedef int (*entry_fn)(void *ctx, const void *key, const void *value);
+
+/* The keys a batch marked for deletion; a key gone meanwhile is no error. */
+static int delete_keys(int fd, const char *keys, __u32 n, size_t key_size)
+{
+	__u32 done = n;
+
+	if (!n || !bpf_map_delete_batch(fd, keys, &done, NULL))
+		return 0;
+	/* The batch stops at a missing key: the rest one by one. */
+	for (__u32 i = done; i < n; i++) {
+		if (bpf_map_delete_elem(fd, keys + i * key_size) && errno != ENOENT)
 			return -errno;
 	}
 	return 0;
+}
+
+struct walk_bufs {
+	char *keys;
+	char *values;
+	char *doomed;
+};
+
+/*
+ * Hand every entry of the hash map @map to @fn, one lookup per batch of
+ * entries where the kernel can: 1,000,000 blocks in a few hundred calls.
+ */
+static int walk_map(struct bpf_map *map, entry_fn fn, void *ctx)
+{
+	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
+	struct walk_bufs b = {
+		.keys = malloc(WALK_BATCH * ksz),
+		.values = malloc(WALK_BATCH * vsz),
+		.doomed = malloc(WALK_BATCH * ksz),
+	};
+	int fd = bpf_map__fd(map), err = 0, ret;
+	__u32 in = 0, out = 0, count, nr_doomed;
+	bool first = true;
+
+	if (!b.keys || !b.values || !b.doomed)
+		err = -ENOMEM;
+	while (!err) {
+		count = WALK_BATCH;
+		ret = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, b.keys, b.values, &count,
+					   NULL);
+		if (ret && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		nr_doomed = 0;
+		for (__u32 i = 0; i < count && !err; i++) {
+			err = fn(ctx, b.keys + i * ksz, b.values + i * vsz);
+			if (err == WALK_DELETE) {
+				memcpy(b.doomed + nr_doomed++ * ksz, b.keys + i * ksz, ksz);
+				err = 0;
+			}
+		}
+		if (!err)
+			err = delete_keys(fd, b.doomed, nr_doomed, ksz);
+		if (ret)
+			break;
+		in = out;
+		first = false;
+	}
+	free(b.keys);
+	free(b.values);
+	free(b.doomed);
+	return err;
+}
+
+static int delete_entry(void *ctx, const void *key, const void *value)
+{
+	return WALK_DELETE;
 }
 
 static int zero_counters(struct tracer *t)
@@ -548,10 +769,11 @@ int tracer__reset(struct tracer *t)
 	detach_all(t);
 	if (t->unwinder)
 		unwinder__forget_process(t->unwinder, t->pid);
-	err = clear_map(t->skel->maps.allocs);
+	/* Calls that entered before are never seen returning: forget them. */
+	t->skel->bss->probe_epoch++;
+	err = walk_map(t->skel->maps.allocs, delete_entry, NULL);
 	if (!err)
-		err = clear_map(t->skel->maps.stack_stats);
-	/* In-flight records are per task and none can be open across an exec. */
+		err = walk_map(t->skel->maps.stack_stats, delete_entry, NULL);
 	if (!err)
 		err = zero_counters(t);
 	return err;
@@ -562,7 +784,7 @@ size_t tracer__nr_probes(const struct tracer *t)
 	return t->nr_probes;
 }
 
-static int read_counters(struct tracer *t, uint64_t counters[CNT_MAX])
+int tracer__read_counters(struct tracer *t, uint64_t counters[CNT_MAX])
 {
 	int fd = bpf_map__fd(t->skel->maps.counters);
 
@@ -576,80 +798,139 @@ static int read_counters(struct tracer *t, uint64_t counters[CNT_MAX])
 	return 0;
 }
 
-static int add_stack(struct tracer *t, struct profile *p, const struct stack_key *key,
-		     const struct stack_stats *stats, struct stack_trace *trace)
+int tracer__add_proc(struct tracer *t, pid_t pid, const char *comm)
 {
-	int fd = bpf_map__fd(t->skel->maps.stacks);
+	struct proc_state st = {};
+	__u32 key = pid;
 
-	trace->nr = 0;
-	if (key->stack_id != STACK_ID_NONE && bpf_map_lookup_elem(fd, &key->stack_id, trace))
-		trace->nr = 0;
-	if (trace->nr > t->stack_depth)
-		trace->nr = t->stack_depth;
-	return profile__add(p, key->stack_id, stats, trace);
+	snprintf(st.comm, sizeof(st.comm), "%s", comm);
+	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &st, BPF_ANY) ? -errno
+											  : 0;
 }
 
-int tracer__collect(struct tracer *t, struct profile *p)
+int tracer__forget_proc(struct tracer *t, pid_t pid, uint32_t gen)
 {
-	int fd = bpf_map__fd(t->skel->maps.stack_stats);
-	struct stack_key key, *prev = NULL;
-	uint64_t counters[CNT_MAX];
-	struct stack_trace trace;
-	struct stack_stats stats;
-	int err;
+	int fd = bpf_map__fd(t->skel->maps.procs);
+	struct proc_state st;
+	__u32 key = pid;
 
-	profile__clear(p);
-	err = read_counters(t, counters);
-	if (err)
-		return err;
-	profile__set_counters(p, counters);
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		prev = &key;
-		if (key.tgid != (__u32)t->pid || bpf_map_lookup_elem(fd, &key, &stats))
-			continue;
-		err = add_stack(t, p, &key, &stats, &trace);
-		if (err)
-			return err;
-	}
+	/* Not if the pid is another process's by now, which --all took up anew. */
+	if (bpf_map_lookup_elem(fd, &key, &st) || st.gen != gen)
+		return 0;
+	if (t->unwinder)
+		unwinder__forget_process(t->unwinder, pid);
+	if (bpf_map_delete_elem(fd, &key) && errno != ENOENT)
+		return -errno;
 	return 0;
 }
 
-#define BLOCK_BATCH 4096
+int tracer__proc_state(struct tracer *t, pid_t pid, struct proc_state *st)
+{
+	__u32 key = pid;
 
-struct block_batch {
-	struct alloc_key keys[BLOCK_BATCH];
-	struct alloc_info values[BLOCK_BATCH];
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.procs), &key, st) ? -errno : 0;
+}
+
+struct proc_walk {
+	proc_fn fn;
+	void *ctx;
 };
 
-/* One lookup per batch of blocks where the kernel can: 1,000,000 of them in a few calls. */
+static int walk_proc(void *ctx, const void *key, const void *value)
+{
+	struct proc_walk *w = ctx;
+
+	return w->fn(w->ctx, *(const __u32 *)key, value);
+}
+
+int tracer__for_each_proc(struct tracer *t, proc_fn fn, void *ctx)
+{
+	struct proc_walk w = { .fn = fn, .ctx = ctx };
+
+	return walk_map(t->skel->maps.procs, walk_proc, &w);
+}
+
+struct stats_walk {
+	struct tracer *t;
+	profile_fn profile_of;
+	void *ctx;
+	struct stack_trace trace;
+};
+
+static int walk_stats(void *ctx, const void *key_, const void *value)
+{
+	const struct stack_key *key = key_;
+	struct stats_walk *w = ctx;
+	int fd = bpf_map__fd(w->t->skel->maps.stacks);
+	struct profile *p = w->profile_of(w->ctx, key->tgid, key->gen);
+	struct stack_trace *trace = &w->trace;
+
+	if (!p)
+		return 0;
+	trace->nr = 0;
+	if (key->stack_id != STACK_ID_NONE && bpf_map_lookup_elem(fd, &key->stack_id, trace))
+		trace->nr = 0;
+	if (trace->nr > w->t->stack_depth)
+		trace->nr = w->t->stack_depth;
+	return profile__add(p, key->stack_id, value, trace);
+}
+
+int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx)
+{
+	struct stats_walk *w = malloc(sizeof(*w));
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	*w = (struct stats_walk){ .t = t, .profile_of = profile_of, .ctx = ctx };
+	err = walk_map(t->skel->maps.stack_stats, walk_stats, w);
+	free(w);
+	return err;
+}
+
+struct block_walk {
+	block_fn fn;
+	void *ctx;
+};
+
+static int walk_block(void *ctx, const void *key, const void *value)
+{
+	struct block_walk *w = ctx;
+
+	return w->fn(w->ctx, key, value);
+}
+
 int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(t->skel->maps.allocs);
-	__u32 in = 0, out = 0, count;
-	struct block_batch *b;
-	bool first = true;
-	int err = 0, ret;
+	struct block_walk w = { .fn = fn, .ctx = ctx };
 
-	b = malloc(sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	do {
-		count = BLOCK_BATCH;
-		ret = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, b->keys, b->values,
-					   &count, NULL);
-		if (ret && errno != ENOENT) {
-			err = -errno;
-			break;
-		}
-		for (__u32 i = 0; i < count && !err; i++) {
-			if (b->keys[i].tgid == (__u32)t->pid)
-				err = fn(ctx, b->keys[i].addr, &b->values[i]);
-		}
-		in = out;
-		first = false;
-	} while (!ret && !err);
-	free(b);
-	return err;
+	return walk_map(t->skel->maps.allocs, walk_block, &w);
+}
+
+struct stale_walk {
+	keep_fn keep;
+	void *ctx;
+};
+
+/* stack_key and alloc_key both name the process and image the same way. */
+_Static_assert(offsetof(struct stack_key, tgid) == offsetof(struct alloc_key, tgid) &&
+		       offsetof(struct stack_key, gen) == offsetof(struct alloc_key, gen),
+	       "keys differ");
+
+static int walk_stale(void *ctx, const void *key, const void *value)
+{
+	const struct stack_key *k = key;
+	struct stale_walk *w = ctx;
+
+	return w->keep(w->ctx, k->tgid, k->gen) ? 0 : WALK_DELETE;
+}
+
+int tracer__drop(struct tracer *t, keep_fn keep, void *ctx)
+{
+	struct stale_walk w = { .keep = keep, .ctx = ctx };
+	int err = walk_map(t->skel->maps.stack_stats, walk_stale, &w);
+
+	return err ? err : walk_map(t->skel->maps.allocs, walk_stale, &w);
 }
 
 int tracer__events_fd(const struct tracer *t)

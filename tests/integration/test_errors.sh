@@ -7,25 +7,6 @@ set -u
 
 require_built "$WL/leaks"
 
-# expect_error NAME ARGS...
-expect_error() {
-	local name=$1 lines
-	shift
-	run_tool "$name" 20 "$@"
-	lines=$(wc -l <"$TMP/$name.err")
-	if ((RC == 0 || RC == 124 || RC == 137)); then
-		fail "$name" "exit status $RC (want non-zero, not a timeout)"
-	elif [[ -s "$TMP/$name.out" ]]; then
-		fail "$name" "stdout not empty: $(head -c 200 "$TMP/$name.out")"
-	elif ((lines != 1)); then
-		fail "$name" "$lines lines on stderr: $(head -c 300 "$TMP/$name.err")"
-	elif ! grep -q '^alloctrace: ' "$TMP/$name.err"; then
-		fail "$name" "stderr: $(cat "$TMP/$name.err")"
-	else
-		ok "$name"
-	fi
-}
-
 # A pid that existed a moment ago: our own reaped child.
 sleep 0 &
 gone=$!

@@ -12,27 +12,6 @@ require_built "$WL/leaky"
 
 ARTIFACTS=$ROOT/build/test-artifacts
 PAGE=$TMP/leaky.html
-CHROME=$(command -v chromium || command -v chromium-browser || true)
-
-# chrome NAME ARGS...: headless Chromium with nothing that reaches the
-# network or the user's profile; stdout to $TMP/NAME.dom, its log (with
-# the page's console) to $TMP/NAME.log. Root needs --no-sandbox.
-chrome() {
-	local name=$1 profile
-	shift
-	profile=$(mktemp -d "$TMP/chrome.XXXXXX")
-	timeout -k 5 60 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
-		--disable-background-networking --disable-component-update --disable-sync \
-		--disable-extensions --user-data-dir="$profile" \
-		--enable-logging=stderr --v=0 --window-size=1400,1800 \
-		"$@" >"$TMP/$name.dom" 2>"$TMP/$name.log"
-}
-
-# Script errors and console output of the page, as Chromium logs them.
-console_errors() {
-	grep -E 'Uncaught|:CONSOLE[:(]' "$TMP/$1.log" | head -n 5
-}
-
 # The page's JSON blob: the template keeps it on one line, and it holds no
 # '<' (checked below), so the first "</script>" after it is its end.
 blob() {
@@ -79,15 +58,8 @@ expect_eq "the big allocation" '"malloc 3145728 rebuild_index"' \
 
 # --- the page in a browser ---------------------------------------------------
 
-if [[ -z "$CHROME" ]]; then
-	fail "chromium" "not installed (apt-get install chromium)"
-	finish
-fi
-
-chrome dom --dump-dom "file://$PAGE"
-dom=$(cat "$TMP/dom.dom")
-expect_match "page drawn (data-ready)" '<html[^>]* data-ready="true"' "$dom"
-expect_eq "no script error" "" "$(console_errors dom)"
+expect_page_drawn dom "$PAGE" || finish
+dom=$DOM
 for id in flame-bytes-svg flame-blocks-svg timeline-svg timeline-outstanding timeline-rss \
 	leakers-table big-table complete; do
 	expect_match "element #$id" "id=\"$id\"" "$dom"

@@ -252,6 +252,37 @@ static void test_folded(void **state)
 	free(data);
 }
 
+/* Several processes: each stack under its process, the unknown one too. */
+static void test_folded_by_process(void **state)
+{
+	static const struct report procs[] = {
+		{ .pid = 1234, .comm = "leaky", .totals = &totals, .nr_stacks = ARRAY_SIZE(stacks),
+		  .stacks = stacks },
+		{ .pid = 1240, .comm = "a;b", .totals = &totals, .nr_stacks = 1, .stacks = stacks },
+	};
+	struct report r = final_report;
+	struct fixture *fx = *state;
+	struct exporter *e;
+	size_t len;
+	char *data;
+
+	r.per_process = true;
+	r.nr_stacks = 0;
+	r.stacks = NULL;
+	r.procs = procs;
+	r.nr_procs = r.nr_procs_total = ARRAY_SIZE(procs);
+	e = exporter__new(EXPORT_FOLDED, fx->path);
+	assert_non_null(e);
+	assert_int_equal(exporter__report(e, &r), 0);
+	assert_int_equal(exporter__finish(e), 0);
+	exporter__free(e);
+	data = slurp(fx->path, &len);
+	assert_string_equal(data, "pid 1234 (leaky);[stack unknown] 100\n"
+				  "pid 1234 (leaky);main;leak_a 2400\n"
+				  "pid 1240 (a?b);main;leak_a 2400\n");
+	free(data);
+}
+
 static void test_pprof(void **state)
 {
 	struct fixture *fx = *state;
@@ -314,6 +345,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_such_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_folded_by_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_html, setup, teardown),
 		cmocka_unit_test(test_write_error),

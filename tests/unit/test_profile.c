@@ -241,7 +241,8 @@ static void test_counter_names(void **state __attribute__((unused)))
 		"allocs",      "frees",	      "untracked_frees",
 		"lost_allocs", "lost_stats",  "lost_inflight",
 		"lost_stacks", "stack_errors", "lost_events",
-		"stacks_cut", "unwind_misses",
+		"lost_cap",    "lost_procs",  "stacks_cut",
+		"unwind_misses",
 	};
 	int c;
 

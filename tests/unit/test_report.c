@@ -143,7 +143,8 @@ static void test_json_report(void **state UNUSED)
 		"\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
 		"\"counters\":{\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,"
 		"\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0,"
-		"\"stack_errors\":0,\"lost_events\":0,\"stacks_cut\":0,\"unwind_misses\":0},"
+		"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"
+		"\"stacks_cut\":0,\"unwind_misses\":0},"
 		"\"complete\":true,\"stacks_holding\":5,\"stacks\":["
 		"{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
 		"\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]},"
@@ -166,7 +167,8 @@ static void test_json_report(void **state UNUSED)
 	"\"allocs\":1,\"frees\":1,\"untracked_frees\":2,\"lost\":1200},"                      \
 	"\"counters\":{\"allocs\":1,\"frees\":1,\"untracked_frees\":2,"                       \
 	"\"lost_allocs\":1200,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":3,"        \
-	"\"stack_errors\":0,\"lost_events\":0,\"stacks_cut\":0,\"unwind_misses\":0},"      \
+	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"        \
+	"\"stacks_cut\":0,\"unwind_misses\":0},"                                        \
 	"\"complete\":false,\"stacks_holding\":0,\"stacks\":[]"
 
 static void test_json_final_exit_status(void **state UNUSED)
@@ -212,6 +214,61 @@ static void test_json_final_still_running(void **state UNUSED)
 	};
 
 	assert_renders(FORMAT_JSON, &r, NULL, LOSSY_JSON_HEAD "}\n");
+}
+
+/* Two of three processes: one holding a stack, a forked child that exited. */
+static const struct profile_totals child_totals = {
+	.allocs = 7,
+	.untracked_frees = 2,
+	.lost = 4,
+	.counters = { [CNT_ALLOCS] = 7, [CNT_UNTRACKED_FREES] = 2, [CNT_LOST_CAP] = 4 },
+};
+
+static const struct report procs[] = {
+	{ .pid = 1234, .comm = "leaky", .totals = &totals, .nr_stacks = 1, .nr_holding = 1,
+	  .stacks = stacks, .exit = { .status = -1 } },
+	{ .pid = 1240, .parent = 1234, .comm = "child", .totals = &child_totals,
+	  .exit = { .exited = true, .status = 5 } },
+};
+
+static const struct report several = {
+	.time = T0,
+	.totals = &totals,
+	.per_process = true,
+	.nr_procs = ARRAY_SIZE(procs),
+	.nr_procs_total = 3,
+	.procs = procs,
+};
+
+#define COUNTERS_JSON(allocs, frees, untracked, cap)                                         \
+	"\"counters\":{\"allocs\":" allocs ",\"frees\":" frees ",\"untracked_frees\":"         \
+	untracked ",\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0," \
+	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":" cap ",\"lost_procs\":0,"            \
+	"\"stacks_cut\":0,\"unwind_misses\":0}"
+
+static void test_json_processes(void **state UNUSED)
+{
+	assert_renders(
+		FORMAT_JSON, &several, NULL,
+		"{\"type\":\"report\",\"final\":false,\"time\":1700000000.250,"
+		"\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
+		"\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
+		COUNTERS_JSON("10530", "9326", "0", "0") ",\"complete\":true,"
+		"\"processes_total\":3,\"processes\":["
+		"{\"pid\":1234,\"comm\":\"leaky\","
+		"\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
+		"\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
+		COUNTERS_JSON("10530", "9326", "0", "0") ",\"complete\":true,"
+		"\"stacks_holding\":1,\"stacks\":["
+		"{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
+		"\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]}]},"
+		"{\"pid\":1240,\"parent\":1234,\"comm\":\"child\","
+		"\"totals\":{\"outstanding_bytes\":0,\"outstanding_allocs\":0,"
+		"\"allocs\":7,\"frees\":0,\"untracked_frees\":2,\"lost\":4},"
+		COUNTERS_JSON("7", "0", "2", "4") ",\"complete\":false,"
+		"\"stacks_holding\":0,\"stacks\":[],"
+		"\"exit\":{\"status\":5,\"signal\":null,\"oom_killed\":false}}"
+		"]}\n");
 }
 
 static void test_json_big_alloc(void **state UNUSED)
@@ -297,6 +354,25 @@ static void test_text_final(void **state UNUSED)
 	r.exit.exited = false;
 	r.comm = NULL;
 	assert_renders(FORMAT_TEXT, &r, NULL, "[22:13:20] final report, pid 1234 (?)" LOSSY_TEXT_TAIL);
+}
+
+static void test_text_processes(void **state UNUSED)
+{
+	assert_renders(FORMAT_TEXT, &several, NULL,
+		       "[22:13:20] 3 processes: 1.0 MiB (1,050,212 bytes) outstanding in "
+		       "12 blocks; 10,530 allocs, 9,326 frees, 0 untracked frees\n"
+		       "pid 1234 (leaky): 1.0 MiB (1,050,212 bytes) outstanding in "
+		       "12 blocks; 10,530 allocs, 9,326 frees, 0 untracked frees\n"
+		       "  1.0 MiB (1,048,576 bytes) in 10 blocks, 10 allocs\n"
+		       "    #0 leak_a+0x1d (/usr/bin/leaky+0x1189) at leak.c:42\n"
+		       "    #1 [inlined] helper (/usr/bin/leaky+0x11a0) at leak.h:10\n"
+		       "    #2 main+0x40 (/usr/bin/leaky+0x11a0) at leak.c:80\n"
+		       "pid 1240 (child) exited with status 5: 0 bytes outstanding in 0 blocks; "
+		       "7 allocs, 0 frees, 2 untracked frees\n"
+		       "  warning: numbers incomplete: lost_cap=4 (over --max-per-process, "
+		       "not recorded)\n"
+		       "... 1 more process (use --top-processes 0 to show all)\n"
+		       "\n");
 }
 
 static void test_text_sizes(void **state UNUSED)
@@ -482,10 +558,12 @@ int main(void)
 		cmocka_unit_test(test_json_final_exit_status),
 		cmocka_unit_test(test_json_final_exit_signal),
 		cmocka_unit_test(test_json_final_still_running),
+		cmocka_unit_test(test_json_processes),
 		cmocka_unit_test(test_json_big_alloc),
 		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test(test_text_report),
 		cmocka_unit_test(test_text_final),
+		cmocka_unit_test(test_text_processes),
 		cmocka_unit_test(test_text_sizes),
 		cmocka_unit_test(test_text_big_alloc),
 		cmocka_unit_test(test_text_frame_without_line),

@@ -27,12 +27,11 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "handshake.h"
 #include "workload.h"
 
 NOINLINE void leak_realloc(void)
@@ -75,19 +74,6 @@ static int is_jemalloc(void)
 	if (!dladdr((void *)malloc, &info) || !info.dli_fname)
 		return 0;
 	return strstr(info.dli_fname, "libjemalloc") != NULL;
-}
-
-/* Create DIR/NAME; snprintf into a stack buffer does not allocate. */
-static void touch(const char *dir, const char *name)
-{
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		abort();
-	close(fd);
 }
 
 /* The -p protocol of tests/workloads/target.c, without its pre-attach blocks. */
