@@ -663,13 +663,18 @@ static void describe_allocator(struct session *s)
 
 static int start(struct session *s)
 {
+	int err;
+
 	/* Before anything is launched: a command must not run untraced. */
 	if (tracer__check_system())
 		return EXIT_PRIVILEGE;
 	if (open_target(s) || find_allocator(s))
 		return EXIT_TARGET;
-	if (open_tracer(s) || tracer__attach(s->tracer, &s->allocator))
+	if (open_tracer(s))
 		return EXIT_FAILURE_RUNTIME;
+	err = tracer__attach(s->tracer, &s->allocator);
+	if (err)
+		return err == -ESRCH ? EXIT_TARGET : EXIT_FAILURE_RUNTIME;
 	s->syms = symbolizer__new(target__pid(s->target));
 	if (!s->syms) {
 		pr_err("cannot read the mappings of process %d: %s", target__pid(s->target),

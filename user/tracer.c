@@ -301,14 +301,30 @@ static bool has_return_probe(enum alloc_func func)
 	return func != FUNC_FREE && func != FUNC_MUNMAP;
 }
 
-static void attach_error(const struct probe_object *obj, const char *what, const char *func,
-			 uint64_t offset, int err)
+/* A target that died as its probes went on: its /proc/PID/exe is gone, zombie or not. */
+static bool target_gone(pid_t pid)
 {
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+/* Say why a probe could not be attached; -ESRCH when the target is gone. */
+static int attach_error(const struct tracer *t, const struct probe_object *obj, const char *what,
+			const char *func, uint64_t offset, int err)
+{
+	/* Its objects went with it: the kernel finds no file to probe. */
+	if ((err == -ENOENT || err == -ESRCH) && target_gone(t->pid)) {
+		pr_err("process %d exited while alloctrace attached", t->pid);
+		return -ESRCH;
+	}
 	pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s%s", what, func, obj->name,
 	       (unsigned long long)offset, strerror(-err),
 	       err == -EPERM || err == -EACCES
 		       ? " (this kernel may need CAP_SYS_ADMIN for uprobes: run as root)"
 		       : "");
+	return err;
 }
 
 static struct bpf_program *site_program(struct tracer *t, const struct probe_site *site,
@@ -338,16 +354,12 @@ static int attach_perf(struct tracer *t, const struct probe_object *obj,
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = site->func);
 	uint64_t offset = retprobe ? site->entry : site->offset;
 	struct bpf_link *link;
-	int err;
 
 	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), t->pid,
 					       obj->path, offset, &opts);
-	if (!link) {
-		err = -errno;
-		attach_error(obj, retprobe ? "uretprobe" : "uprobe", alloc_func_name(site->func),
-			     offset, err);
-		return err;
-	}
+	if (!link)
+		return attach_error(t, obj, retprobe ? "uretprobe" : "uprobe",
+				    alloc_func_name(site->func), offset, -errno);
 	t->links[t->nr_links++] = link;
 	t->nr_probes++;
 	note_site(obj, site, retprobe);
@@ -375,11 +387,9 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 		return 0;
 	fd = uprobe_multi__attach(bpf_program__fd(prog), obj->path, offsets, cookies, n, t->pid,
 				  retprobe);
-	if (fd < 0) {
-		attach_error(obj, retprobe ? "uretprobes" : "uprobes", bpf_program__name(prog),
-			     offsets[0], fd);
-		return fd;
-	}
+	if (fd < 0)
+		return attach_error(t, obj, retprobe ? "uretprobes" : "uprobes",
+				    bpf_program__name(prog), offsets[0], fd);
 	t->link_fds[t->nr_link_fds++] = fd;
 	t->nr_probes += n;
 	return 0;

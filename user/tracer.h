@@ -37,7 +37,10 @@ int tracer__check_system(void);
 struct tracer *tracer__open(const struct tracer_opts *opts);
 void tracer__free(struct tracer *t);
 
-/* Attach every probe of @a; on failure nothing stays attached. 0 or -errno. */
+/*
+ * Attach every probe of @a; on failure nothing stays attached. 0 or
+ * -errno, -ESRCH when the target exited meanwhile.
+ */
 int tracer__attach(struct tracer *t, const struct allocator *a);
 size_t tracer__nr_probes(const struct tracer *t);
 
