@@ -439,7 +439,7 @@ static int find_allocator(struct session *s)
 		pr_err("process %d (%s) exited before alloctrace could attach", pid,
 		       target__comm(s->target));
 	else if (err == -EINVAL)
-		;	/* --allocator's object was wrong: said already */
+		;	/* said already: a bad --allocator, mappings not readable */
 	else if (err)
 		pr_err("no allocator (malloc and free) found in process %d (%s): "
 		       "is it static and stripped, or not using malloc?",
