@@ -372,7 +372,9 @@ static int search_forced(struct search *s)
 	snprintf(c.path, sizeof(c.path), "%s", s->opts->path);
 	ef = elf_file__open(c.path);
 	if (!ef) {
-		pr_err("--allocator %s: %s", c.path, strerror(errno));
+		pr_err("--allocator %s: %s", c.path,
+		       errno == ENOEXEC ? "not a valid ELF object (truncated or corrupt)"
+					: strerror(errno));
 		return -EINVAL;
 	}
 	err = inspect(s, &c, ef);
