@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <regex.h>
@@ -125,7 +126,8 @@ static int parse_uint(const char *s, unsigned long long min, unsigned long long 
 	unsigned long long v;
 	char *end;
 
-	if (!*s || *s == '-' || *s == '+')
+	/* strtoull would also take leading blanks and a sign, and negate. */
+	if (!isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -143,11 +145,11 @@ int parse_size(const char *s, uint64_t *out)
 	int shift = 0;
 	char *end;
 
-	if (!*s || *s == '-' || *s == '+')
+	if (!isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || end == s)
+	if (errno)
 		return -EINVAL;
 	if (*end) {
 		unit = strchr(units, end[0] & ~0x20);
@@ -171,6 +173,8 @@ static int parse_seconds(const char *s, double min, double *out)
 	char *end;
 	double v;
 
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !isfinite(v) || v < min || v > 86400)
