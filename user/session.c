@@ -461,6 +461,7 @@ static int open_tracer(struct session *s)
 		.big_threshold = s->opts->big,
 		.stack_depth = s->opts->stack_depth,
 		.sample_rate = s->opts->sample,
+		.sizes = s->opts->maps,
 		.on_big_alloc = on_big_alloc,
 		.on_oom = on_oom,
 		.ctx = s,

@@ -89,9 +89,33 @@ int tracer__check_system(void)
 	return err ? err : check_kernel_features();
 }
 
+static uint32_t or_default(uint32_t v, uint32_t def)
+{
+	return v ? v : def;
+}
+
+static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz)
+{
+	uint32_t allocs = or_default(sz->allocs, DEFAULT_MAX_ALLOCS);
+	uint32_t stacks = or_default(sz->stacks, DEFAULT_MAX_STACKS);
+	uint32_t ringbuf = or_default(sz->ringbuf, DEFAULT_RINGBUF_SIZE);
+	int err;
+
+	err = bpf_map__set_max_entries(skel->maps.allocs, allocs);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.stacks, stacks);
+	/* Room for the unknown stack too, so that allocations whose stack was lost still count. */
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.stack_stats, stacks + 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.events, ringbuf);
+	return err;
+}
+
 static int configure(struct tracer *t, const struct tracer_opts *opts)
 {
 	struct alloctrace_bpf *skel = t->skel;
+	int err;
 
 	skel->rodata->targ_tgid = opts->pid;
 	skel->rodata->big_threshold = opts->big_threshold;
@@ -106,6 +130,9 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 								      UPROBE_MULTI_ATTACH_TYPE);
 		}
 	}
+	err = set_sizes(skel, &opts->sizes);
+	if (err)
+		return err;
 	/* Stacks take only the room the chosen depth needs. */
 	return bpf_map__set_value_size(skel->maps.stacks,
 				       offsetof(struct stack_trace, ips) +
@@ -467,6 +494,9 @@ int tracer__reset(struct tracer *t)
 	err = clear_map(t->skel->maps.allocs);
 	if (!err)
 		err = clear_map(t->skel->maps.stack_stats);
+	/* The old program's stacks would hold room --max-stacks gave the new one. */
+	if (!err)
+		err = clear_map(t->skel->maps.stacks);
 	/* In-flight records are per task and none can be open across an exec. */
 	if (!err)
 		err = zero_counters(t);

@@ -13,6 +13,23 @@
 /* The BPF side: programs, maps and the probes attached to one allocator. */
 struct tracer;
 
+/*
+ * Capacities of the BPF maps, 0 for the default. The kernel's hash maps
+ * allow 2^27 entries; the per-stack statistics take one more than the
+ * stacks, and the loader keeps both under that.
+ */
+#define DEFAULT_MAX_ALLOCS   (1U << 20)
+#define DEFAULT_MAX_STACKS   (1U << 16)
+#define DEFAULT_RINGBUF_SIZE (256U << 10)
+#define MAX_MAP_ENTRIES      (1U << 26)
+#define MAX_RINGBUF_SIZE     (1U << 30)
+
+struct map_sizes {
+	uint32_t allocs;	/* live blocks */
+	uint32_t stacks;	/* distinct stacks */
+	uint32_t ringbuf;	/* bytes of alerts not yet read: a power of two, whole pages */
+};
+
 typedef void (*big_alloc_fn)(void *ctx, const struct big_alloc_event *ev);
 typedef void (*oom_fn)(void *ctx, const struct oom_event *ev);
 
@@ -22,6 +39,7 @@ struct tracer_opts {
 	uint64_t big_threshold;	/* 0 = no big-allocation events */
 	unsigned int stack_depth;
 	uint64_t sample_rate;	/* 0 = record every allocation */
+	struct map_sizes sizes;
 	big_alloc_fn on_big_alloc;
 	oom_fn on_oom;		/* the OOM killer chose the target */
 	void *ctx;
