@@ -62,7 +62,7 @@ $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/fixtures.h $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka -lelf -ldw -lz -lstdc++ -lm
 
-$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h | $(BUILD)/workloads
+$(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(BUILD)/workloads
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl
 
 $(BUILD)/workloads/%: tests/workloads/%.cc | $(BUILD)/workloads

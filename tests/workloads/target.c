@@ -17,12 +17,9 @@
  * Usage: target DIR [LIFETIME]
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
+#include "handshake.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -57,47 +54,14 @@ NOINLINE void free_pre_attach(void)
 		free(pre_attach[i]);
 }
 
-/* Create DIR/NAME; snprintf into a stack buffer does not allocate. */
-static void touch(const char *dir, const char *name)
-{
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		_exit(2);
-	close(fd);
-}
-
-/* Wait for SIGUSR1 (blocked, so it cannot be missed) or the deadline. */
-static int wait_usr1(time_t deadline)
-{
-	sigset_t set;
-	struct timespec left = {0, 0};
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	for (;;) {
-		left.tv_sec = deadline - time(NULL);
-		if (left.tv_sec <= 0)
-			return -1;
-		if (sigtimedwait(&set, NULL, &left) == SIGUSR1)
-			return 0;
-	}
-}
-
 int main(int argc, char **argv)
 {
 	time_t deadline;
-	sigset_t set;
 
 	if (argc < 2)
 		return 2;
 	deadline = time(NULL) + (argc > 2 ? atoi(argv[2]) : 60);
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	block_usr1();
 
 	pre_attach_alloc();
 	touch(argv[1], "ready");
