@@ -106,6 +106,12 @@ start_tool() {
 	TOOL_PIDS+=("$TOOL_PID")
 }
 
+# The pid of the tool itself that start_tool started (TOOL_PID is that of
+# timeout(1), its parent), or nothing once it has exited.
+loader_pid() {
+	pgrep -P "$TOOL_PID" | head -n 1
+}
+
 # wait_tool: wait for the background tool; its status goes to RC. Bounded
 # by the limit given to start_tool.
 wait_tool() {
@@ -249,8 +255,14 @@ require_built() {
 # expect_totals NAME REPORT BYTES BLOCKS ALLOCS FREES: the exact totals of
 # a run that saw every call (nothing untracked, nothing lost).
 expect_totals() {
+	expect_totals_lost "$@" 0 0
+}
+
+# expect_totals_lost NAME REPORT BYTES BLOCKS ALLOCS FREES UNTRACKED LOST:
+# the exact totals of any run.
+expect_totals_lost() {
 	expect_eq "$1: totals" \
-		"{\"outstanding_bytes\":$3,\"outstanding_allocs\":$4,\"allocs\":$5,\"frees\":$6,\"untracked_frees\":0,\"lost\":0}" \
+		"{\"outstanding_bytes\":$3,\"outstanding_allocs\":$4,\"allocs\":$5,\"frees\":$6,\"untracked_frees\":$7,\"lost\":$8}" \
 		"$(report_get "$2" '.totals | {outstanding_bytes, outstanding_allocs, allocs, frees, untracked_frees, lost}')"
 }
 
