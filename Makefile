@@ -73,8 +73,9 @@ tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS)
 deps:
 	./scripts/deps.sh
 
-# The sanitizer builds and fuzzers run from tests/integration/test_hardening.sh.
-check: tests fuzz-build unit-asan
+# The sanitizer builds and fuzzers run from tests/integration/test_hardening.sh
+# and (the loader's) test_errors.sh.
+check: tests fuzz-build unit-asan tool-asan
 	./tests/run.sh
 
 demo: $(TOOL) $(BUILD)/workloads/leaky
