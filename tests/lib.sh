@@ -149,6 +149,17 @@ wait_tracing() {
 	track "$TRACED"
 }
 
+# uprobe_links PID: the uprobe_multi links any process holds that probe
+# process PID (their fdinfo names it), one fdinfo path a line. alloctrace
+# filters every link it makes by its target, so this sees its own probes
+# and no other tool's, however many run.
+uprobe_links() {
+	local f
+	grep -lsx "pid:[[:space:]]*$1" /proc/[0-9]*/fdinfo/* | while read -r f; do
+		grep -Eqs '^link_type:[[:space:]]*u(ret)?probe_multi$' "$f" && echo "$f"
+	done
+}
+
 alive() {
 	kill -0 "$1" 2>/dev/null
 }
