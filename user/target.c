@@ -362,6 +362,11 @@ static enum target_state update_attached(struct target *t)
 	return TARGET_RUNNING;
 }
 
+static bool stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
 /* One ptrace stop of a running launched target: pass signals on, keep job control. */
 static enum target_state handle_stop(struct target *t, int status)
 {
@@ -372,8 +377,13 @@ static enum target_state handle_stop(struct target *t, int status)
 		t->at_exit_stop = true;
 		return TARGET_EXITING;
 	case PTRACE_EVENT_STOP:
-		/* Group stop (SIGSTOP, SIGTSTP): stay stopped until SIGCONT. */
-		ptrace(PTRACE_LISTEN, t->pid, 0, 0);
+		/* Group stop (SIGSTOP, SIGTSTP): stay stopped until SIGCONT... */
+		if (stop_signal(WSTOPSIG(status))) {
+			ptrace(PTRACE_LISTEN, t->pid, 0, 0);
+			return TARGET_RUNNING;
+		}
+		/* ...which ends it with this trap: run again. */
+		ptrace(PTRACE_CONT, t->pid, 0, 0);
 		return TARGET_RUNNING;
 	case PTRACE_EVENT_EXEC:
 		read_comm(t);
