@@ -106,6 +106,18 @@ start_tool() {
 	TOOL_PIDS+=("$TOOL_PID")
 }
 
+# start_target NAME [DIR]: tests/workloads/target.c in DIR (default
+# $TMP/NAME), ready to be attached to; TARGET is its pid. It ends itself
+# within 60 s.
+start_target() {
+	local dir=${2:-$TMP/$1}
+	mkdir -p "$dir"
+	"$WL/target" "$dir" 60 &
+	TARGET=$!
+	track "$TARGET"
+	wait_for 10 test -e "$dir/ready"
+}
+
 # The pid of the tool itself that start_tool started (TOOL_PID is that of
 # timeout(1), its parent), or nothing once it has exited.
 loader_pid() {

@@ -17,7 +17,6 @@ trap 'rm -rf "$PRIV"; cleanup' EXIT
 chmod 755 "$PRIV"
 cp "$TOOL" "$PRIV/alloctrace"
 cp "$WL/leaks" "$PRIV/leaks"
-mkdir -m 777 "$PRIV/state"
 
 # as_nobody NAME CAPS ARGS...: run the tool as nobody with only CAPS; its
 # status is RC, and as_nobody's own.
@@ -48,18 +47,9 @@ for caps in "" "+bpf" "+perfmon"; do
 		"$TMP/caps$caps.err"
 done
 
-# start_root_target NAME: tests/workloads/target.c, run as root; TARGET.
-start_root_target() {
-	mkdir -p "$PRIV/state/$1"
-	"$WL/target" "$PRIV/state/$1" 60 &
-	TARGET=$!
-	track "$TARGET"
-	wait_for 10 test -e "$PRIV/state/$1/ready"
-}
-
 # Its /proc files are root's to read: alloctrace says why it cannot go on,
 # probes nothing, and the target goes on as if nothing happened.
-start_root_target denied || fail "denied: target" "not ready in 10 s"
+start_target denied "$PRIV/state/denied" || fail "denied: target" "not ready in 10 s"
 as_nobody denied "+bpf,+perfmon" --format json -p "$TARGET"
 expect_eq "another user's process: exit status" 3 "$RC"
 expect_eq "another user's process: the reason" \
@@ -71,7 +61,7 @@ expect_true "another user's process: still works" "no done file in 10 s" \
 	wait_for 10 test -e "$PRIV/state/denied/done"
 
 # With CAP_SYS_PTRACE it is traced exactly (see test_attach.sh).
-start_root_target ptrace || fail "ptrace: target" "not ready in 10 s"
+start_target ptrace "$PRIV/state/ptrace" || fail "ptrace: target" "not ready in 10 s"
 as_nobody ptrace "+bpf,+perfmon,+sys_ptrace" --format json -T 0 -i 3 -n 1 -p "$TARGET" &
 tool=$!
 wait_for 10 grep -qs "tracing pid $TARGET" "$TMP/ptrace.err" && kill -USR1 "$TARGET"

@@ -12,15 +12,6 @@ set -u
 
 require_built "$WL/target"
 
-# start_target NAME: a target in $TMP/NAME, ready to be attached to; TARGET.
-start_target() {
-	mkdir -p "$TMP/$1"
-	"$WL/target" "$TMP/$1" 60 &
-	TARGET=$!
-	track "$TARGET"
-	wait_for 10 test -e "$TMP/$1/ready"
-}
-
 # state PID: its state letter (T: stopped, t: stopped by its tracer).
 state() {
 	awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null
