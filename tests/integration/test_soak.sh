@@ -107,10 +107,17 @@ check_reports() {
 			or . == "short_lived" or . == "allocate_dtv") | not)
 		| {outstanding_bytes, frames: [.frames[].function]}' "$TMP/soak.out" | head -n 3)
 	expect_eq "soak: no stack outside the known ones holds memory" "" "$bad"
-	bad=$(jq -c --argjson max "$CHURN_BLOCKS" 'select(.type == "report")
+	# Per stack: a report reads its stacks one after another, not as one
+	# snapshot, so a block that moves from one churn stack to another
+	# during the read can count in both, and their sum can pass the
+	# windows' size.
+	bad=$(jq -c --argjson max "$CHURN_BLOCKS" 'select(.type == "report") | .stacks[]
+		| select(.frames[0].function == "churn_step" and .outstanding_allocs > $max)
+		| .outstanding_allocs' "$TMP/soak.out" | head -n 3)
+	expect_eq "soak: no churn stack holds more than the windows ($CHURN_BLOCKS blocks)" "" "$bad"
+	echo "# soak: the churn stacks together held at most" "$(jq -s '[.[] | select(.type == "report")
 		| [.stacks[] | select(.frames[0].function == "churn_step") | .outstanding_allocs]
-		| add // 0 | select(. > $max)' "$TMP/soak.out" | head -n 3)
-	expect_eq "soak: churn holds at most its windows ($CHURN_BLOCKS blocks)" "" "$bad"
+		| add // 0] | max' "$TMP/soak.out") blocks in a report"
 }
 
 check_final() {
