@@ -70,7 +70,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/fixtures.h $(CORE_OBJS) | $(BUILD)/t
 
 $(BUILD)/tests/test_cfi: $(BUILD)/tests/cfi_fixture.so
 
-$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h tests/workloads/handshake.h | $(BUILD)/workloads
+$(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(BUILD)/workloads
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl
 
 $(BUILD)/workloads/%: tests/workloads/%.cc | $(BUILD)/workloads
@@ -90,8 +90,9 @@ tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS)
 deps:
 	./scripts/deps.sh
 
-# The sanitizer builds and fuzzers run from tests/integration/test_hardening.sh.
-check: tests fuzz-build unit-asan
+# The sanitizer builds and fuzzers run from tests/integration/test_hardening.sh
+# and (the loader's) test_errors.sh.
+check: tests fuzz-build unit-asan tool-asan
 	./tests/run.sh
 
 demo: $(TOOL) $(BUILD)/workloads/leaky

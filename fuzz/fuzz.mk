@@ -8,6 +8,8 @@
 #   fuzz-long   the same for FUZZ_SECONDS=600 each, in parallel (FUZZ_JOBS),
 #               on a corpus kept in build/fuzz/long-corpus/ between runs.
 #   unit-asan   the cmocka unit tests built with ASan + UBSan into build/asan/.
+#   tool-asan   the loader built with ASan + UBSan, build/asan/alloctrace;
+#               tests/integration/test_errors.sh runs its bad inputs with it.
 #
 # Needs clang with libFuzzer (libclang-rt-14-dev on Debian 12). Names are
 # prefixed FUZZ_/ASAN_ so that nothing here changes the main build.
@@ -40,13 +42,14 @@ ASAN_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefin
 	       -fno-omit-frame-pointer $(FUZZ_INC)
 ASAN_LDLIBS := -lcmocka -lelf -ldw -lz -lstdc++ -lm
 ASAN_OBJS := $(CORE_SRCS:%.c=$(ASAN_OUT)/obj/%.o)
+ASAN_LOADER_OBJS := $(LOADER_SRCS:%.c=$(ASAN_OUT)/obj/%.o)
 ASAN_TESTS := $(patsubst tests/unit/%.c,$(ASAN_OUT)/%,$(wildcard tests/unit/test_*.c))
 
 # Included before the first rule or after it, this must not change the
 # default goal.
 FUZZ_SAVED_GOAL := $(.DEFAULT_GOAL)
 
-.PHONY: fuzz-build fuzz-smoke fuzz-long unit-asan
+.PHONY: fuzz-build fuzz-smoke fuzz-long unit-asan tool-asan
 fuzz-build: $(FUZZ_BINS) $(FUZZ_SEEDS)
 
 $(FUZZ_OUT) $(ASAN_OUT)/obj:
@@ -110,6 +113,12 @@ $(ASAN_OUT)/obj/%.o: user/%.c $(wildcard user/*.h) include/alloctrace.h | $(ASAN
 	$(FUZZ_CC) $(ASAN_CFLAGS) -c $< -o $@
 
 $(ASAN_OUT)/obj/html.o: $(FUZZ_B)/html_assets.h
+$(ASAN_OUT)/obj/tracer.o: $(FUZZ_B)/alloctrace.skel.h
+
+tool-asan: $(ASAN_OUT)/alloctrace
+
+$(ASAN_OUT)/alloctrace: $(ASAN_OBJS) $(ASAN_LOADER_OBJS)
+	$(FUZZ_CC) $(ASAN_CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(ASAN_OUT)/test_cfi: $(ASAN_OUT)/cfi_fixture.so
 

@@ -64,6 +64,9 @@ static void check_options(const struct options *o, int argc, char **argv)
 		abort();
 	if (!(o->interval >= 0.01 && o->interval <= 86400))
 		abort();
+	if (o->maps.allocs > MAX_MAP_ENTRIES || o->maps.stacks > MAX_MAP_ENTRIES ||
+	    o->maps.ringbuf > MAX_RINGBUF_SIZE || (o->maps.ringbuf & (o->maps.ringbuf - 1)))
+		abort();
 	if (o->alloc.path && !o->alloc.path[0])
 		abort();
 	if (o->alloc.prefix && strchr(o->alloc.prefix, '/'))

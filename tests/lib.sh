@@ -106,6 +106,24 @@ start_tool() {
 	TOOL_PIDS+=("$TOOL_PID")
 }
 
+# start_target NAME [DIR]: tests/workloads/target.c in DIR (default
+# $TMP/NAME), ready to be attached to; TARGET is its pid. It ends itself
+# within 60 s.
+start_target() {
+	local dir=${2:-$TMP/$1}
+	mkdir -p "$dir"
+	"$WL/target" "$dir" 60 &
+	TARGET=$!
+	track "$TARGET"
+	wait_for 10 test -e "$dir/ready"
+}
+
+# The pid of the tool itself that start_tool started (TOOL_PID is that of
+# timeout(1), its parent), or nothing once it has exited.
+loader_pid() {
+	pgrep -P "$TOOL_PID" | head -n 1
+}
+
 # wait_tool: wait for the background tool; its status goes to RC. Bounded
 # by the limit given to start_tool.
 wait_tool() {
@@ -141,6 +159,17 @@ wait_tracing() {
 	wait_for "$2" has_tracing_line "$TMP/$1.err" || return 1
 	TRACED=$(traced_pid "$TMP/$1.err")
 	track "$TRACED"
+}
+
+# uprobe_links PID: the uprobe_multi links any process holds that probe
+# process PID (their fdinfo names it), one fdinfo path a line. alloctrace
+# filters every link it makes by its target, so this sees its own probes
+# and no other tool's, however many run.
+uprobe_links() {
+	local f
+	grep -lsx "pid:[[:space:]]*$1" /proc/[0-9]*/fdinfo/* | while read -r f; do
+		grep -Eqs '^link_type:[[:space:]]*u(ret)?probe_multi$' "$f" && echo "$f"
+	done
 }
 
 alive() {
@@ -306,8 +335,14 @@ expect_page_drawn() {
 # expect_totals NAME REPORT BYTES BLOCKS ALLOCS FREES: the exact totals of
 # a run that saw every call (nothing untracked, nothing lost).
 expect_totals() {
+	expect_totals_lost "$@" 0 0
+}
+
+# expect_totals_lost NAME REPORT BYTES BLOCKS ALLOCS FREES UNTRACKED LOST:
+# the exact totals of any run.
+expect_totals_lost() {
 	expect_eq "$1: totals" \
-		"{\"outstanding_bytes\":$3,\"outstanding_allocs\":$4,\"allocs\":$5,\"frees\":$6,\"untracked_frees\":0,\"lost\":0}" \
+		"{\"outstanding_bytes\":$3,\"outstanding_allocs\":$4,\"allocs\":$5,\"frees\":$6,\"untracked_frees\":$7,\"lost\":$8}" \
 		"$(report_get "$2" '.totals | {outstanding_bytes, outstanding_allocs, allocs, frees, untracked_frees, lost}')"
 }
 

@@ -308,6 +308,7 @@ struct search {
 	struct probe_object *alloc_obj;
 	bool new_seen;		/* operator new found, wherever it is */
 	struct probe_object *mmap_obj;
+	bool denied;		/* an object we may not open */
 };
 
 static struct probe_object *new_object(struct search *s, const struct candidate *c)
@@ -361,6 +362,7 @@ static int search_candidates(struct search *s, pid_t pid, struct candidate *orde
 	for (size_t i = 0; i < nr && !err && !(search__done(s) && s->new_seen); i++) {
 		ef = open_candidate(pid, &order[i]);
 		if (!ef) {
+			s->denied |= errno == EACCES || errno == EPERM;
 			pr_debug("cannot read %s in pid %d: %s", order[i].map->path, pid,
 				 strerror(errno));
 			continue;
@@ -380,7 +382,9 @@ static int search_forced(struct search *s)
 	snprintf(c.path, sizeof(c.path), "%s", s->opts->path);
 	ef = elf_file__open(c.path);
 	if (!ef) {
-		pr_err("--allocator %s: %s", c.path, strerror(errno));
+		pr_err("--allocator %s: %s", c.path,
+		       errno == ENOEXEC ? "not a valid ELF object (truncated or corrupt)"
+					: strerror(errno));
 		return -EINVAL;
 	}
 	err = inspect(s, &c, ef);
@@ -403,6 +407,14 @@ static void explain(struct search *s, size_t nr, bool from_link_map)
 			 nr, from_link_map ? "the loader's link map" : "load order");
 }
 
+/* Not "no allocator": the process is another user's, and that is what to say. */
+static int no_access(pid_t pid, const char *what)
+{
+	pr_err("cannot read %s process %d: permission denied "
+	       "(another user's process needs CAP_SYS_PTRACE)", what, pid);
+	return -EINVAL;
+}
+
 int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocator *out)
 {
 	struct search s = { .opts = opts, .out = out };
@@ -417,6 +429,8 @@ int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocat
 	if (opts->path && (err = search_forced(&s)))
 		return err;
 	err = proc_maps__read(pid, &pm);
+	if (err == -EACCES || err == -EPERM)
+		return no_access(pid, "the mappings of");
 	if (err)
 		return err;
 	order = calloc(pm.nr + 1, sizeof(*order));
@@ -429,6 +443,8 @@ int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocat
 	if (!err && !search__done(&s))
 		/* A static executable may have no mmap symbol: go on without. */
 		err = s.alloc_obj && out->final ? 0 : -ENOENT;
+	if (err == -ENOENT && s.denied)
+		err = no_access(pid, "the objects mapped by");
 	if (!err) {
 		/* The allocator leads: reports and --verbose name objs[0]. */
 		size_t i = s.alloc_obj - out->objs;

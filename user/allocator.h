@@ -50,8 +50,8 @@ struct allocator {
  * Find the object whose malloc the process's calls reach: the first in
  * symbol lookup order (the executable, LD_PRELOAD objects, libraries in
  * load order) that defines malloc and free. Returns 0, -ENOENT when none is
- * mapped (yet), -EINVAL when --allocator names no allocator (said on
- * stderr), or -errno.
+ * mapped (yet), -EINVAL when --allocator names no allocator or the
+ * mappings are not ours to read (said on stderr), or -errno.
  */
 int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocator *out);
 

@@ -6,12 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "elfsym.h"
 
 struct elf_file {
 	int fd;
 	Elf *elf;
 };
+
+/*
+ * libelf quietly drops section headers that lie past the end of the file,
+ * so a truncated object would pass for one that defines nothing.
+ */
+static bool complete(Elf *elf, int fd)
+{
+	struct stat st;
+	GElf_Ehdr eh;
+	size_t nr_phdrs;
+	uint64_t room;
+
+	if (fstat(fd, &st) || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nr_phdrs))
+		return false;
+	if (eh.e_shoff > (uint64_t)st.st_size)
+		return false;
+	room = st.st_size - eh.e_shoff;
+	return !eh.e_shentsize || room / eh.e_shentsize >= eh.e_shnum;
+}
 
 struct elf_file *elf_file__open(const char *path)
 {
@@ -29,7 +49,7 @@ struct elf_file *elf_file__open(const char *path)
 	if (ef->fd < 0)
 		goto err_free;
 	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
-	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF) {
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !complete(ef->elf, ef->fd)) {
 		errno = ENOEXEC;
 		goto err_close;
 	}

@@ -9,7 +9,7 @@
 /* An ELF object opened to find where functions are. */
 struct elf_file;
 
-/* Returns NULL with errno set (ENOEXEC for a file that is not valid ELF). */
+/* Returns NULL with errno set (ENOEXEC for a file that is not whole, valid ELF). */
 struct elf_file *elf_file__open(const char *path);
 void elf_file__close(struct elf_file *ef);
 

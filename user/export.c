@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include "export.h"
 #include "exporters.h"
 #include "log.h"
@@ -34,24 +37,56 @@ static const struct export_kind_entry {
 	[EXPORT_HTML] = { html_new, &html_ops },
 };
 
-/* ELOOP's own text, "Too many levels of symbolic links", would mislead. */
+/*
+ * ELOOP's own text, "Too many levels of symbolic links", would mislead;
+ * ENXIO is what a FIFO without a reader gives under O_NONBLOCK.
+ */
 static const char *open_error(int err)
 {
-	return err == ELOOP ? "it is a symbolic link, which alloctrace does not follow"
-			    : strerror(err);
+	if (err == ELOOP)
+		return "it is a symbolic link, which alloctrace does not follow";
+	return err == ENXIO ? "it is not a regular file" : strerror(err);
+}
+
+/*
+ * Only a regular file where files store data: /proc and /sys files look
+ * regular, but take what is written to them as kernel settings.
+ */
+static const char *not_a_file(int fd)
+{
+	struct statfs fs;
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return "it is not a regular file";
+	if (fstatfs(fd, &fs) || fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC)
+		return "it is a file of /proc or /sys, not one to write a report to";
+	return NULL;
 }
 
 /*
  * O_NOFOLLOW: a file in a shared directory such as /tmp could otherwise
  * be a link planted to make a privileged tracer overwrite another file.
+ * O_NONBLOCK: a FIFO would otherwise hold the run until someone reads it;
+ * on a regular file it changes nothing.
  */
 static int open_output(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+		      0600);
+	const char *why;
+	int err;
 
 	if (fd < 0) {
-		pr_err("cannot create %s: %s", path, open_error(errno));
-		return -errno;
+		err = errno;
+		pr_err("cannot create %s: %s", path, open_error(err));
+		return -err;
+	}
+	why = not_a_file(fd);
+	if (why) {
+		close(fd);
+		pr_err("cannot create %s: %s", path, why);
+		return -EINVAL;
 	}
 	return fd;
 }

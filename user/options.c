@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <regex.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "alloctrace.h"
 #include "log.h"
 #include "options.h"
@@ -59,6 +61,12 @@ static const char usage[] =
 	"      --threads          which threads hold the memory, and through which stacks\n"
 	"      --show-data N      print the first N bytes (up to 256) of one live block per\n"
 	"                         stack: this shows the target's data, secrets included\n"
+	"      --max-allocs N     live blocks recorded at once (default 1048576); kernel memory:\n"
+	"                         16 bytes each up front, 104 more per block recorded\n"
+	"      --max-stacks N     distinct stacks recorded (default 65536); kernel memory: about\n"
+	"                         48 bytes each up front, 176 + 8 x max-depth per stack recorded\n"
+	"      --ringbuf-size SIZE  room for alerts not yet read, a power of two (default 256K,\n"
+	"                         about 240 alerts); kernel memory: SIZE + 13K\n"
 	"      --folded FILE      folded stacks by outstanding bytes (flamegraph.pl, inferno)\n"
 	"      --folded-count FILE  folded stacks by outstanding blocks\n"
 	"      --pprof FILE       gzipped pprof profile (go tool pprof, speedscope)\n"
@@ -90,6 +98,9 @@ enum {
 	OPT_MAX_SIZE,
 	OPT_THREADS,
 	OPT_SHOW_DATA,
+	OPT_MAX_ALLOCS,
+	OPT_MAX_STACKS,
+	OPT_RINGBUF_SIZE,
 	/* One per enum export_kind, in its order. */
 	OPT_EXPORT,
 	OPT_EXPORT_LAST = OPT_EXPORT + EXPORT_HTML,
@@ -120,6 +131,9 @@ static const struct option long_options[] = {
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "show-data", required_argument, NULL, OPT_SHOW_DATA },
+	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "folded", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED },
 	{ "folded-count", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED_COUNT },
 	{ "pprof", required_argument, NULL, OPT_EXPORT + EXPORT_PPROF },
@@ -153,7 +167,8 @@ static int parse_uint(const char *s, unsigned long long min, unsigned long long 
 	unsigned long long v;
 	char *end;
 
-	if (!*s || *s == '-' || *s == '+')
+	/* strtoull would also take leading blanks and a sign, and negate. */
+	if (!isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -171,11 +186,11 @@ int parse_size(const char *s, uint64_t *out)
 	int shift = 0;
 	char *end;
 
-	if (!*s || *s == '-' || *s == '+')
+	if (!isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || end == s)
+	if (errno)
 		return -EINVAL;
 	if (*end) {
 		unit = strchr(units, end[0] & ~0x20);
@@ -199,9 +214,37 @@ static int parse_seconds(const char *s, double min, double *out)
 	char *end;
 	double v;
 
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !isfinite(v) || v < min || v > 86400)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Entries of a BPF map: --max-allocs, --max-stacks. */
+static int parse_entries(int opt, const char *arg, uint32_t *out)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 1, MAX_MAP_ENTRIES, &v)) {
+		pr_err("invalid value '%s' for --%s: expected a number from 1 to %u", arg,
+		       option_name(opt), MAX_MAP_ENTRIES);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The kernel's rule for a ring buffer: a power of two, whole pages. */
+static int parse_ringbuf_size(const char *s, uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_size(s, &v) || v < (uint64_t)sysconf(_SC_PAGESIZE) || v > MAX_RINGBUF_SIZE ||
+	    (v & (v - 1)))
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -399,6 +442,15 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		if (parse_uint(arg, 1, 256, &v))
 			return bad_value("--show-data", arg, "a number of bytes from 1 to 256");
 		opts->show_data = v;
+		return 0;
+	case OPT_MAX_ALLOCS:
+		return parse_entries(opt, arg, &opts->maps.allocs);
+	case OPT_MAX_STACKS:
+		return parse_entries(opt, arg, &opts->maps.stacks);
+	case OPT_RINGBUF_SIZE:
+		if (parse_ringbuf_size(arg, &opts->maps.ringbuf))
+			return bad_value("--ringbuf-size", arg,
+					 "a power of two from the page size to 1G, such as 256K");
 		return 0;
 	case OPT_EXPORT ... OPT_EXPORT_LAST:
 		if (!*arg) {

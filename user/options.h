@@ -8,6 +8,7 @@
 #include "allocator.h"
 #include "export.h"
 #include "report.h"
+#include "tracer.h"
 
 /* Exit codes, documented in alloctrace(8). */
 enum exit_code {
@@ -50,6 +51,7 @@ struct options {
 	bool threads;			/* per-thread breakdown */
 	unsigned int show_data;		/* bytes of one live block per stack */
 	uint64_t sample;		/* --sample: mean bytes between samples, 0 = all */
+	struct map_sizes maps;		/* --max-allocs, --max-stacks, --ringbuf-size */
 	int verbose;
 };
 

@@ -743,7 +743,7 @@ static void no_allocator(pid_t pid, const char *comm, int err)
 	if (err == -ESRCH)
 		pr_err("process %d (%s) exited before alloctrace could attach", pid, comm);
 	else if (err == -EINVAL)
-		;	/* --allocator's object was wrong: said already */
+		;	/* said already: a bad --allocator, mappings not readable */
 	else if (err)
 		pr_err("no allocator (malloc and free) found in process %d (%s): "
 		       "is it static and stripped, or not using malloc?",
@@ -1051,6 +1051,7 @@ static int open_tracer(struct session *s)
 		.sample_rate = s->opts->sample,
 		.unwind_cfi = s->opts->unwind_cfi,
 		.big_only = s->opts->big_only,
+		.sizes = s->opts->maps,
 		.on_big_alloc = on_big_alloc,
 		.on_oom = on_oom,
 		.on_exec = on_exec,
@@ -1178,6 +1179,7 @@ static int trace_target(struct session *s, struct target *t)
 	pid_t pid = target__pid(t);
 	const char *comm = target__comm(t);
 	struct proc *p = procs__add(&s->procs, pid, 0);
+	int err;
 
 	if (!p || (s->multi && tracer__add_proc(s->tracer, pid, comm))) {
 		pr_err("cannot set up tracing pid %d: %s", pid, strerror(errno));
@@ -1185,8 +1187,9 @@ static int trace_target(struct session *s, struct target *t)
 	}
 	if (find_allocator(s, pid, comm, s->opts->argv ? t : NULL))
 		return EXIT_TARGET;
-	if (probe_allocator(s, pid))
-		return EXIT_FAILURE_RUNTIME;
+	err = probe_allocator(s, pid);
+	if (err)
+		return err == -ESRCH ? EXIT_TARGET : EXIT_FAILURE_RUNTIME;
 	if (!proc__symbolizer(&s->procs, p, false)) {
 		pr_err("cannot read the mappings of process %d: %s", pid, strerror(errno));
 		return EXIT_TARGET;

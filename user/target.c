@@ -208,6 +208,19 @@ static int wait_exec_stop(struct target *t)
 	}
 }
 
+/*
+ * Wait for a dying child until it is reaped: as a tracee it stops once
+ * more, at its exit event, and left there it would outlive us as a zombie
+ * for init to reap.
+ */
+static void reap(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, __WALL) == pid && WIFSTOPPED(status))
+		ptrace(PTRACE_CONT, pid, 0, 0);
+}
+
 static int start_child(struct target *t, char *const argv[], int go[2], int errp[2])
 {
 	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD;
@@ -224,7 +237,7 @@ static int start_child(struct target *t, char *const argv[], int go[2], int errp
 	n = read(errp[0], &err, sizeof(err));
 	if (n == sizeof(err)) {
 		report_exec_error(argv[0], err);
-		waitpid(t->pid, NULL, __WALL);
+		reap(t->pid);
 		t->pid = 0;
 		return -err;
 	}
@@ -355,6 +368,11 @@ static enum target_state update_attached(struct target *t)
 	return TARGET_RUNNING;
 }
 
+static bool stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
 /* One ptrace stop of a running launched target: pass signals on, keep job control. */
 static enum target_state handle_stop(struct target *t, int status)
 {
@@ -365,8 +383,13 @@ static enum target_state handle_stop(struct target *t, int status)
 		t->at_exit_stop = true;
 		return TARGET_EXITING;
 	case PTRACE_EVENT_STOP:
-		/* Group stop (SIGSTOP, SIGTSTP): stay stopped until SIGCONT. */
-		ptrace(PTRACE_LISTEN, t->pid, 0, 0);
+		/* Group stop (SIGSTOP, SIGTSTP): stay stopped until SIGCONT... */
+		if (stop_signal(WSTOPSIG(status))) {
+			ptrace(PTRACE_LISTEN, t->pid, 0, 0);
+			return TARGET_RUNNING;
+		}
+		/* ...which ends it with this trap: run again. */
+		ptrace(PTRACE_CONT, t->pid, 0, 0);
 		return TARGET_RUNNING;
 	case PTRACE_EVENT_EXEC:
 		read_comm(t);
@@ -428,7 +451,7 @@ void target__free(struct target *t)
 	if (t->launched && t->pid > 0 && !t->exit.exited && !t->resumed) {
 		/* Never ran a line of its own: nothing of the user's is lost. */
 		kill(t->pid, SIGKILL);
-		waitpid(t->pid, NULL, __WALL);
+		reap(t->pid);
 	}
 	if (t->pidfd >= 0)
 		close(t->pidfd);

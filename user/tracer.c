@@ -123,9 +123,33 @@ int tracer__check_system(void)
 	return err ? err : check_kernel_features();
 }
 
+static uint32_t or_default(uint32_t v, uint32_t def)
+{
+	return v ? v : def;
+}
+
+static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz)
+{
+	uint32_t allocs = or_default(sz->allocs, DEFAULT_MAX_ALLOCS);
+	uint32_t stacks = or_default(sz->stacks, DEFAULT_MAX_STACKS);
+	uint32_t ringbuf = or_default(sz->ringbuf, DEFAULT_RINGBUF_SIZE);
+	int err;
+
+	err = bpf_map__set_max_entries(skel->maps.allocs, allocs);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.stacks, stacks);
+	/* Room for the unknown stack too, so that allocations whose stack was lost still count. */
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.stack_stats, stacks + 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.events, ringbuf);
+	return err;
+}
+
 static int configure(struct tracer *t, const struct tracer_opts *opts)
 {
 	struct alloctrace_bpf *skel = t->skel;
+	int err;
 
 	skel->rodata->targ_tgid = opts->multi_proc ? 0 : opts->pid;
 	skel->rodata->multi_proc = opts->multi_proc;
@@ -141,8 +165,7 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	bpf_program__set_autoload(skel->progs.big_sys_enter, opts->big_only);
 	bpf_program__set_autoload(skel->progs.big_sys_exit, opts->big_only);
 	if (opts->unwind_cfi) {
-		int err = bpf_map__set_max_entries(skel->maps.unwind_rows, t->unwind_rows);
-
+		err = bpf_map__set_max_entries(skel->maps.unwind_rows, t->unwind_rows);
 		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_pages, UNWIND_PAGES);
 		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, UNWIND_PROCS);
 		if (err)
@@ -157,6 +180,9 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 								      UPROBE_MULTI_ATTACH_TYPE);
 		}
 	}
+	err = set_sizes(skel, &opts->sizes);
+	if (err)
+		return err;
 	/* Stacks take only the room the chosen depth needs. */
 	return bpf_map__set_value_size(skel->maps.stacks,
 				       offsetof(struct stack_trace, ips) +
@@ -371,7 +397,9 @@ static void close_parallel(int *fds, size_t n)
 /* Detach the links made since there were @nr_links and @nr_link_fds. */
 static void detach_since(struct tracer *t, size_t nr_links, size_t nr_link_fds)
 {
-	close_parallel(t->link_fds + nr_link_fds, t->nr_link_fds - nr_link_fds);
+	/* link_fds is NULL until the first link: no offset from it before. */
+	if (t->nr_link_fds > nr_link_fds)
+		close_parallel(t->link_fds + nr_link_fds, t->nr_link_fds - nr_link_fds);
 	t->nr_link_fds = nr_link_fds;
 	while (t->nr_links > nr_links)
 		bpf_link__destroy(t->links[--t->nr_links]);
@@ -434,14 +462,30 @@ static struct bpf_program *entry_program(struct alloctrace_bpf *skel, enum alloc
 	}
 }
 
-static void attach_error(const struct probe_object *obj, const char *what, const char *func,
-			 uint64_t offset, int err)
+/* A target that died as its probes went on: its /proc/PID/exe is gone, zombie or not. */
+static bool target_gone(pid_t pid)
 {
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+/* Say why a probe could not be attached; -ESRCH when the target is gone. */
+static int attach_error(const struct tracer *t, const struct probe_object *obj, const char *what,
+			const char *func, uint64_t offset, int err)
+{
+	/* Its objects went with it: the kernel finds no file to probe. */
+	if ((err == -ENOENT || err == -ESRCH) && t->pid > 0 && target_gone(t->pid)) {
+		pr_err("process %d exited while alloctrace attached", t->pid);
+		return -ESRCH;
+	}
 	pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s%s", what, func, obj->name,
 	       (unsigned long long)offset, strerror(-err),
 	       err == -EPERM || err == -EACCES
 		       ? " (this kernel may need CAP_SYS_ADMIN for uprobes: run as root)"
 		       : "");
+	return err;
 }
 
 static struct bpf_program *site_program(struct tracer *t, const struct probe_site *site,
@@ -497,12 +541,9 @@ static int attach_perf(struct tracer *t, const struct probe_object *obj,
 		return err;
 	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), t->pid,
 					       obj->path, offset, &opts);
-	if (!link) {
-		err = -errno;
-		attach_error(obj, retprobe ? "uretprobe" : "uprobe", alloc_func_name(site->func),
-			     offset, err);
-		return err;
-	}
+	if (!link)
+		return attach_error(t, obj, retprobe ? "uretprobe" : "uprobe",
+				    alloc_func_name(site->func), offset, -errno);
 	t->links[t->nr_links++] = link;
 	t->nr_probes++;
 	note_site(obj, site, retprobe);
@@ -534,11 +575,9 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 		return 0;
 	fd = uprobe_multi__attach(bpf_program__fd(prog), obj->path, offsets, cookies, n, t->pid,
 				  retprobe);
-	if (fd < 0) {
-		attach_error(obj, retprobe ? "uretprobes" : "uprobes", bpf_program__name(prog),
-			     offsets[0], fd);
-		return fd;
-	}
+	if (fd < 0)
+		return attach_error(t, obj, retprobe ? "uretprobes" : "uprobes",
+				    bpf_program__name(prog), offsets[0], fd);
 	t->link_fds[t->nr_link_fds++] = fd;
 	t->nr_probes += n;
 	return 0;
@@ -774,6 +813,9 @@ int tracer__reset(struct tracer *t)
 	err = walk_map(t->skel->maps.allocs, delete_entry, NULL);
 	if (!err)
 		err = walk_map(t->skel->maps.stack_stats, delete_entry, NULL);
+	/* The old program's stacks would hold room --max-stacks gave the new one. */
+	if (!err)
+		err = walk_map(t->skel->maps.stacks, delete_entry, NULL);
 	if (!err)
 		err = zero_counters(t);
 	return err;

@@ -24,6 +24,23 @@
  */
 struct tracer;
 
+/*
+ * Capacities of the BPF maps, 0 for the default. The kernel's hash maps
+ * allow 2^27 entries; the per-stack statistics take one more than the
+ * stacks, and the loader keeps both under that.
+ */
+#define DEFAULT_MAX_ALLOCS   (1U << 20)
+#define DEFAULT_MAX_STACKS   (1U << 16)
+#define DEFAULT_RINGBUF_SIZE (256U << 10)
+#define MAX_MAP_ENTRIES      (1U << 26)
+#define MAX_RINGBUF_SIZE     (1U << 30)
+
+struct map_sizes {
+	uint32_t allocs;	/* live blocks */
+	uint32_t stacks;	/* distinct stacks */
+	uint32_t ringbuf;	/* bytes of alerts not yet read: a power of two, whole pages */
+};
+
 typedef void (*big_alloc_fn)(void *ctx, const struct big_alloc_event *ev);
 typedef void (*task_fn)(void *ctx, const struct task_event *ev);
 
@@ -40,6 +57,7 @@ struct tracer_opts {
 	bool unwind_cfi;	/* walk stacks with CFI unwind tables (x86-64) */
 	uint32_t unwind_rows;	/* room for this many rows of them (0: the default) */
 	bool big_only;		/* no uprobes: big mmap/mremap/brk at the syscall */
+	struct map_sizes sizes;
 	big_alloc_fn on_big_alloc;
 	task_fn on_oom;		/* the OOM killer chose a traced process */
 	task_fn on_exec;	/* a traced process runs a new program */
@@ -59,7 +77,8 @@ void tracer__free(struct tracer *t);
 /*
  * Attach every probe of @a not attached yet for another process (with
  * big_only, the syscall tracepoints instead); on failure none of this
- * call's stays attached. 0 or -errno.
+ * call's stays attached. 0 or -errno, -ESRCH when the target exited
+ * meanwhile.
  */
 int tracer__attach(struct tracer *t, const struct allocator *a);
 

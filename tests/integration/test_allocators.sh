@@ -138,6 +138,21 @@ test_preload_exec() {
 	expect_clean preload_env "$R"
 }
 
+# A stripped copy of jemalloc, made sure to have no .symtab (distributions
+# ship theirs so): its functions are found in .dynsym, which strip keeps.
+test_preload_stripped() {
+	local lib=$TMP/libjemalloc-stripped.so.2
+	if ! cp "$JEMALLOC" "$lib" || ! strip --strip-all "$lib"; then
+		fail "preload_stripped: setup" "cannot strip a copy of $JEMALLOC"
+		return
+	fi
+	expect_eq "preload_stripped: no .symtab" 0 "$(readelf -S "$lib" | grep -c '\.symtab')"
+	run preload_stripped -- env LD_PRELOAD="$lib" "$WL/alloc_jemalloc_preload" || return
+	expect_allocator preload_stripped "$lib"
+	expect_preload_leaks "$R"
+	expect_clean preload_stripped "$R"
+}
+
 # The workload started with LD_PRELOAD and then attached to with -p: the
 # lookup order of a running process, without exec in the way. It leaks
 # only after attaching, so the totals are exact.
@@ -181,6 +196,7 @@ test_preload() {
 		return
 	fi
 	test_preload_exec
+	test_preload_stripped
 	test_preload_attach
 }
 

@@ -11,16 +11,6 @@ set -u
 
 require_built "$WL/target"
 
-# start_target NAME: run target in $TMP/NAME (it ends itself within 60 s);
-# sets TARGET and waits until it is ready to be attached to.
-start_target() {
-	mkdir -p "$TMP/$1"
-	"$WL/target" "$TMP/$1" 60 &
-	TARGET=$!
-	track "$TARGET"
-	wait_for 10 test -e "$TMP/$1/ready"
-}
-
 # trigger NAME: make the target allocate, and wait until it has.
 trigger() {
 	kill -USR1 "$TARGET" && wait_for 10 test -e "$TMP/$1/done"

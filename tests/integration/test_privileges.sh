@@ -1,7 +1,10 @@
 #!/bin/bash
 # Least privilege: as user nobody with only CAP_BPF and CAP_PERFMON (which
 # uprobe_multi links need) a launched command is traced exactly; without
-# either one alloctrace refuses with one line and exit status 4.
+# either one alloctrace refuses with one line and exit status 4. Another
+# user's process (root's) needs CAP_SYS_PTRACE too: without it alloctrace
+# says so (exit 3) and leaves the process alone, with it the process is
+# traced exactly.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -15,7 +18,8 @@ chmod 755 "$PRIV"
 cp "$TOOL" "$PRIV/alloctrace"
 cp "$WL/leaks" "$PRIV/leaks"
 
-# as_nobody NAME CAPS ARGS...: run the tool as nobody with only CAPS.
+# as_nobody NAME CAPS ARGS...: run the tool as nobody with only CAPS; its
+# status is RC, and as_nobody's own.
 as_nobody() {
 	local name=$1 caps=$2
 	shift 2
@@ -24,6 +28,7 @@ as_nobody() {
 		--inh-caps="-all${caps:+,$caps}" --ambient-caps="-all${caps:+,$caps}" \
 		--bounding-set="-all${caps:+,$caps}" \
 		"$PRIV/alloctrace" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || RC=$?
+	return "$RC"
 }
 
 as_nobody least "+bpf,+perfmon" --format json -T 0 -- "$PRIV/leaks"
@@ -38,7 +43,32 @@ for caps in "" "+bpf" "+perfmon"; do
 	expect_eq "only '${caps:-no capabilities}': exit status" 4 "$RC"
 	expect_eq "only '${caps:-no capabilities}': one line" 1 "$(wc -l <"$TMP/caps$caps.err")"
 	expect_true "only '${caps:-no capabilities}': says what is needed" \
-		"$(cat "$TMP/caps$caps.err")" grep -q "CAP_BPF and CAP_PERFMON" "$TMP/caps$caps.err"
+		"$(cat "$TMP/caps$caps.err")" grep -q "^alloctrace: .*CAP_BPF and CAP_PERFMON" \
+		"$TMP/caps$caps.err"
 done
+
+# Its /proc files are root's to read: alloctrace says why it cannot go on,
+# probes nothing, and the target goes on as if nothing happened.
+start_target denied "$PRIV/state/denied" || fail "denied: target" "not ready in 10 s"
+as_nobody denied "+bpf,+perfmon" --format json -p "$TARGET"
+expect_eq "another user's process: exit status" 3 "$RC"
+expect_eq "another user's process: the reason" \
+	"alloctrace: cannot read the objects mapped by process $TARGET: permission denied (another user's process needs CAP_SYS_PTRACE)" \
+	"$(cat "$TMP/denied.err")"
+expect_eq "another user's process: no probe left" "" "$(uprobe_links "$TARGET")"
+kill -USR1 "$TARGET"
+expect_true "another user's process: still works" "no done file in 10 s" \
+	wait_for 10 test -e "$PRIV/state/denied/done"
+
+# With CAP_SYS_PTRACE it is traced exactly (see test_attach.sh).
+start_target ptrace "$PRIV/state/ptrace" || fail "ptrace: target" "not ready in 10 s"
+as_nobody ptrace "+bpf,+perfmon,+sys_ptrace" --format json -T 0 -i 3 -n 1 -p "$TARGET" &
+tool=$!
+wait_for 10 grep -qs "tracing pid $TARGET" "$TMP/ptrace.err" && kill -USR1 "$TARGET"
+RC=0
+wait "$tool" || RC=$?
+if expect_tool_ok ptrace; then
+	expect_totals_lost ptrace "$(final_report "$TMP/ptrace.out")" 9000 9 14 5 12 0
+fi
 
 finish

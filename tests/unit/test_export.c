@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "export.h"
@@ -307,17 +309,59 @@ static void test_html(void **state)
 }
 
 /* A write error shows at the end, once, and stays. */
-static void test_write_error(void **state UNUSED)
+/*
+ * A file that cannot grow past 16 bytes (RLIMIT_FSIZE: writes past it fail
+ * with EFBIG): the error is told once and returned ever after.
+ */
+static void test_write_error(void **state)
 {
-	struct exporter *e = exporter__new(EXPORT_FOLDED, "/dev/full");
+	struct fixture *fx = *state;
+	struct rlimit old, small;
+	struct exporter *e;
 
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = (struct rlimit){ .rlim_cur = 16, .rlim_max = old.rlim_max };
+	signal(SIGXFSZ, SIG_IGN);
+	e = exporter__new(EXPORT_FOLDED, fx->path);
 	assert_non_null(e);
 	assert_int_equal(exporter__report(e, &final_report), 0);
-	assert_int_equal(exporter__finish(e), -ENOSPC);
-	assert_int_equal(exporter__report(e, &final_report), -ENOSPC);
-	assert_int_equal(exporter__big_alloc(e, &big), -ENOSPC);
-	assert_int_equal(exporter__finish(e), -ENOSPC);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	assert_int_equal(exporter__finish(e), -EFBIG);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(exporter__report(e, &final_report), -EFBIG);
+	assert_int_equal(exporter__big_alloc(e, &big), -EFBIG);
+	assert_int_equal(exporter__finish(e), -EFBIG);
 	exporter__free(e);
+	signal(SIGXFSZ, SIG_DFL);
+}
+
+/*
+ * Only regular files, outside /proc and /sys: a FIFO (which would block
+ * the run), a device, a kernel setting.
+ */
+static void test_refuses_special(void **state)
+{
+	static const struct {
+		const char *path, *why;
+	} special[] = {
+		{ NULL, "it is not a regular file" },	/* the FIFO */
+		{ "/dev/null", "it is not a regular file" },
+		{ "/proc/version", "it is a file of /proc or /sys, not one to write a report to" },
+	};
+	struct fixture *fx = *state;
+	char expected[256], *msg;
+	const char *path;
+
+	assert_int_equal(mkfifo(fx->path, 0600), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(special); i++) {
+		path = special[i].path ? special[i].path : fx->path;
+		/* The FIFO has no reader: open() fails (ENXIO) instead of waiting. */
+		msg = failed_new(EXPORT_FOLDED, path, special[i].path ? EINVAL : ENXIO);
+		snprintf(expected, sizeof(expected), "alloctrace: cannot create %s: %s\n", path,
+			 special[i].why);
+		assert_string_equal(msg, expected);
+		free(msg);
+	}
 }
 
 /* Freed without finishing: the file stays as created, empty. */
@@ -348,7 +392,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_folded_by_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_html, setup, teardown),
-		cmocka_unit_test(test_write_error),
+		cmocka_unit_test_setup_teardown(test_refuses_special, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_unfinished, setup, teardown),
 	};
 

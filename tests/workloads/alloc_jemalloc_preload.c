@@ -18,8 +18,8 @@
  *   alloc_jemalloc_preload             leak and exit 0
  *   alloc_jemalloc_preload DIR         for -p: create DIR/ready, wait for
  *                                      SIGUSR1, leak, create DIR/done, exit
- *                                      0 on a second SIGUSR1 (SIGALRM ends
- *                                      it after 120 s, so that a broken test
+ *                                      0 on a second SIGUSR1 (it ends itself
+ *                                      after 120 s, so that a broken test
  *                                      cannot leave it behind)
  *   alloc_jemalloc_preload --is-jemalloc
  *                                      exit 0 if jemalloc provides malloc,
@@ -27,10 +27,8 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "handshake.h"
 #include "workload.h"
 
@@ -76,24 +74,18 @@ static int is_jemalloc(void)
 	return strstr(info.dli_fname, "libjemalloc") != NULL;
 }
 
-/* The -p protocol of tests/workloads/target.c, without its pre-attach blocks. */
+/* The -p handshake of handshake.h, without target.c's pre-attach blocks. */
 static int wait_and_leak(const char *dir)
 {
-	sigset_t set;
-	int sig;
+	time_t deadline = time(NULL) + 120;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	alarm(120);
+	block_usr1();
 	touch(dir, "ready");
-	if (sigwait(&set, &sig))
+	if (wait_usr1(deadline))
 		return 1;
 	leak_all();
 	touch(dir, "done");
-	if (sigwait(&set, &sig))
-		return 1;
-	return 0;
+	return wait_usr1(deadline) ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -28,7 +28,8 @@ $(ALLOC_WL)/alloc_jemalloc: tests/workloads/alloc_jemalloc.c tests/workloads/wor
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ljemalloc
 
 # No -ljemalloc: the tests give it jemalloc with LD_PRELOAD.
-$(ALLOC_WL)/alloc_jemalloc_preload: tests/workloads/alloc_jemalloc_preload.c tests/workloads/workload.h tests/workloads/handshake.h | $(ALLOC_WL)
+$(ALLOC_WL)/alloc_jemalloc_preload: tests/workloads/alloc_jemalloc_preload.c tests/workloads/workload.h \
+		tests/workloads/handshake.h | $(ALLOC_WL)
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl
 
 # The minimal library: the same allocator and operator new/delete, without

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * How a test and a workload traced with -p take turns: the workload
- * creates files in a directory the test watches, and waits for SIGUSR1,
- * which it blocks first so that no signal is lost. Neither allocates.
+ * How a test drives a target it attaches to with -p: the target creates
+ * DIR/ready, waits for SIGUSR1, does its work, creates DIR/done. Nothing
+ * here allocates (no stdio streams), so that a tracer sees only the work.
  */
 #ifndef HANDSHAKE_H
 #define HANDSHAKE_H
@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,7 +27,17 @@ static void touch(const char *dir, const char *name)
 	close(fd);
 }
 
-/* Wait for SIGUSR1 (blocked, so it cannot be missed) or the deadline. */
+/* SIGUSR1 stays blocked so that one sent early is not missed. */
+static void block_usr1(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+/* Wait for SIGUSR1 or the deadline: -1 when the deadline passed. */
 static int wait_usr1(time_t deadline)
 {
 	sigset_t set;
@@ -41,16 +52,6 @@ static int wait_usr1(time_t deadline)
 		if (sigtimedwait(&set, NULL, &left) == SIGUSR1)
 			return 0;
 	}
-}
-
-/* Block SIGUSR1 for wait_usr1(). */
-static void block_usr1(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
 #endif

@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <time.h>
 #include "handshake.h"
 
 #define NOINLINE __attribute__((noinline))
