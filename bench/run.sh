@@ -12,7 +12,7 @@
 # Environment: BENCH_QUICK=1 (about 2 minutes instead of 5),
 # BENCH_ROUNDS, BENCH_PAIRS, BENCH_NO_INSTALL=1 (never apt-get a peer),
 # BENCH_KEEP=1 (keep the scratch directory), ALLOCTRACE (another build),
-# BENCH_SAMPLE_ARGS, BENCH_BIGONLY_ARGS (options for modes that may exist).
+# BENCH_SAMPLE_ARGS, BENCH_BIGONLY_ARGS (the options of those two rows).
 set -u
 export LC_ALL=C	# join, sort and printf agree on order and decimal points
 
@@ -87,24 +87,11 @@ ensure_peer() {
 	command -v "$cmd" >/dev/null
 }
 
-# Modes that may or may not exist yet: the tool's --help decides at run time.
-# A mode whose option takes an argument gets a default one unless given.
-probe_modes() {
-	local help
-
-	help=$("$TOOL" --help 2>&1)
-	if [[ $help == *--sample* ]]; then
-		[[ $help =~ --sample[\ =][A-Z] ]] && : "${BENCH_SAMPLE_ARGS:=--sample 512K}"
-		read -r -a SAMPLE_ARGS <<<"${BENCH_SAMPLE_ARGS:---sample}"
-	else
-		NA[sample]="n/a (not implemented)"
-	fi
-	if [[ $help == *--big-only* ]]; then
-		[[ $help =~ --big-only[\ =][A-Z] ]] && : "${BENCH_BIGONLY_ARGS:=--big-only 1M}"
-		read -r -a BIGONLY_ARGS <<<"${BENCH_BIGONLY_ARGS:---big 1M --big-only}"
-	else
-		NA[bigonly]="n/a (not implemented)"
-	fi
+# The options of the sampling and big-only rows: tcmalloc's default rate,
+# and the threshold of the man page's example.
+mode_args() {
+	read -r -a SAMPLE_ARGS <<<"${BENCH_SAMPLE_ARGS:---sample 512K}"
+	read -r -a BIGONLY_ARGS <<<"${BENCH_BIGONLY_ARGS:---big 1M --big-only}"
 }
 
 setup() {
@@ -128,7 +115,7 @@ setup() {
 	ensure_peer bpftrace bpftrace || NA[bpftrace]="n/a (bpftrace not installed)"
 	ensure_peer heaptrack heaptrack || NA[heaptrack]="n/a (heaptrack not installed)"
 	ensure_peer valgrind valgrind || NA[valgrind]="n/a (valgrind not installed)"
-	probe_modes
+	mode_args
 	write_bpftrace_script
 }
 
