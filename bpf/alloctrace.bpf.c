@@ -1146,6 +1146,18 @@ int BPF_PROG(oom_victim, struct task_struct *task)
 	return 0;
 }
 
+/*
+ * A child starts with its parent's mappings: its parent's unwind table is
+ * right for it, and its first stacks need not wait for the loader's.
+ */
+static __always_inline void inherit_unwind_table(__u32 parent, __u32 child)
+{
+	struct unwind_proc *table = bpf_map_lookup_elem(&unwind_procs, &parent);
+
+	if (table)
+		bpf_map_update_elem(&unwind_procs, &child, table, BPF_ANY);
+}
+
 /* --follow-forks: a traced process's child is traced from its first instruction. */
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
@@ -1163,6 +1175,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	__builtin_memcpy(st.comm, pps->comm, sizeof(st.comm));
 	if (bpf_map_update_elem(&procs, &ctgid, &st, BPF_ANY))
 		count_in(NULL, CNT_LOST_PROCS);
+	inherit_unwind_table(ptgid, ctgid);
 	return 0;
 }
 
@@ -1179,6 +1192,8 @@ int BPF_PROG(proc_exec, struct task_struct *task)
 
 	if (!traced_task(task, &ps))
 		return 0;
+	/* The old program's table: its first frame outside it asks for the new one. */
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (ps) {
 		st.gen = ps->gen + 1;
 		st.parent = ps->parent;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -1198,6 +1199,28 @@ static int trace_target(struct session *s, struct target *t)
 	return EXIT_OK;
 }
 
+/*
+ * --all: the processes running now get their unwind tables at once, so
+ * that the stacks of their first allocations are whole too; the ones that
+ * start later ask for theirs as they first allocate.
+ */
+static void unwind_running(struct session *s)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	char *end;
+	long pid;
+
+	while (dir && (de = readdir(dir))) {
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		tracer__unwind_process(s->tracer, (pid_t)pid);
+	}
+	if (dir)
+		closedir(dir);
+}
+
 /* --all: alloctrace's own allocator, which is every dynamic program's C library. */
 static int trace_all(struct session *s)
 {
@@ -1205,6 +1228,7 @@ static int trace_all(struct session *s)
 		return EXIT_TARGET;
 	if (tracer__attach(s->tracer, &s->allocator))
 		return EXIT_FAILURE_RUNTIME;
+	unwind_running(s);
 	describe_allocator(s, 0, NULL, true);
 	return EXIT_OK;
 }

@@ -639,6 +639,15 @@ int tracer__unwind_process(struct tracer *t, pid_t pid)
 	if (!t->unwinder)
 		return 0;
 	err = unwinder__add_process(t->unwinder, pid);
+	/*
+	 * Gone, nothing to unwind, or not ours to read (--all meets processes
+	 * of other user namespaces): without a table its frames are walked by
+	 * frame pointers, no harm.
+	 */
+	if (err == -ENOENT || err == -ESRCH || err == -EACCES || err == -EPERM) {
+		pr_debug("no unwind tables for process %d: %s", (int)pid, strerror(-err));
+		return 0;
+	}
 	if (err)
 		pr_err("cannot build the unwind tables of process %d: %s", (int)pid,
 		       strerror(-err));

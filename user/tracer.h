@@ -85,7 +85,8 @@ int tracer__attach(struct tracer *t, const struct allocator *a);
 /*
  * With CFI unwinding, (re)build @pid's table of mappings: at once for a
  * process whose allocator was just found, rather than when a stack first
- * runs into code without one. 0 or -errno, said.
+ * runs into code without one. 0 (also for a process gone, without code of
+ * its own, or not readable), or -errno, said.
  */
 int tracer__unwind_process(struct tracer *t, pid_t pid);
 size_t tracer__nr_probes(const struct tracer *t);

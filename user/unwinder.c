@@ -312,6 +312,11 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 		proc->nr++;
 	}
 	proc_maps__release(&pm);
+	/* A kernel thread: no code of its own to unwind through. */
+	if (!proc->nr) {
+		forget_layout(u, pid);
+		return -ENOENT;
+	}
 	if (bpf_map_update_elem(u->opts.procs_fd, &key, proc, BPF_ANY)) {
 		err = -errno;
 		forget_layout(u, pid);

@@ -30,7 +30,8 @@ void unwinder__free(struct unwinder *u);
 /*
  * Read @pid's mappings (again) and give it tables for every executable
  * object in them; objects without usable CFI get none, and their frames
- * are walked by frame pointers. 0 or -errno.
+ * are walked by frame pointers. 0, -ENOENT for a process without any
+ * (a kernel thread), -ESRCH when it is gone, or -errno.
  */
 int unwinder__add_process(struct unwinder *u, pid_t pid);
 
