@@ -167,8 +167,8 @@ static void test_json_report(void **state UNUSED)
 	"\"allocs\":1,\"frees\":1,\"untracked_frees\":2,\"lost\":1200},"                      \
 	"\"counters\":{\"allocs\":1,\"frees\":1,\"untracked_frees\":2,"                       \
 	"\"lost_allocs\":1200,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":3,"        \
-	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"        \
-	"\"stacks_cut\":0,\"unwind_misses\":0},"                                        \
+	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"               \
+	"\"stacks_cut\":0,\"unwind_misses\":0},"                                              \
 	"\"complete\":false,\"stacks_holding\":0,\"stacks\":[]"
 
 static void test_json_final_exit_status(void **state UNUSED)
@@ -243,7 +243,7 @@ static const struct report several = {
 #define COUNTERS_JSON(allocs, frees, untracked, cap)                                         \
 	"\"counters\":{\"allocs\":" allocs ",\"frees\":" frees ",\"untracked_frees\":"         \
 	untracked ",\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0," \
-	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":" cap ",\"lost_procs\":0,"            \
+	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":" cap ",\"lost_procs\":0,"          \
 	"\"stacks_cut\":0,\"unwind_misses\":0}"
 
 static void test_json_processes(void **state UNUSED)
