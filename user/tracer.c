@@ -71,6 +71,7 @@ struct tracer {
 	task_fn on_exec;
 	struct bpf_link *task_links[NR_TRACEPOINTS];
 	struct unwinder *unwinder;	/* NULL unless unwinding by CFI */
+	bool warned_procs_full;
 	void *ctx;
 };
 
@@ -646,6 +647,14 @@ int tracer__unwind_process(struct tracer *t, pid_t pid)
 	 */
 	if (err == -ENOENT || err == -ESRCH || err == -EACCES || err == -EPERM) {
 		pr_debug("no unwind tables for process %d: %s", (int)pid, strerror(-err));
+		return 0;
+	}
+	/* The per-process table map is full (--all on a busy machine): said once. */
+	if (err == -E2BIG) {
+		if (!t->warned_procs_full)
+			pr_warn("unwind tables for at most %u processes: the stacks of process %d "
+				"and later ones use frame pointers", UNWIND_PROCS, (int)pid);
+		t->warned_procs_full = true;
 		return 0;
 	}
 	if (err)
