@@ -741,6 +741,9 @@ static int found_allocator(void *ctx)
 
 static void no_allocator(pid_t pid, const char *comm, int err)
 {
+	/* Its mappings went with it: that is no sign of a static program. */
+	if (err == -ENOENT && kill(pid, 0) && errno == ESRCH)
+		err = -ESRCH;
 	if (err == -ESRCH)
 		pr_err("process %d (%s) exited before alloctrace could attach", pid, comm);
 	else if (err == -EINVAL)
