@@ -19,7 +19,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(A
 LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
 
 # Plain C: links and is unit-tested without libbpf.
-CORE_SRCS := util.c profile.c history.c symbolize.c objfile.c cfi.c procmaps.c procs.c report.c json.c \
+CORE_SRCS := util.c profile.c history.c symbolize.c objfile.c cfi.c cfi_check.c procmaps.c procs.c report.c json.c \
 	     demangle.c log.c export.c folded.c pprof.c protobuf.c html.c x86_insn.c placement.c
 LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c \
 	       filter.c uprobe_multi.c unwinder.c
@@ -63,10 +63,11 @@ $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/fixtures.h $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka -lelf -ldw -lz -lstdc++ -lm
 
-# test_cfi reads the call frame information of a fixture built beside it.
-%/cfi_fixture.so: tests/unit/cfi_fixture.S
+# test_cfi reads the call frame information of fixtures built beside it.
+%/cfi_fixture.so %/cfi_bigreg.so: tests/unit/cfi_fixture.S tests/unit/cfi_bigreg.S
 	mkdir -p $(@D)
-	$(CC) -shared -nostdlib -Wl,--eh-frame-hdr $< -o $@
+	$(CC) -shared -nostdlib -Wl,--eh-frame-hdr tests/unit/cfi_fixture.S -o $*/cfi_fixture.so
+	$(CC) -shared -nostdlib -Wl,--eh-frame-hdr tests/unit/cfi_bigreg.S -o $*/cfi_bigreg.so
 
 $(BUILD)/tests/test_cfi: $(BUILD)/tests/cfi_fixture.so
 

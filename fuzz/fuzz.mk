@@ -33,7 +33,7 @@ FUZZ_SRCS_options := options.c allocator.c elfsym.c linkmap.c procmaps.c log.c p
 FUZZ_SRCS_elf := elfsym.c
 FUZZ_SRCS_x86_insn := x86_insn.c placement.c
 FUZZ_LIBS_options := -lelf
-FUZZ_SRCS_cfi := cfi.c util.c
+FUZZ_SRCS_cfi := cfi.c cfi_check.c util.c
 FUZZ_LIBS_elf := -lelf
 FUZZ_LIBS_cfi := -lelf -ldw
 
@@ -87,10 +87,11 @@ $(FUZZ_OUT)/corpus/elf/.stamp: fuzz/seeds/tiny.c
 	touch $@
 
 # The CFI seeds: objects with .eh_frame_hdr, one with every rule test_cfi
-# knows, and copies cut inside their unwind sections.
+# knows, one naming a register no x86-64 code has, and a copy cut inside
+# its unwind sections.
 $(FUZZ_OUT)/corpus/cfi/.stamp: $(FUZZ_OUT)/corpus/elf/.stamp $(FUZZ_B)/tests/cfi_fixture.so
 	rm -rf $(@D) && mkdir -p $(@D)
-	cp $(FUZZ_OUT)/corpus/elf/tiny.so $(FUZZ_B)/tests/cfi_fixture.so $(@D)/
+	cp $(FUZZ_OUT)/corpus/elf/tiny.so $(FUZZ_B)/tests/cfi_fixture.so $(FUZZ_B)/tests/cfi_bigreg.so $(@D)/
 	head -c 12300 $(@D)/cfi_fixture.so >$(@D)/cfi_fixture.so.trunc12300
 	touch $@
 

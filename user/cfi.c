@@ -173,8 +173,7 @@ static int emit_fde(struct row_builder *b, Dwarf_CFI *cfi, uint64_t addr, uint64
 	return addr < next ? emit(b, addr, none) : 0;
 }
 
-/* Bytes of a DW_EH_PE value format, or 0 for those .eh_frame_hdr never uses. */
-static size_t encoded_size(uint8_t enc)
+size_t cfi_encoded_size(uint8_t enc)
 {
 	switch (enc & 0x0f) {
 	case DW_EH_PE_udata2:
@@ -195,7 +194,7 @@ static size_t encoded_size(uint8_t enc)
 static int read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, uint64_t field,
 			uint64_t hdr, uint64_t *val)
 {
-	size_t i, len = encoded_size(enc);
+	size_t i, len = cfi_encoded_size(enc);
 	uint64_t v = 0;
 
 	if (!len)
@@ -337,6 +336,9 @@ int cfi_table__build(Elf *elf, struct cfi_table *t)
 		return -ENOEXEC;
 	if (eh.e_machine != EM_X86_64)
 		return -ENOTSUP;
+	err = cfi_check(elf);
+	if (err)
+		return err;
 	cfi = dwarf_getcfi_elf(elf);
 	if (!cfi)
 		return -ENOENT;

@@ -22,8 +22,8 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* The fixture is built next to this test (see the Makefile). */
-static Elf *open_fixture(int *fd)
+/* The fixtures are built next to this test (see the Makefile). */
+static Elf *open_object(const char *name, int *fd)
 {
 	char self[PATH_MAX], path[PATH_MAX + 32];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -31,12 +31,17 @@ static Elf *open_fixture(int *fd)
 
 	assert_true(n > 0);
 	self[n] = '\0';
-	snprintf(path, sizeof(path), "%s/cfi_fixture.so", dirname(self));
+	snprintf(path, sizeof(path), "%s/%s", dirname(self), name);
 	*fd = open(path, O_RDONLY);
 	assert_true(*fd >= 0);
 	elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	assert_non_null(elf);
 	return elf;
+}
+
+static Elf *open_fixture(int *fd)
+{
+	return open_object("cfi_fixture.so", fd);
 }
 
 #define ROW(pc_, kind_, cfa_, rbp_)                                                          \
@@ -149,12 +154,31 @@ static void test_bad_objects(void **state)
 	close(fd);
 }
 
+/* A register no x86-64 code has: refused before libdw would size an array by it. */
+static void test_register_out_of_range(void **state)
+{
+	struct cfi_table t;
+	int fd;
+	Elf *elf = open_object("cfi_bigreg.so", &fd);
+
+	assert_int_equal(cfi_check(elf), -EINVAL);
+	assert_int_equal(cfi_table__build(elf, &t), -EINVAL);
+	assert_null(t.rows);
+	elf_end(elf);
+	close(fd);
+	elf = open_fixture(&fd);
+	assert_int_equal(cfi_check(elf), 0);
+	elf_end(elf);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fixture_rows, build_fixture, release_fixture),
 		cmocka_unit_test_setup_teardown(test_fixture_pages, build_fixture, release_fixture),
 		cmocka_unit_test(test_bad_objects),
+		cmocka_unit_test(test_register_out_of_range),
 	};
 
 	elf_version(EV_CURRENT);
