@@ -30,7 +30,11 @@ wait "$GONE"
 dead "$GONE" || fail "setup" "pid $GONE was reused"
 
 # A zombie: the child of a process that execs something that never reaps.
-bash -c 'sleep 0 & exec sleep 120' &
+# The child ends only once its parent is that program: one that ended
+# sooner could be reaped by bash before its exec (seen under load).
+# shellcheck disable=SC2016 # $$ is the inner shell's
+bash -c '(until [ "$(cat /proc/$$/comm)" = sleep ]; do sleep 0.01; done; exec sleep 0) &
+	exec sleep 120' &
 ZOMBIE_PARENT=$!
 track "$ZOMBIE_PARENT"
 zombie_child() {
