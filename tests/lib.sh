@@ -118,6 +118,17 @@ start_target() {
 	wait_for 10 test -e "$dir/ready"
 }
 
+# trace_new_target NAME SECONDS ARGS...: start_target NAME, the tool on it
+# with ARGS for at most SECONDS (start_tool), and wait until it traces.
+# Fails, saying which step did not happen, or returns 0 with TARGET set.
+trace_new_target() {
+	local name=$1 secs=$2
+	shift 2
+	start_target "$name" || { fail "$name: target" "not ready in 10 s"; return 1; }
+	start_tool "$name" "$secs" "$@" -p "$TARGET"
+	wait_tracing "$name" 30 || { fail "$name: tracing" "no 'tracing pid' line in 30 s"; return 1; }
+}
+
 # The pid of the tool itself that start_tool started (TOOL_PID is that of
 # timeout(1), its parent), or nothing once it has exited.
 loader_pid() {

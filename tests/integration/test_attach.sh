@@ -18,9 +18,7 @@ trigger() {
 
 # Attach, trigger, then stop the tracer with SIGINT.
 attach_and_interrupt() {
-	start_target attach || { fail "attach: target" "not ready in 10 s"; return; }
-	start_tool attach 60 --format json -T 0 -p "$TARGET"
-	wait_tracing attach 30 || { fail "attach: tracing" "no 'tracing pid' line in 30 s"; return; }
+	trace_new_target attach 60 --format json -T 0 || return
 	expect_eq "attach: tracing pid" "$TARGET" "$TRACED"
 	trigger attach || { fail "attach: target" "no done file 10 s after SIGUSR1"; return; }
 	kill -INT "$TOOL_PID"
@@ -43,9 +41,7 @@ attach_and_interrupt() {
 
 # Attach, trigger, then let the target exit: the tracer must follow.
 attach_until_exit() {
-	start_target exit || { fail "attach-exit: target" "not ready in 10 s"; return; }
-	start_tool exit 30 --format json -T 0 -p "$TARGET"
-	wait_tracing exit 20 || { fail "attach-exit: tracing" "no 'tracing pid' line in 20 s"; return; }
+	trace_new_target exit 30 --format json -T 0 || return
 	trigger exit || { fail "attach-exit: target" "no done file 10 s after SIGUSR1"; return; }
 	kill -USR1 "$TARGET"
 	wait_tool
@@ -58,9 +54,7 @@ attach_until_exit() {
 
 # SIGTERM ends the tracer like SIGINT: a final report, status 0.
 attach_and_terminate() {
-	start_target term || { fail "attach-term: target" "not ready in 10 s"; return; }
-	start_tool term 60 --format json -p "$TARGET"
-	wait_tracing term 30 || { fail "attach-term: tracing" "no 'tracing pid' line in 30 s"; return; }
+	trace_new_target term 60 --format json || return
 	trigger term || { fail "attach-term: target" "no done file 10 s after SIGUSR1"; return; }
 	kill -TERM "$TOOL_PID"
 	wait_tool

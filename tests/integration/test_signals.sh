@@ -63,9 +63,7 @@ expect_unharmed() {
 
 # -p, the target stopped and continued while traced: exact numbers.
 attached_stop() {
-	start_target pstop || { fail "pstop: target" "not ready in 10 s"; return; }
-	start_tool pstop 60 --format json -T 0 -i 0.2 -p "$TARGET"
-	wait_tracing pstop 30 || { fail "pstop: tracing" "no 'tracing pid' line in 30 s"; return; }
+	trace_new_target pstop 60 --format json -T 0 -i 0.2 || return
 	expect_true "pstop: probes on the target while tracing" "none in any process's fdinfo" \
 		test -n "$(uprobe_links "$TARGET")"
 	expect_reports_while_stopped pstop "$TARGET" || return
@@ -83,9 +81,7 @@ attached_stop() {
 # target, still stopped, goes on when continued.
 attached_interrupt() {
 	local start
-	start_target pint || { fail "pint: target" "not ready in 10 s"; return; }
-	start_tool pint 60 --format json -i 0.2 -p "$TARGET"
-	wait_tracing pint 30 || { fail "pint: tracing" "no 'tracing pid' line in 30 s"; return; }
+	trace_new_target pint 60 --format json -i 0.2 || return
 	kill -STOP "$TARGET"
 	wait_for 5 stopped "$TARGET" || { fail "pint: stopped" "state $(state "$TARGET")"; return; }
 	start=$SECONDS
@@ -122,9 +118,7 @@ launched_stop() {
 # SIGHUP (the terminal went away): the final report, status 0, and the
 # target left alone.
 hangup() {
-	start_target hup || { fail "hup: target" "not ready in 10 s"; return; }
-	start_tool hup 60 --format json -T 0 -p "$TARGET"
-	wait_tracing hup 30 || { fail "hup: tracing" "no 'tracing pid' line in 30 s"; return; }
+	trace_new_target hup 60 --format json -T 0 || return
 	trigger hup "$TARGET" || { fail "hup: target" "not done"; return; }
 	kill -HUP "$TOOL_PID"
 	wait_tool
