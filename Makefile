@@ -31,7 +31,8 @@ WORKLOAD_C := $(wildcard tests/workloads/*.c)
 WORKLOAD_CXX := $(wildcard tests/workloads/*.cc)
 WORKLOAD_C := $(filter-out tests/workloads/plugin.c,$(WORKLOAD_C))
 WORKLOADS := $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
-	     $(WORKLOAD_CXX:tests/workloads/%.cc=$(BUILD)/workloads/%)
+	     $(WORKLOAD_CXX:tests/workloads/%.cc=$(BUILD)/workloads/%) \
+	     $(BUILD)/workloads/twins-nofp
 WORKLOAD_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline -pthread
 
 .PHONY: all deps check unit integration demo install clean tests format
@@ -82,6 +83,9 @@ NOFP_CFLAGS := -O2 -g -fomit-frame-pointer
 
 $(BUILD)/workloads/unwind: tests/workloads/unwind.cc $(BUILD)/workloads/libplugin.so
 	$(CXX) $(NOFP_CFLAGS) $< -o $@ -ldl
+
+$(BUILD)/workloads/twins-nofp: tests/workloads/twins.c tests/workloads/workload.h | $(BUILD)/workloads
+	$(CC) $(NOFP_CFLAGS) $< -o $@
 
 $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@

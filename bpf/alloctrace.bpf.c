@@ -194,6 +194,82 @@ struct {
 	__type(value, struct unwind_proc);
 } unwind_procs SEC(".maps");
 
+/*
+ * A copy of the stack a walk reads from. A bpf_probe_read_user costs about
+ * as much for a kilobyte as for 16 bytes, and a frame needs one or two:
+ * the walk copies a window of the stack once and reads its frames from it.
+ */
+#define STACK_WINDOW 2048
+
+/*
+ * A walk remembered: where it started, which stack words it read and a
+ * hash of what they held. The walk is a function of its start, those
+ * words and the unwind tables, so the same start with the same words
+ * under the same tables is the same stack: checking that costs one read
+ * of the stack instead of a walk. Loops allocate from the same place at
+ * the same depth over and over.
+ */
+#define MEMO_SLOTS 8
+#define MEMO_WORDS 64
+#define MEMO_OFF 255	/* stack_memo.nr_words of a walk that cannot be remembered */
+
+enum bp_state {
+	BP_LIVE,	/* rbp is still the registers' */
+	BP_USED,	/* a rule read it while it was */
+	BP_DEAD,	/* restored from the stack before any rule read it */
+};
+
+struct stack_memo {
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u64 gen;	/* walk_gen + 1 when it was walked; 0: empty */
+	__u64 stack_id;
+	__u64 sum;	/* hash of the words read, in order */
+	__u16 span;	/* bytes from sp to the end of the last word read */
+	__u8 nr_words;	/* above MEMO_WORDS: the walk cannot be remembered */
+	__u8 flags;	/* the stack's STACK_* flags */
+	__u8 bp_state;	/* BP_USED: the walk read rbp as the registers had it */
+	__u8 words[MEMO_WORDS];	/* each word read, as its offset from sp in words */
+};
+
+_Static_assert(STACK_WINDOW / 8 <= 256, "a word's offset in the window fits in a byte");
+_Static_assert(MEMO_WORDS < MEMO_OFF, "MEMO_OFF is no count");
+
+/*
+ * A thread's window on its stack and its memos: per thread, so that no
+ * other walk writes them while this one reads.
+ */
+struct walk_cache {
+	__u64 win_lo;	/* the window holds the stack from win_lo to win_hi */
+	__u64 win_hi;
+	__u64 got[2];	/* what the last stack_read() read */
+	__u32 slot;	/* the memo of the walk in progress */
+	__u8 window[STACK_WINDOW + 16];	/* + the widest read past an offset */
+	struct stack_memo memo[MEMO_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct walk_cache);
+} walk_caches SEC(".maps");
+
+#define MEMO_SEED 0xcbf29ce484222325ULL
+
+static __always_inline __u64 memo_mix(__u64 sum, __u32 word, __u64 value)
+{
+	sum = (sum ^ value ^ ((__u64)word << 56)) * 0x100000001b3ULL;
+	return sum ^ (sum >> 29);
+}
+
+/*
+ * Changes whenever a remembered walk may no longer be right: the loader
+ * wrote unwind tables or dropped stacks, or a process ran exec.
+ */
+__u64 walk_gen = 0;
+
 /* When each CPU last asked for the tables of a process the loader has not seen. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -423,10 +499,15 @@ struct walk {
 	struct stack_trace *st;
 	struct unwind_proc *proc;
 	struct unwind_mapping *last;	/* the previous frame's: callers are often in it */
+	/*
+	 * What the walk reads and remembers is kept there: counts and flags
+	 * kept here would make the verifier see a new state at every frame.
+	 */
+	struct walk_cache *wc;
+	struct stack_memo *memo;
 	__u64 ip;
 	__u64 sp;
 	__u64 bp;
-	__u32 nr;
 	__u32 flags;
 	__u32 tgid;
 	bool done;	/* reached the outermost frame */
@@ -528,20 +609,105 @@ static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 	return true;
 }
 
+#define PAGE_SIZE 4096
+
+/*
+ * Copy the stack from @addr up into the window. Where the stack ends
+ * within a window's length the copy fails: then only to the end of
+ * @addr's page, which holds @addr and so is mapped if anything is.
+ */
+static __always_inline bool window_fill(struct walk_cache *wc, __u64 addr)
+{
+	__u32 len = STACK_WINDOW;
+
+	if (bpf_probe_read_user(wc->window, STACK_WINDOW, (void *)addr)) {
+		len = PAGE_SIZE - (addr & (PAGE_SIZE - 1));
+		if (len > STACK_WINDOW)
+			len = STACK_WINDOW;
+		if (bpf_probe_read_user(wc->window, len, (void *)addr))
+			return false;
+	}
+	wc->win_lo = addr;
+	wc->win_hi = addr + len;
+	return true;
+}
+
+/* Does the window hold [@addr, @addr + @size)? It moves to @addr if not. */
+static __always_inline bool in_window(struct walk_cache *wc, struct stack_memo *memo,
+				      __u64 addr, __u32 size)
+{
+	if (addr >= wc->win_lo && addr + size <= wc->win_hi)
+		return true;
+	/* A memo is checked against the first window only, which starts at sp. */
+	memo->nr_words = MEMO_OFF;
+	return window_fill(wc, addr) && addr + size <= wc->win_hi;
+}
+
+/* Note a word the walk read at @off in the window, for its memo. */
+static __always_inline void remember(struct stack_memo *memo, __u64 off, __u64 value)
+{
+	__u32 n = memo->nr_words;
+
+	if ((off & 7) || n >= MEMO_WORDS) {
+		memo->nr_words = MEMO_OFF;
+		return;
+	}
+	memo->words[n] = off / 8;
+	memo->sum = memo_mix(memo->sum, off / 8, value);
+	memo->nr_words = n + 1;
+	if (off + 8 > memo->span)
+		memo->span = off + 8;
+}
+
+/*
+ * Read @size (8 or 16) bytes of the stack at @addr into wc->got, through
+ * the window, and note them in the walk's memo. A global function: the
+ * verifier checks its paths once, not again at every frame of every walk.
+ */
+__noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size)
+{
+	struct stack_memo *memo;
+	__u64 off;
+
+	/* The verifier knows nothing of a global function's callers. */
+	if (!wc || (size != 8 && size != 16))
+		return -1;
+	memo = &wc->memo[wc->slot & (MEMO_SLOTS - 1)];
+	if (!in_window(wc, memo, addr, size)) {
+		memo->nr_words = MEMO_OFF;
+		if (size == 16)
+			return bpf_probe_read_user(wc->got, 16, (void *)addr) ? -1 : 0;
+		return bpf_probe_read_user(wc->got, 8, (void *)addr) ? -1 : 0;
+	}
+	off = (addr - wc->win_lo) & (STACK_WINDOW - 1);
+	__builtin_memcpy(wc->got, &wc->window[off], 8);
+	remember(memo, off, wc->got[0]);
+	if (size == 16) {
+		__builtin_memcpy(&wc->got[1], &wc->window[off + 8], 8);
+		remember(memo, off + 8, wc->got[1]);
+	}
+	return 0;
+}
+
+/* The walk uses rbp (BP_USED) or replaces it (BP_DEAD): a memo must know if it was the registers'. */
+static __always_inline void bp_read(struct walk *w, enum bp_state how)
+{
+	if (w->memo->bp_state == BP_LIVE)
+		w->memo->bp_state = how;
+}
+
 /* Code without CFI: trust rbp to point at the saved rbp and return address. */
 static __always_inline long frame_pointer_step(struct walk *w)
 {
-	__u64 frame[2];
-
-	if (w->bp < w->sp || (w->bp & 7) ||
-	    bpf_probe_read_user(frame, sizeof(frame), (void *)w->bp)) {
+	bp_read(w, BP_USED);
+	if (w->bp < w->sp || (w->bp & 7) || stack_read(w->wc, w->bp, 16)) {
 		w->flags |= STACK_CUT;
 		return 1;
 	}
 	w->flags |= STACK_FP;
-	w->sp = w->bp + sizeof(frame);
-	w->bp = frame[0];
-	w->ip = frame[1];
+	w->sp = w->bp + 16;
+	w->bp = w->wc->got[0];
+	w->ip = w->wc->got[1];
 	w->done = !w->ip;
 	return w->done;
 }
@@ -553,19 +719,23 @@ static __always_inline long frame_pointer_step(struct walk *w)
  */
 static __always_inline long read_caller(struct walk *w, __u64 cfa, __s8 rbp_off)
 {
-	__u64 pair[2];
-
 	if (rbp_off == -2) {
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
+		if (stack_read(w->wc, cfa - 16, 16))
 			return -1;
-		w->bp = pair[0];
-		w->ip = pair[1];
+		bp_read(w, BP_DEAD);
+		w->bp = w->wc->got[0];
+		w->ip = w->wc->got[1];
 		return 0;
 	}
-	if (bpf_probe_read_user(&w->ip, sizeof(w->ip), (void *)(cfa - 8)))
+	if (stack_read(w->wc, cfa - 8, 8))
 		return -1;
-	if (rbp_off && bpf_probe_read_user(&w->bp, sizeof(w->bp), (void *)(cfa + rbp_off * 8)))
-		return -1;
+	w->ip = w->wc->got[0];
+	if (rbp_off) {
+		if (stack_read(w->wc, cfa + rbp_off * 8, 8))
+			return -1;
+		bp_read(w, BP_DEAD);
+		w->bp = w->wc->got[0];
+	}
 	return 0;
 }
 
@@ -573,13 +743,13 @@ static long unwind_step(__u32 i, struct walk *w)
 {
 	struct unwind_row row = { .kind = UNWIND_NONE };
 	struct unwind_mapping *m = NULL;
-	__u32 n = w->nr;
+	__u32 n = w->st->nr;
 	__u64 cfa, pc;
 
 	if (n >= MAX_STACK_DEPTH)
 		return 1;
 	w->st->ips[n] = w->ip;
-	w->nr = n + 1;
+	w->st->nr = n + 1;
 	/* A return address may be the first byte of the next function: look up the call. */
 	pc = n ? w->ip - 1 : w->ip;
 	if (w->last && pc >= w->last->start && pc < w->last->end)
@@ -589,8 +759,11 @@ static long unwind_step(__u32 i, struct walk *w)
 	if (m && m->nr_pages)
 		find_row(m, pc, &row);
 	/* Past a frame-pointer step the address may be garbage: no reason to ask. */
-	else if (!m && !(w->flags & STACK_FP))
+	else if (!m && !(w->flags & STACK_FP)) {
 		request_tables(w->tgid, w->proc, pc);
+		/* Walked again, the next call asks again if it must. */
+		w->memo->nr_words = MEMO_OFF;
+	}
 	switch (row.kind) {
 	case UNWIND_END:
 		w->done = true;
@@ -599,6 +772,7 @@ static long unwind_step(__u32 i, struct walk *w)
 		cfa = w->sp + row.cfa_off * 8;
 		break;
 	case UNWIND_CFA_FP:
+		bp_read(w, BP_USED);
 		cfa = w->bp + row.cfa_off * 8;
 		break;
 	case UNWIND_CFA_PLT:
@@ -617,7 +791,14 @@ static long unwind_step(__u32 i, struct walk *w)
 }
 
 /* Walk with the unwind tables from the user registers @regs; false if it cannot start. */
-static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_trace *st)
+/*
+ * Walk with the unwind tables from the user registers @regs; false if it
+ * cannot start. @wc: the thread's window and memos. @memo: the slot to
+ * remember the walk in; the walk fills it but for its stack id, or leaves
+ * it without words if it cannot be remembered.
+ */
+static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_trace *st,
+				     struct walk_cache *wc, struct stack_memo *memo)
 {
 	struct walk w = {
 		.st = st,
@@ -625,18 +806,29 @@ static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_
 		.sp = regs->sp,
 		.bp = regs->bp,
 		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.wc = wc,
+		.memo = memo,
 	};
 
+	*memo = (struct stack_memo){ .ip = regs->ip, .sp = regs->sp, .bp = regs->bp,
+				     .sum = MEMO_SEED };
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &w.tgid);
+	if (!window_fill(wc, regs->sp))
+		memo->nr_words = MEMO_OFF;
+	/* The frame count lives in the map: kept here it would be a new verifier state per frame. */
+	st->nr = 0;
 	bpf_loop(stack_depth, unwind_step, &w, 0);
-	st->nr = w.nr;
 	st->flags = w.flags;
-	if (!w.done && !(w.flags & STACK_CUT) && w.nr >= stack_depth)
+	if (!w.done && !(w.flags & STACK_CUT) && st->nr >= stack_depth)
 		st->flags |= STACK_TRUNCATED;
-	return w.nr > 0;
+	memo->flags = st->flags;
+	if (memo->nr_words > MEMO_WORDS)
+		memo->nr_words = 0;
+	return st->nr > 0;
 }
 #else
-static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_trace *st)
+static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_trace *st,
+				     struct walk_cache *wc, struct stack_memo *memo)
 {
 	return false;
 }
@@ -658,30 +850,104 @@ static __always_inline bool walk_fp(void *ctx, struct stack_trace *st)
 	return true;
 }
 
-/*
- * Walk the user stack into @st and return its id in the stack map. @regs
- * are the user registers where the walk starts.
- */
-static __always_inline __u64 capture_stack(void *ctx, const struct user_regs *regs,
-					   struct stack_trace *st)
+/* The memo slot of a walk from @regs, made the one a walk writes. */
+static __always_inline struct stack_memo *memo_slot(struct walk_cache *wc,
+						    const struct user_regs *regs)
 {
-	bool ok = unwind_cfi ? walk_cfi(regs, st) : walk_fp(ctx, st);
-	__u64 id;
+	__u64 h = (regs->ip ^ (regs->sp << 16)) * 0x9e3779b97f4a7c15ULL;
+	__u32 slot = (h >> 32) & (MEMO_SLOTS - 1);
 
-	if (!ok) {
-		st->nr = 0;
-		count(CNT_STACK_ERRORS);
-		return STACK_ID_NONE;
-	}
-	if (st->flags & STACK_CUT)
-		count(CNT_STACKS_CUT);
-	id = hash_stack(st);
+	wc->slot = slot;
+	return &wc->memo[slot];
+}
+
+struct recheck {
+	struct walk_cache *wc;
+	struct stack_memo *memo;
+	__u64 sum;
+};
+
+static long recheck_step(__u32 i, struct recheck *r)
+{
+	__u32 word = r->memo->words[i & (MEMO_WORDS - 1)] & (STACK_WINDOW / 8 - 1);
+
+	r->sum = memo_mix(r->sum, word, *(__u64 *)&r->wc->window[word * 8]);
+	return 0;
+}
+
+/* Does the stack still hold what the walk @memo remembers read from @regs on? */
+static __always_inline bool recall(struct walk_cache *wc, struct stack_memo *memo,
+				   const struct user_regs *regs, __u64 gen)
+{
+	struct recheck r = { .wc = wc, .memo = memo, .sum = MEMO_SEED };
+	__u32 span = memo->span;
+
+	if (memo->gen != gen + 1 || memo->ip != regs->ip || memo->sp != regs->sp ||
+	    (memo->bp_state == BP_USED && memo->bp != regs->bp) || span > STACK_WINDOW)
+		return false;
+	if (span && bpf_probe_read_user(wc->window, span, (void *)regs->sp))
+		return false;
+	bpf_loop(memo->nr_words, recheck_step, &r, 0);
+	return r.sum == memo->sum;
+}
+
+/* The stack's id in the stack map, with @st holding it, or STACK_ID_NONE. */
+static __always_inline __u64 stack_id_of(struct stack_trace *st)
+{
+	__u64 id = hash_stack(st);
+
 	if (bpf_map_lookup_elem(&stacks, &id))
 		return id;
 	if (bpf_map_update_elem(&stacks, &id, st, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&stacks, &id)) {
 		count(CNT_LOST_STACKS);
 		return STACK_ID_NONE;
+	}
+	return id;
+}
+
+static __always_inline void count_stack(__u32 flags)
+{
+	if (flags & STACK_CUT)
+		count(CNT_STACKS_CUT);
+}
+
+/*
+ * Walk the user stack into @st and return its id in the stack map. @regs
+ * are the user registers where the walk starts. Unless @need_frames, a
+ * remembered walk that still holds answers with its id and leaves @st alone.
+ */
+static __always_inline __u64 capture_stack(void *ctx, const struct user_regs *regs,
+					   struct stack_trace *st, bool need_frames)
+{
+	struct stack_memo *memo = NULL;
+	struct walk_cache *wc = NULL;
+	__u64 gen = walk_gen, id;
+	bool ok;
+
+	if (unwind_cfi) {
+		wc = bpf_task_storage_get(&walk_caches, bpf_get_current_task_btf(), 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		memo = wc ? memo_slot(wc, regs) : NULL;
+		if (memo && !need_frames && recall(wc, memo, regs, gen)) {
+			count(CNT_STACKS_RECALLED);
+			count_stack(memo->flags);
+			return memo->stack_id;
+		}
+	}
+	/* Without its cache (no memory for it) a thread's stacks come from frame pointers. */
+	ok = wc ? walk_cfi(regs, st, wc, memo) : walk_fp(ctx, st);
+	if (!ok) {
+		st->nr = 0;
+		count(CNT_STACK_ERRORS);
+		return STACK_ID_NONE;
+	}
+	count_stack(st->flags);
+	id = stack_id_of(st);
+	/* Remembered once its stack is in the map, under the tables it was walked with. */
+	if (wc && memo->nr_words && id != STACK_ID_NONE) {
+		memo->stack_id = id;
+		memo->gen = gen + 1;
 	}
 	return id;
 }
@@ -765,7 +1031,7 @@ static __always_inline void record_alloc(void *ctx, const struct user_regs *regs
 	ev = bpf_map_lookup_elem(&scratch, &zero);
 	if (!ev)
 		return;
-	info.stack_id = capture_stack(ctx, regs, &ev->stack);
+	info.stack_id = capture_stack(ctx, regs, &ev->stack, big);
 	info.time_ns = bpf_ktime_get_ns();
 	if (!keep)
 		;
@@ -1194,6 +1460,7 @@ int BPF_PROG(proc_exec, struct task_struct *task)
 		return 0;
 	/* The old program's table: its first frame outside it asks for the new one. */
 	bpf_map_delete_elem(&unwind_procs, &tgid);
+	__sync_fetch_and_add(&walk_gen, 1);
 	if (ps) {
 		st.gen = ps->gen + 1;
 		st.parent = ps->parent;

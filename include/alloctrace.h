@@ -95,6 +95,7 @@ enum counter {
 	CNT_LOST_PROCS,		/* per-process map full: a call of an untraced process */
 	CNT_STACKS_CUT,		/* a stack walk stopped before the outermost frame */
 	CNT_UNWIND_MISSES,	/* a frame in code the unwind tables did not cover yet */
+	CNT_STACKS_RECALLED,	/* a stack taken from a remembered walk, not walked again */
 	CNT_MAX,
 };
 

@@ -109,6 +109,7 @@ static const char *const counter_names[CNT_MAX] = {
 	[CNT_LOST_PROCS] = "lost_procs",
 	[CNT_STACKS_CUT] = "stacks_cut",
 	[CNT_UNWIND_MISSES] = "unwind_misses",
+	[CNT_STACKS_RECALLED] = "stacks_recalled",
 };
 
 static const char *const trend_names[] = {

@@ -287,6 +287,7 @@ static int open_unwinder(struct tracer *t)
 		.procs_fd = bpf_map__fd(skel->maps.unwind_procs),
 		.max_rows = t->unwind_rows,
 		.max_pages = UNWIND_PAGES,
+		.walk_gen = &skel->bss->walk_gen,
 	};
 
 	t->unwinder = unwinder__new(&uo);
@@ -834,6 +835,8 @@ int tracer__reset(struct tracer *t)
 	/* The old program's stacks would hold room --max-stacks gave the new one. */
 	if (!err)
 		err = walk_map(t->skel->maps.stacks, delete_entry, NULL);
+	/* Remembered walks name stacks that are gone. */
+	__atomic_fetch_add(&t->skel->bss->walk_gen, 1, __ATOMIC_SEQ_CST);
 	if (!err)
 		err = zero_counters(t);
 	return err;

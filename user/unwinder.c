@@ -269,6 +269,13 @@ static bool layout_changed(struct unwinder *u, pid_t pid, uint64_t layout)
 	return true;
 }
 
+/* After the change is in the maps: walks remembered before it start again. */
+static void tables_changed(struct unwinder *u)
+{
+	if (u->opts.walk_gen)
+		__atomic_fetch_add(u->opts.walk_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 static void forget_layout(struct unwinder *u, pid_t pid)
 {
 	for (size_t i = 0; i < u->nr_seen; i++) {
@@ -322,6 +329,7 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 		forget_layout(u, pid);
 		return err;
 	}
+	tables_changed(u);
 	return 0;
 }
 
@@ -330,5 +338,6 @@ void unwinder__forget_process(struct unwinder *u, pid_t pid)
 	__u32 key = (__u32)pid;
 
 	forget_layout(u, pid);
-	bpf_map_delete_elem(u->opts.procs_fd, &key);
+	if (!bpf_map_delete_elem(u->opts.procs_fd, &key))
+		tables_changed(u);
 }

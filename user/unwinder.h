@@ -2,6 +2,7 @@
 #ifndef ALLOCTRACE_UNWINDER_H
 #define ALLOCTRACE_UNWINDER_H
 
+#include <linux/types.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,6 +22,8 @@ struct unwinder_opts {
 	int procs_fd;		/* BPF hash: tgid -> struct unwind_proc */
 	uint32_t max_rows;
 	uint32_t max_pages;
+	/* Bumped after each change to the tables: BPF forgets the walks it remembered. */
+	__u64 *walk_gen;
 };
 
 /* NULL with errno set. */
