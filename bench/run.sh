@@ -558,17 +558,26 @@ profile_programs() {
 }
 
 # The return probe's time at two call depths, by each walk: what one more
-# frame costs. Lines "walk depth ns_per_run" in $TMP/unwind.tsv.
+# frame costs. Lines "walk depth ns_per_run" in $TMP/unwind.tsv. "cfi"
+# alternates twin callers, so that every call is checked against the
+# remembered walk and walked; "recalled" keeps one caller, so that the
+# remembered walk answers.
 UNWIND_DEPTHS=(8 40)
 unwind_costs() {
-	local walk d n=3000000
+	local walk d n=3000000 prog
+	local -a args
 
 	echo "bench: stack walk cost per frame (bpf_stats)" >&2
-	for walk in cfi fp; do
+	for walk in cfi recalled fp; do
+		prog=depth-$walk args=()
+		case $walk in
+		cfi) args=(alternate) ;;
+		recalled) prog=depth-cfi ;;
+		esac
 		for d in "${UNWIND_DEPTHS[@]}"; do
 			PROG_OUT=$TMP/unwind.$walk.$d
-			profile_run "$walk" "$TOOL" --unwind "$walk" -i 3600 --format json -- \
-				"$B/depth-$walk" "$d" "$n"
+			profile_run "$walk" "$TOOL" --unwind "${walk/recalled/cfi}" -i 3600 \
+				--format json -- "$B/$prog" "$d" "$n" "${args[@]}"
 			awk -v d="$d" '$2 == "alloc_return" { print $1, d, $3 }' "$PROG_OUT" \
 				>>"$TMP/unwind.tsv"
 		done
@@ -581,13 +590,13 @@ print_unwind() {
 	echo
 	echo "== stack walk cost (alloc_return, kernel.bpf_stats_enabled) =="
 	echo "   the same malloc/free loop ${UNWIND_DEPTHS[0]} and ${UNWIND_DEPTHS[1]} calls deep;" \
-		"frames walked = depth + 4 (main and libc's start-up)"
-	printf '%-6s %-16s %-16s %s\n' walk "ns at depth ${UNWIND_DEPTHS[0]}" \
+		"frames walked = depth + 6 (a twin, main and libc's start-up)"
+	printf '%-9s %-16s %-16s %s\n' walk "ns at depth ${UNWIND_DEPTHS[0]}" \
 		"ns at depth ${UNWIND_DEPTHS[1]}" "ns per frame"
 	awk -v lo="${UNWIND_DEPTHS[0]}" -v hi="${UNWIND_DEPTHS[1]}" '
 		{ ns[$1, $2] = $3; walks[$1] = 1 }
 		END { for (w in walks) if ((w, lo) in ns && (w, hi) in ns)
-			printf "%-6s %-16s %-16s %.0f\n", w, ns[w, lo], ns[w, hi],
+			printf "%-9s %-16s %-16s %.0f\n", w, ns[w, lo], ns[w, hi],
 				(ns[w, hi] - ns[w, lo]) / (hi - lo) }' "$TMP/unwind.tsv" | sort
 }
 
