@@ -199,7 +199,7 @@ struct {
  * as much for a kilobyte as for 16 bytes, and a frame needs one or two:
  * the walk copies a window of the stack once and reads its frames from it.
  */
-#define STACK_WINDOW 2048
+#define STACK_WINDOW 4096
 
 /*
  * A walk remembered: where it started, which stack words it read and a
@@ -210,7 +210,7 @@ struct {
  * the same depth over and over.
  */
 #define MEMO_SLOTS 8
-#define MEMO_WORDS 64
+#define MEMO_WORDS 128
 #define MEMO_OFF 255	/* stack_memo.nr_words of a walk that cannot be remembered */
 
 enum bp_state {
@@ -230,10 +230,10 @@ struct stack_memo {
 	__u8 nr_words;	/* above MEMO_WORDS: the walk cannot be remembered */
 	__u8 flags;	/* the stack's STACK_* flags */
 	__u8 bp_state;	/* BP_USED: the walk read rbp as the registers had it */
-	__u8 words[MEMO_WORDS];	/* each word read, as its offset from sp in words */
+	__u16 words[MEMO_WORDS];	/* each word read, as its offset from sp in words */
 };
 
-_Static_assert(STACK_WINDOW / 8 <= 256, "a word's offset in the window fits in a byte");
+_Static_assert(STACK_WINDOW / 8 <= 65536, "a word's offset in the window fits in a __u16");
 _Static_assert(MEMO_WORDS < MEMO_OFF, "MEMO_OFF is no count");
 
 /*
