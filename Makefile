@@ -15,14 +15,14 @@ TOOL := alloctrace
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall
 LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
 
 # Plain C: links and is unit-tested without libbpf.
 CORE_SRCS := util.c profile.c history.c symbolize.c objfile.c cfi.c cfi_check.c procmaps.c procs.c report.c json.c \
 	     demangle.c log.c export.c folded.c pprof.c protobuf.c html.c x86_insn.c placement.c
 LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c \
-	       filter.c uprobe_multi.c unwinder.c
+	       filter.c uprobe_multi.c unwinder.c live.c
 CORE_OBJS := $(CORE_SRCS:%.c=$(OBJ)/%.o)
 LOADER_OBJS := $(LOADER_SRCS:%.c=$(OBJ)/%.o)
 

@@ -100,9 +100,9 @@ enum counter {
 };
 
 /*
- * Key of the live-allocation map: one entry per block a traced process
- * holds. @gen tells the program images of one process apart: an exec
- * leaves the old image's blocks behind, never to be freed.
+ * A block a traced process holds, as the live-allocation table knows it.
+ * @gen tells the program images of one process apart: an exec leaves the
+ * old image's blocks behind, never to be freed.
  */
 struct alloc_key {
 	__u64 addr;
@@ -116,6 +116,21 @@ struct alloc_info {
 	__u64 time_ns;
 	__u32 tid;
 	__u32 func;
+};
+
+/*
+ * A slot of the live-allocation table (open addressing in an array): a
+ * block, or one of these in key.addr, which no block's address can be.
+ */
+#define LIVE_EMPTY 0	/* never used: a search for a block ends here */
+#define LIVE_GONE 1	/* its block was released: reused by the next block on its path */
+#define LIVE_BUSY 2	/* claimed by a probe that is writing its block */
+/* Slots a block may be placed at or looked for in, from its home slot on. */
+#define LIVE_PROBES 32
+
+struct live_block {
+	struct alloc_key key;
+	struct alloc_info info;
 };
 
 /* Key of the per-stack statistics map. */

@@ -61,8 +61,8 @@ static const char usage[] =
 	"      --threads          which threads hold the memory, and through which stacks\n"
 	"      --show-data N      print the first N bytes (up to 256) of one live block per\n"
 	"                         stack: this shows the target's data, secrets included\n"
-	"      --max-allocs N     live blocks recorded at once (default 1048576); kernel memory:\n"
-	"                         16 bytes each up front, 104 more per block recorded\n"
+	"      --max-allocs N     room for N live blocks at once (default 1048576); kernel memory:\n"
+	"                         2N slots rounded up to a power of 2, 48 bytes each, up front\n"
 	"      --max-stacks N     distinct stacks recorded (default 65536); kernel memory: about\n"
 	"                         48 bytes each up front, 176 + 8 x max-depth per stack recorded\n"
 	"      --ringbuf-size SIZE  room for alerts not yet read, a power of two (default 256K,\n"
@@ -224,14 +224,14 @@ static int parse_seconds(const char *s, double min, double *out)
 	return 0;
 }
 
-/* Entries of a BPF map: --max-allocs, --max-stacks. */
-static int parse_entries(int opt, const char *arg, uint32_t *out)
+/* Entries of a BPF map, up to @max: --max-allocs, --max-stacks. */
+static int parse_entries(int opt, const char *arg, uint32_t max, uint32_t *out)
 {
 	unsigned long long v;
 
-	if (parse_uint(arg, 1, MAX_MAP_ENTRIES, &v)) {
+	if (parse_uint(arg, 1, max, &v)) {
 		pr_err("invalid value '%s' for --%s: expected a number from 1 to %u", arg,
-		       option_name(opt), MAX_MAP_ENTRIES);
+		       option_name(opt), max);
 		return -EINVAL;
 	}
 	*out = v;
@@ -444,9 +444,9 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		opts->show_data = v;
 		return 0;
 	case OPT_MAX_ALLOCS:
-		return parse_entries(opt, arg, &opts->maps.allocs);
+		return parse_entries(opt, arg, MAX_LIVE_BLOCKS, &opts->maps.allocs);
 	case OPT_MAX_STACKS:
-		return parse_entries(opt, arg, &opts->maps.stacks);
+		return parse_entries(opt, arg, MAX_MAP_ENTRIES, &opts->maps.stacks);
 	case OPT_RINGBUF_SIZE:
 		if (parse_ringbuf_size(arg, &opts->maps.ringbuf))
 			return bad_value("--ringbuf-size", arg,

@@ -71,6 +71,7 @@ struct tracer {
 	task_fn on_exec;
 	struct bpf_link *task_links[NR_TRACEPOINTS];
 	struct unwinder *unwinder;	/* NULL unless unwinding by CFI */
+	struct live_table *live;
 	bool warned_procs_full;
 	void *ctx;
 };
@@ -131,12 +132,13 @@ static uint32_t or_default(uint32_t v, uint32_t def)
 
 static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz)
 {
-	uint32_t allocs = or_default(sz->allocs, DEFAULT_MAX_ALLOCS);
+	uint32_t slots = live__slots(or_default(sz->allocs, DEFAULT_MAX_ALLOCS));
 	uint32_t stacks = or_default(sz->stacks, DEFAULT_MAX_STACKS);
 	uint32_t ringbuf = or_default(sz->ringbuf, DEFAULT_RINGBUF_SIZE);
 	int err;
 
-	err = bpf_map__set_max_entries(skel->maps.allocs, allocs);
+	skel->rodata->live_mask = slots - 1;
+	err = bpf_map__set_max_entries(skel->maps.allocs, slots);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.stacks, stacks);
 	/* Room for the unknown stack too, so that allocations whose stack was lost still count. */
@@ -316,6 +318,9 @@ static int load(struct tracer *t, const struct tracer_opts *opts)
 		       strerror(-err));
 		return err;
 	}
+	t->live = live_table__open(t->skel->maps.allocs);
+	if (!t->live)
+		return -errno;
 	err = fill_sample_gaps(t, opts->sample_rate);
 	if (err) {
 		pr_err("cannot fill the sampling table: %s", strerror(-err));
@@ -423,6 +428,7 @@ void tracer__free(struct tracer *t)
 		bpf_link__destroy(t->task_links[i]);
 	ring_buffer__free(t->events);
 	unwinder__free(t->unwinder);
+	live_table__free(t->live);
 	alloctrace_bpf__destroy(t->skel);
 	free(t->links);
 	free(t->link_fds);
@@ -829,7 +835,7 @@ int tracer__reset(struct tracer *t)
 		unwinder__forget_process(t->unwinder, t->pid);
 	/* Calls that entered before are never seen returning: forget them. */
 	t->skel->bss->probe_epoch++;
-	err = walk_map(t->skel->maps.allocs, delete_entry, NULL);
+	err = live_table__drop(t->live, NULL, NULL);
 	if (!err)
 		err = walk_map(t->skel->maps.stack_stats, delete_entry, NULL);
 	/* The old program's stacks would hold room --max-stacks gave the new one. */
@@ -951,34 +957,15 @@ int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx)
 	return err;
 }
 
-struct block_walk {
-	block_fn fn;
-	void *ctx;
-};
-
-static int walk_block(void *ctx, const void *key, const void *value)
-{
-	struct block_walk *w = ctx;
-
-	return w->fn(w->ctx, key, value);
-}
-
 int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx)
 {
-	struct block_walk w = { .fn = fn, .ctx = ctx };
-
-	return walk_map(t->skel->maps.allocs, walk_block, &w);
+	return live_table__for_each(t->live, fn, ctx);
 }
 
 struct stale_walk {
 	keep_fn keep;
 	void *ctx;
 };
-
-/* stack_key and alloc_key both name the process and image the same way. */
-_Static_assert(offsetof(struct stack_key, tgid) == offsetof(struct alloc_key, tgid) &&
-		       offsetof(struct stack_key, gen) == offsetof(struct alloc_key, gen),
-	       "keys differ");
 
 static int walk_stale(void *ctx, const void *key, const void *value)
 {
@@ -993,7 +980,7 @@ int tracer__drop(struct tracer *t, keep_fn keep, void *ctx)
 	struct stale_walk w = { .keep = keep, .ctx = ctx };
 	int err = walk_map(t->skel->maps.stack_stats, walk_stale, &w);
 
-	return err ? err : walk_map(t->skel->maps.allocs, walk_stale, &w);
+	return err ? err : live_table__drop(t->live, keep, ctx);
 }
 
 int tracer__events_fd(const struct tracer *t)

@@ -9,6 +9,7 @@
 #include <linux/types.h>
 #include "alloctrace.h"
 #include "allocator.h"
+#include "live.h"
 #include "profile.h"
 
 /*
@@ -27,7 +28,7 @@ struct tracer;
 /*
  * Capacities of the BPF maps, 0 for the default. The kernel's hash maps
  * allow 2^27 entries; the per-stack statistics take one more than the
- * stacks, and the loader keeps both under that.
+ * stacks, and the loader keeps both under that. Live blocks: MAX_LIVE_BLOCKS.
  */
 #define DEFAULT_MAX_ALLOCS   (1U << 20)
 #define DEFAULT_MAX_STACKS   (1U << 16)
@@ -127,11 +128,11 @@ int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx);
  * Call @fn for every live block the maps hold, in batches; stops at the
  * first non-zero return of @fn, which it returns. 0 or -errno.
  */
-typedef int (*block_fn)(void *ctx, const struct alloc_key *key, const struct alloc_info *info);
+typedef live_fn block_fn;
 int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx);
 
 /* Delete the blocks and statistics of every process and image @keep rejects. 0 or -errno. */
-typedef bool (*keep_fn)(void *ctx, pid_t pid, uint32_t gen);
+typedef live_keep_fn keep_fn;
 int tracer__drop(struct tracer *t, keep_fn keep, void *ctx);
 
 /* The ring buffer's fd to poll, and handing its events to on_big_alloc. */

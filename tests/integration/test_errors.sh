@@ -163,7 +163,7 @@ out_of_range() {
 	local v
 	for v in "--pid 0" "--pid 4294967296" "--count 0" "--interval 0.001" \
 		"--interval 86401" "--interval nan" "--min-age inf" "--max-depth 0" \
-		"--max-depth 128" "--show-data 257" "--max-allocs 0" "--max-allocs 67108865" \
+		"--max-depth 128" "--show-data 257" "--max-allocs 0" "--max-allocs 16777217" \
 		"--max-stacks 0" "--ringbuf-size 3K" "--ringbuf-size 2K" "--ringbuf-size 2G" \
 		"--big 0" "--sample 0" "--max-size 0"; do
 		# shellcheck disable=SC2086 # option and value

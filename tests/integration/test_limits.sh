@@ -46,37 +46,38 @@ expect_counted() {
 	expect_eq "$1: complete" "$4" "$(report_get "$R" .complete)"
 }
 
-# map_sizes PID: the sizes of the maps the options set (the live blocks,
-# the stacks and their statistics, the ring buffer) that the process PID
-# holds, as bpf(2) made them, sorted.
+# map_sizes PID: the types and sizes of the maps the options set (the live
+# blocks' table, the stacks and their statistics, the ring buffer) that the
+# process PID holds, as bpf(2) made them, sorted.
 map_sizes() {
 	awk '$1 == "map_id:" { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u |
 		while read -r id; do
 			bpftool map show id "$id" -j
 		done | jq -r 'select(.name == "allocs" or .name == "stacks" or
 			.name == "stack_stats" or .name == "events")
-			| "\(if .type == "ringbuf" then "ringbuf" else "hash" end) \(.max_entries)"' |
+			| "\(.type) \(.max_entries)"' |
 		sort -k1,1 -k2,2n | paste -sd " "
 }
 
 # 1,000 blocks of 100 bytes, then 500 malloc/free pairs, with room for 100
-# blocks: the first 100 are recorded, the other 900 and every pair's
-# malloc are lost, so each pair's free is untracked.
+# blocks: a table of 256 slots (2 x 100, rounded up to a power of two).
+# The blocks fill every slot, the other 744 and every pair's malloc are
+# lost, so each pair's free is untracked.
 allocs() {
 	start_spread allocs 1000 1 500 --format json --max-allocs 100 --max-stacks 777 \
 		--ringbuf-size 64K || return
 	expect_eq "allocs: maps as asked (blocks, stacks, stacks + unknown, ring)" \
-		"hash 100 hash 777 hash 778 ringbuf 65536" "$(map_sizes "$(loader_pid)")"
+		"array 256 hash 777 hash 778 ringbuf 65536" "$(map_sizes "$(loader_pid)")"
 	stop_json allocs || return
-	expect_totals_lost allocs "$R" 10000 100 1500 0 500 1400
-	expect_counted allocs lost_allocs 1400 false
-	expect_leak "$R" leak_on_path 10000 100 100
+	expect_totals_lost allocs "$R" 25600 256 1500 0 500 1244
+	expect_counted allocs lost_allocs 1244 false
+	expect_leak "$R" leak_on_path 25600 256 256
 	expect_eq "allocs: one stack" 1 "$(report_get "$R" .stacks_holding)"
 
 	start_spread allocs_text 1000 1 500 --max-allocs 100 || return
 	stop_tool
 	expect_eq "allocs text: warning" 1 "$(grep -cFx \
-		'  warning: numbers incomplete: lost_allocs=1,400 (live-allocation map full)' \
+		'  warning: numbers incomplete: lost_allocs=1,244 (live-allocation map full)' \
 		"$TMP/allocs_text.out")"
 }
 
@@ -108,7 +109,7 @@ stacks() {
 ringbuf() {
 	start_spread ringbuf 1000 1 0 --format json --big 100 --ringbuf-size 4K || return
 	expect_eq "ringbuf: default sizes but the ring" \
-		"hash 65536 hash 65537 hash 1048576 ringbuf 4096" "$(map_sizes "$(loader_pid)")"
+		"array 2097152 hash 65536 hash 65537 ringbuf 4096" "$(map_sizes "$(loader_pid)")"
 	stop_json ringbuf || return
 	local alerts lost
 	alerts=$(count_lines "$TMP/ringbuf.out" \
