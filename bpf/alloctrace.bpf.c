@@ -871,25 +871,33 @@ static __always_inline struct stack_memo *memo_slot(struct walk_cache *wc,
 	return &wc->memo[slot];
 }
 
-struct recheck {
-	struct walk_cache *wc;
-	struct stack_memo *memo;
-	__u64 sum;
-};
-
-static long recheck_step(__u32 i, struct recheck *r)
+/*
+ * The hash of the words memo @slot of @wc names, as the window holds them
+ * now. A global function: its loop is checked once, and runs without a
+ * callback per word.
+ */
+__noinline __u64 memo_sum(struct walk_cache *wc, __u32 slot)
 {
-	__u32 word = r->memo->words[i & (MEMO_WORDS - 1)] & (STACK_WINDOW / 8 - 1);
+	struct stack_memo *memo;
+	__u64 sum = MEMO_SEED;
+	__u32 word;
 
-	r->sum = memo_mix(r->sum, word, *(__u64 *)&r->wc->window[word * 8]);
-	return 0;
+	if (!wc)
+		return 0;
+	memo = &wc->memo[slot & (MEMO_SLOTS - 1)];
+	for (__u32 i = 0; i < MEMO_WORDS; i++) {
+		if (i >= memo->nr_words)
+			break;
+		word = memo->words[i] & (STACK_WINDOW / 8 - 1);
+		sum = memo_mix(sum, word, *(__u64 *)&wc->window[word * 8]);
+	}
+	return sum;
 }
 
 /* Does the stack still hold what the walk @memo remembers read from @regs on? */
 static __always_inline bool recall(struct walk_cache *wc, struct stack_memo *memo,
 				   const struct user_regs *regs, __u64 gen)
 {
-	struct recheck r = { .wc = wc, .memo = memo, .sum = MEMO_SEED };
 	__u32 span = memo->span;
 
 	if (memo->gen != gen + 1 || memo->ip != regs->ip || memo->sp != regs->sp ||
