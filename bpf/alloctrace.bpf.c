@@ -45,6 +45,8 @@ const volatile bool follow_forks = false;
 const volatile __u64 max_per_proc = 0;
 const volatile __u64 big_threshold = 0;
 const volatile __u32 stack_depth = DEFAULT_STACK_DEPTH;
+/* --min-age: note when each block was made; a clock read is dear at every malloc. */
+const volatile bool block_ages = false;
 /* --sample: mean bytes between sampled allocations, 0 to record every one. */
 const volatile __u64 sample_rate = 0;
 /* --unwind cfi: walk stacks with the loader's unwind tables, not the kernel's FP walk. */
@@ -905,8 +907,7 @@ static __always_inline bool recall(struct walk_cache *wc, struct stack_memo *mem
 		return false;
 	if (span && bpf_probe_read_user(wc->window, span, (void *)regs->sp))
 		return false;
-	bpf_loop(memo->nr_words, recheck_step, &r, 0);
-	return r.sum == memo->sum;
+	return memo_sum(wc, wc->slot) == memo->sum;
 }
 
 /* The stack's id in the stack map, with @st holding it, or STACK_ID_NONE. */
@@ -1141,7 +1142,8 @@ static __always_inline void record_alloc(void *ctx, const struct user_regs *regs
 	if (!ev)
 		return;
 	info.stack_id = capture_stack(ctx, regs, &ev->stack, big);
-	info.time_ns = bpf_ktime_get_ns();
+	if (block_ages)
+		info.time_ns = bpf_ktime_get_ns();
 	if (!keep)
 		;
 	else if (!live_insert(&key, &info))

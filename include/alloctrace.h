@@ -113,7 +113,7 @@ struct alloc_key {
 struct alloc_info {
 	__u64 size;
 	__u64 stack_id;
-	__u64 time_ns;
+	__u64 time_ns;	/* with --min-age only */
 	__u32 tid;
 	__u32 func;
 };

@@ -1053,6 +1053,7 @@ static int open_tracer(struct session *s)
 		.big_threshold = s->opts->big,
 		.stack_depth = s->opts->stack_depth,
 		.sample_rate = s->opts->sample,
+		.block_ages = s->opts->filter.min_age > 0,
 		.unwind_cfi = s->opts->unwind_cfi,
 		.big_only = s->opts->big_only,
 		.sizes = s->opts->maps,

@@ -163,6 +163,7 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	skel->rodata->big_threshold = opts->big_threshold;
 	skel->rodata->stack_depth = t->stack_depth;
 	skel->rodata->sample_rate = opts->sample_rate;
+	skel->rodata->block_ages = opts->block_ages;
 	skel->rodata->unwind_cfi = opts->unwind_cfi;
 	/* The syscall programs tax every syscall on the system: only when asked. */
 	bpf_program__set_autoload(skel->progs.big_sys_enter, opts->big_only);

@@ -57,6 +57,28 @@ size_filters() {
 	expect_leak "$r" leak_posix_memalign 300 3
 }
 
+# --min-age 2 on tests/workloads/target.c, whose 9 x 1000 bytes leak when
+# it is signalled (and nothing but them stays): the reports of the first
+# 1.5 s after count none of them, those from 2.5 s on all of them.
+age_filter() {
+	local born
+	trace_new_target age 60 --format json -T 0 -i 0.5 --min-age 2 || return
+	kill -USR1 "$TARGET"
+	wait_for 10 test -e "$TMP/age/done" || { fail "age: target" "not done in 10 s"; return; }
+	born=$(stat -c %.9Y "$TMP/age/done")
+	sleep 4
+	kill -INT "$TOOL_PID"
+	wait_tool
+	expect_tool_ok age || return
+	expect_eq "min-age: young blocks left out" '[[0,0]]' "$(jq -sc --argjson t "$born" \
+		'[.[] | select(.type == "report" and .time > $t + 0.1 and .time < $t + 1.5)
+			| [.totals.outstanding_bytes, .totals.outstanding_allocs]] | unique' "$TMP/age.out")"
+	expect_eq "min-age: old blocks counted" '[[9000,9]]' "$(jq -sc --argjson t "$born" \
+		'[.[] | select(.type == "report" and .time > $t + 2.5)
+			| [.totals.outstanding_bytes, .totals.outstanding_allocs]] | unique' "$TMP/age.out")"
+	expect_leak "$(final_report "$TMP/age.out")" target_leak 9000 9
+}
+
 expect_totals_exact() {
 	expect_eq "$1: outstanding_bytes" "$3" "$(report_get "$2" .totals.outstanding_bytes)"
 	expect_eq "$1: outstanding_allocs" "$4" "$(report_get "$2" .totals.outstanding_allocs)"
@@ -119,6 +141,7 @@ usr1() {
 
 trend
 size_filters
+age_filter
 thread_filters
 threads
 modules
