@@ -763,13 +763,23 @@ struct walk_bufs {
 	char *doomed;
 };
 
+/* Bytes of one entry's value as a lookup returns it: per-CPU maps give every CPU's. */
+static size_t value_stride(const struct bpf_map *map)
+{
+	size_t vsz = bpf_map__value_size(map);
+
+	if (bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_HASH)
+		return vsz;
+	return ((vsz + 7) & ~(size_t)7) * libbpf_num_possible_cpus();
+}
+
 /*
  * Hand every entry of the hash map @map to @fn, one lookup per batch of
- * entries where the kernel can: 1,000,000 blocks in a few hundred calls.
+ * entries where the kernel can: 100,000 stacks in a few dozen calls.
  */
 static int walk_map(struct bpf_map *map, entry_fn fn, void *ctx)
 {
-	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
+	size_t ksz = bpf_map__key_size(map), vsz = value_stride(map);
 	struct walk_bufs b = {
 		.keys = malloc(WALK_BATCH * ksz),
 		.values = malloc(WALK_BATCH * vsz),
@@ -924,8 +934,28 @@ struct stats_walk {
 	struct tracer *t;
 	profile_fn profile_of;
 	void *ctx;
+	struct stack_stats stats;
 	struct stack_trace trace;
 };
+
+_Static_assert(sizeof(struct stack_stats) % 8 == 0, "per-CPU values lie 8-byte aligned");
+
+/* A stack's statistics from the CPUs' shares (see stack_stats in the BPF object). */
+static void sum_cpus(const struct tracer *t, const struct stack_stats *cpus,
+		     struct stack_stats *sum)
+{
+	/*
+	 * A block may be allocated on one CPU and freed on another: a share
+	 * may be "negative", which the unsigned sum undoes.
+	 */
+	*sum = (struct stack_stats){};
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
+		sum->outstanding_bytes += cpus[cpu].outstanding_bytes;
+		sum->outstanding_allocs += cpus[cpu].outstanding_allocs;
+		sum->allocs += cpus[cpu].allocs;
+		sum->alloc_bytes += cpus[cpu].alloc_bytes;
+	}
+}
 
 static int walk_stats(void *ctx, const void *key_, const void *value)
 {
@@ -937,12 +967,13 @@ static int walk_stats(void *ctx, const void *key_, const void *value)
 
 	if (!p)
 		return 0;
+	sum_cpus(w->t, value, &w->stats);
 	trace->nr = 0;
 	if (key->stack_id != STACK_ID_NONE && bpf_map_lookup_elem(fd, &key->stack_id, trace))
 		trace->nr = 0;
 	if (trace->nr > w->t->stack_depth)
 		trace->nr = w->t->stack_depth;
-	return profile__add(p, key->stack_id, value, trace);
+	return profile__add(p, key->stack_id, &w->stats, trace);
 }
 
 int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx)

@@ -67,7 +67,7 @@ allocs() {
 	start_spread allocs 1000 1 500 --format json --max-allocs 100 --max-stacks 777 \
 		--ringbuf-size 64K || return
 	expect_eq "allocs: maps as asked (blocks, stacks, stacks + unknown, ring)" \
-		"array 256 hash 777 hash 778 ringbuf 65536" "$(map_sizes "$(loader_pid)")"
+		"array 256 hash 777 percpu_hash 778 ringbuf 65536" "$(map_sizes "$(loader_pid)")"
 	stop_json allocs || return
 	expect_totals_lost allocs "$R" 25600 256 1500 0 500 1244
 	expect_counted allocs lost_allocs 1244 false
@@ -109,7 +109,7 @@ stacks() {
 ringbuf() {
 	start_spread ringbuf 1000 1 0 --format json --big 100 --ringbuf-size 4K || return
 	expect_eq "ringbuf: default sizes but the ring" \
-		"array 2097152 hash 65536 hash 65537 ringbuf 4096" "$(map_sizes "$(loader_pid)")"
+		"array 2097152 hash 65536 percpu_hash 65537 ringbuf 4096" "$(map_sizes "$(loader_pid)")"
 	stop_json ringbuf || return
 	local alerts lost
 	alerts=$(count_lines "$TMP/ringbuf.out" \
