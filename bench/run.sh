@@ -27,8 +27,10 @@ if [[ ${BENCH_QUICK:-0} == 1 ]]; then
 else
 	ROUNDS=${BENCH_ROUNDS:-7} PAIRS=${BENCH_PAIRS:-200000} SCALE_ROUNDS=3 IDLE_SECS=10
 fi
-# The native loop, and big-only's, take nanoseconds a pair: more of them for a readable clock.
-NATIVE_PAIRS=$((PAIRS * 25))
+# The native loop, and big-only's, take nanoseconds a pair: more of them for a
+# readable clock. At 25 times the traced loops' pairs (30 ms) the big-only
+# ratio swung 0.5-2.0 between rounds; at 250 times (about 0.3 s) it holds.
+NATIVE_PAIRS=$((PAIRS * 250))
 BLOCKS=${BENCH_BLOCKS:-1000000}
 MANY_STACKS=${BENCH_STACKS:-100000}
 REPORT_STACKS=${BENCH_REPORT_STACKS:-10000}
