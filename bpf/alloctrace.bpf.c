@@ -132,7 +132,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1 << 16);
 	__type(key, struct stack_key);
-	__type(value, struct stack_stats);
+	__type(value, struct stack_counts);
 } stack_stats SEC(".maps");
 
 struct {
@@ -979,7 +979,7 @@ static __always_inline __u64 capture_stack(void *ctx, const struct user_regs *re
 static __always_inline void stats_add(const struct owner *o, __u64 stack_id, __u64 size)
 {
 	struct stack_key key = { .stack_id = stack_id, .tgid = o->tgid, .gen = o->gen };
-	struct stack_stats *st, zero = {};
+	struct stack_counts *st, zero = {};
 
 	/* A block entered the live map: stats_release() takes it out of the count. */
 	if (o->ps)
@@ -994,8 +994,6 @@ static __always_inline void stats_add(const struct owner *o, __u64 stack_id, __u
 		}
 	}
 	/* This CPU's share, but another probe may preempt this one on it. */
-	__sync_fetch_and_add(&st->outstanding_bytes, size);
-	__sync_fetch_and_add(&st->outstanding_allocs, 1);
 	__sync_fetch_and_add(&st->allocs, 1);
 	__sync_fetch_and_add(&st->alloc_bytes, size);
 }
@@ -1004,15 +1002,15 @@ static __always_inline void stats_add(const struct owner *o, __u64 stack_id, __u
 static __always_inline void stats_release(const struct owner *o, const struct alloc_info *info)
 {
 	struct stack_key key = { .stack_id = info->stack_id, .tgid = o->tgid, .gen = o->gen };
-	struct stack_stats *st = bpf_map_lookup_elem(&stack_stats, &key);
+	struct stack_counts *st = bpf_map_lookup_elem(&stack_stats, &key);
 
 	count_in(o->ps, CNT_FREES);
 	if (o->ps)
 		__sync_fetch_and_sub(&o->ps->live, 1);
 	if (!st)
 		return;
-	__sync_fetch_and_sub(&st->outstanding_bytes, info->size);
-	__sync_fetch_and_sub(&st->outstanding_allocs, 1);
+	__sync_fetch_and_add(&st->frees, 1);
+	__sync_fetch_and_add(&st->freed_bytes, info->size);
 }
 
 /* The first slot a block may take: blocks of one process are 16-byte aligned, mostly. */

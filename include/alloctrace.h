@@ -161,11 +161,16 @@ struct proc_state {
 	char comm[16];		/* its main thread's name */
 };
 
-struct stack_stats {
-	__u64 outstanding_bytes;
-	__u64 outstanding_allocs;
+/*
+ * What the per-stack statistics map counts, per CPU: only ever added to,
+ * two atomic adds at each end of a block's life. What is outstanding is
+ * the loader's subtraction.
+ */
+struct stack_counts {
 	__u64 allocs;
 	__u64 alloc_bytes;
+	__u64 frees;
+	__u64 freed_bytes;
 };
 
 /* What a stack walk says of the stack it returns (stack_trace.flags). */

@@ -11,6 +11,14 @@
  * Aggregation of one collection from the BPF maps: per-stack statistics,
  * the global counters and the totals derived from them. Plain C, no libbpf.
  */
+/* A stack's numbers, from its stack_counts summed over the CPUs. */
+struct stack_stats {
+	uint64_t outstanding_bytes;
+	uint64_t outstanding_allocs;
+	uint64_t allocs;
+	uint64_t alloc_bytes;
+};
+
 enum trend {
 	TREND_NEW,		/* seen in too few reports to tell */
 	TREND_GROWING,		/* rose in most intervals and never fell: a leak */

@@ -938,23 +938,37 @@ struct stats_walk {
 	struct stack_trace trace;
 };
 
-_Static_assert(sizeof(struct stack_stats) % 8 == 0, "per-CPU values lie 8-byte aligned");
+_Static_assert(sizeof(struct stack_counts) % 8 == 0, "per-CPU values lie 8-byte aligned");
 
-/* A stack's statistics from the CPUs' shares (see stack_stats in the BPF object). */
-static void sum_cpus(const struct tracer *t, const struct stack_stats *cpus,
-		     struct stack_stats *sum)
+/* a - b, or 0 if the reading saw more taken out than put in. */
+static uint64_t at_least_0(uint64_t a, uint64_t b)
 {
-	/*
-	 * A block may be allocated on one CPU and freed on another: a share
-	 * may be "negative", which the unsigned sum undoes.
-	 */
-	*sum = (struct stack_stats){};
+	return a > b ? a - b : 0;
+}
+
+/* A stack's statistics from the CPUs' counts (see stack_stats in the BPF object). */
+static void sum_cpus(const struct tracer *t, const struct stack_counts *cpus,
+		     struct stack_stats *stats)
+{
+	struct stack_counts sum = {};
+
 	for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
-		sum->outstanding_bytes += cpus[cpu].outstanding_bytes;
-		sum->outstanding_allocs += cpus[cpu].outstanding_allocs;
-		sum->allocs += cpus[cpu].allocs;
-		sum->alloc_bytes += cpus[cpu].alloc_bytes;
+		sum.allocs += cpus[cpu].allocs;
+		sum.alloc_bytes += cpus[cpu].alloc_bytes;
+		sum.frees += cpus[cpu].frees;
+		sum.freed_bytes += cpus[cpu].freed_bytes;
 	}
+	/*
+	 * The CPUs' counts are read one after another while blocks come and
+	 * go: a block made on one CPU after its count was read and freed on
+	 * another before its count was can show as a free without its alloc.
+	 */
+	*stats = (struct stack_stats){
+		.outstanding_bytes = at_least_0(sum.alloc_bytes, sum.freed_bytes),
+		.outstanding_allocs = at_least_0(sum.allocs, sum.frees),
+		.allocs = sum.allocs,
+		.alloc_bytes = sum.alloc_bytes,
+	};
 }
 
 static int walk_stats(void *ctx, const void *key_, const void *value)
