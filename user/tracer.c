@@ -320,8 +320,11 @@ static int load(struct tracer *t, const struct tracer_opts *opts)
 		return err;
 	}
 	t->live = live_table__open(t->skel->maps.allocs);
-	if (!t->live)
-		return -errno;
+	if (!t->live) {
+		err = -errno;
+		pr_err("cannot set up the live-block table: %s", strerror(-err));
+		return err;
+	}
 	err = fill_sample_gaps(t, opts->sample_rate);
 	if (err) {
 		pr_err("cannot fill the sampling table: %s", strerror(-err));
