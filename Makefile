@@ -15,16 +15,21 @@ TOOL := alloctrace
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
+# Each object records the headers it read, so a header change rebuilds
+# exactly what includes it.
+DEPFLAGS = -MMD -MP
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall
 LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
 
-# Plain C: links and is unit-tested without libbpf.
-CORE_SRCS := util.c profile.c history.c symbolize.c objfile.c cfi.c cfi_check.c procmaps.c procs.c report.c json.c \
-	     demangle.c log.c export.c folded.c pprof.c protobuf.c html.c x86_insn.c placement.c
-LOADER_SRCS := main.c options.c target.c elfsym.c allocator.c linkmap.c tracer.c session.c \
-	       filter.c uprobe_multi.c unwinder.c live.c
-CORE_OBJS := $(CORE_SRCS:%.c=$(OBJ)/%.o)
-LOADER_OBJS := $(LOADER_SRCS:%.c=$(OBJ)/%.o)
+# The loader's rooms, one job each (docs/ARCHITECTURE.md). The core is
+# plain C that links and is unit-tested without libbpf; only app/ (the
+# session) and bpf/ (programs, maps, probes) talk to the kernel's BPF.
+CORE_ROOMS := lib cli probe proc unwind symbolize analysis report export
+LOADER_ROOMS := bpf app
+CORE_SRCS := $(sort $(wildcard $(CORE_ROOMS:%=user/%/*.c)))
+LOADER_SRCS := $(sort $(wildcard $(LOADER_ROOMS:%=user/%/*.c)))
+CORE_OBJS := $(CORE_SRCS:user/%.c=$(OBJ)/%.o)
+LOADER_OBJS := $(LOADER_SRCS:user/%.c=$(OBJ)/%.o)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 WORKLOAD_C := $(wildcard tests/workloads/*.c)
@@ -38,31 +43,33 @@ WORKLOAD_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline -pthread
 .PHONY: all deps check unit integration demo install clean tests format
 all: $(TOOL)
 
-$(BUILD) $(OBJ) $(BUILD)/tests $(BUILD)/workloads:
+$(BUILD) $(BUILD)/tests $(BUILD)/workloads:
 	mkdir -p $@
 
-$(BUILD)/alloctrace.bpf.o: bpf/alloctrace.bpf.c include/alloctrace.h | $(BUILD)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/alloctrace.bpf.o: bpf/alloctrace.bpf.c | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/alloctrace.skel.h: $(BUILD)/alloctrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name alloctrace_bpf > $@
 
-$(OBJ)/%.o: user/%.c $(wildcard user/*.h) include/alloctrace.h | $(OBJ)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+$(OBJ)/%.o: user/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(OBJ)/tracer.o: $(BUILD)/alloctrace.skel.h
+# Generated headers: named, since -MMD only knows them after a first build.
+$(OBJ)/bpf/tracer.o: $(BUILD)/alloctrace.skel.h
 
 # The HTML page's template, script and style, compiled in.
 $(BUILD)/html_assets.h: html/* scripts/embed.sh | $(BUILD)
 	./scripts/embed.sh $@ html/report.html html/report.css html/report.js
 
-$(OBJ)/html.o: $(BUILD)/html_assets.h
+$(OBJ)/export/html.o: $(BUILD)/html_assets.h
 
 $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/fixtures.h $(CORE_OBJS) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka -lelf -ldw -lz -lstdc++ -lm
+$(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJS) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka -lelf -ldw -lz -lstdc++ -lm
 
 # test_cfi reads the call frame information of fixtures built beside it.
 %/cfi_fixture.so %/cfi_bigreg.so: tests/unit/cfi_fixture.S tests/unit/cfi_bigreg.S
@@ -113,6 +120,12 @@ format:
 clean:
 	rm -rf $(BUILD) $(TOOL)
 
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
 include tests/workloads/allocators.mk
 include bench/bench.mk
 include fuzz/fuzz.mk
+
+# For tests/static/test_layers.sh: the rooms it checks.
+print-core-rooms:
+	@echo $(CORE_ROOMS)

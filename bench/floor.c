@@ -7,7 +7,7 @@
  *   floor naive|best [--stack] [--live] -- COMMAND ARGS  launch COMMAND, probes attached first
  *
  * naive puts free's probe on its first instruction, as a tracer that asks
- * for "free" gets it. best puts it where alloctrace does (user/placement.c):
+ * for "free" gets it. best puts it where alloctrace does (user/probe/placement.c):
  * in glibc, on the `je` after `test %rdi,%rdi`, since the kernel emulates a
  * jcc but must single-step a test, which under KVM costs a VM exit per
  * hit. --stack adds a user stack walk
@@ -23,9 +23,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
-#include "elfsym.h"
+#include "probe/elfsym.h"
 #include "floor.skel.h"
-#include "placement.h"
+#include "probe/placement.h"
 
 struct site {
 	char path[4096];

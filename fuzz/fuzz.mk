@@ -27,13 +27,13 @@ FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
 FUZZ_SEEDS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/corpus/%/.stamp)
 
 # The user/ sources each target links: only what the parser needs.
-FUZZ_SRCS_procmaps := procmaps.c
-FUZZ_SRCS_options := options.c allocator.c elfsym.c linkmap.c procmaps.c log.c placement.c \
-		     x86_insn.c
-FUZZ_SRCS_elf := elfsym.c
-FUZZ_SRCS_x86_insn := x86_insn.c placement.c
+FUZZ_SRCS_procmaps := proc/procmaps.c
+FUZZ_SRCS_options := cli/options.c probe/allocator.c probe/elfsym.c probe/linkmap.c \
+		     proc/procmaps.c lib/log.c probe/placement.c probe/x86_insn.c
+FUZZ_SRCS_elf := probe/elfsym.c
+FUZZ_SRCS_x86_insn := probe/x86_insn.c probe/placement.c
 FUZZ_LIBS_options := -lelf
-FUZZ_SRCS_cfi := cfi.c cfi_check.c util.c
+FUZZ_SRCS_cfi := unwind/cfi.c unwind/cfi_check.c lib/util.c
 FUZZ_LIBS_elf := -lelf
 FUZZ_LIBS_cfi := -lelf -ldw
 
@@ -41,8 +41,8 @@ ASAN_OUT := $(FUZZ_B)/asan
 ASAN_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	       -fno-omit-frame-pointer $(FUZZ_INC)
 ASAN_LDLIBS := -lcmocka -lelf -ldw -lz -lstdc++ -lm
-ASAN_OBJS := $(CORE_SRCS:%.c=$(ASAN_OUT)/obj/%.o)
-ASAN_LOADER_OBJS := $(LOADER_SRCS:%.c=$(ASAN_OUT)/obj/%.o)
+ASAN_OBJS := $(CORE_SRCS:user/%.c=$(ASAN_OUT)/obj/%.o)
+ASAN_LOADER_OBJS := $(LOADER_SRCS:user/%.c=$(ASAN_OUT)/obj/%.o)
 ASAN_TESTS := $(patsubst tests/unit/%.c,$(ASAN_OUT)/%,$(wildcard tests/unit/test_*.c))
 
 # Included before the first rule or after it, this must not change the
@@ -58,9 +58,8 @@ $(FUZZ_OUT) $(ASAN_OUT)/obj:
 # FUZZ_TARGET NAME: the fuzzer and, for text seeds kept in fuzz/corpus/NAME/,
 # its seed corpus.
 define FUZZ_TARGET
-$(FUZZ_OUT)/fuzz_$(1): fuzz/fuzz_$(1).c $(addprefix user/,$(FUZZ_SRCS_$(1))) \
-		$(wildcard user/*.h) include/alloctrace.h | $(FUZZ_OUT)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/fuzz_$(1).c $(addprefix user/,$(FUZZ_SRCS_$(1))) \
+$(FUZZ_OUT)/fuzz_$(1): fuzz/fuzz_$(1).c $(addprefix user/,$(FUZZ_SRCS_$(1))) | $(FUZZ_OUT)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP fuzz/fuzz_$(1).c $(addprefix user/,$(FUZZ_SRCS_$(1))) \
 		-o $$@ $(FUZZ_LIBS_$(1))
 
 ifneq ($(wildcard fuzz/corpus/$(1)/*),)
@@ -110,11 +109,12 @@ fuzz-long: fuzz-build
 # files, deletes them, and rebuilds them all every time.
 unit-asan: $(ASAN_OBJS) $(ASAN_TESTS)
 
-$(ASAN_OUT)/obj/%.o: user/%.c $(wildcard user/*.h) include/alloctrace.h | $(ASAN_OUT)/obj
-	$(FUZZ_CC) $(ASAN_CFLAGS) -c $< -o $@
+$(ASAN_OUT)/obj/%.o: user/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
 
-$(ASAN_OUT)/obj/html.o: $(FUZZ_B)/html_assets.h
-$(ASAN_OUT)/obj/tracer.o: $(FUZZ_B)/alloctrace.skel.h
+$(ASAN_OUT)/obj/export/html.o: $(FUZZ_B)/html_assets.h
+$(ASAN_OUT)/obj/bpf/tracer.o: $(FUZZ_B)/alloctrace.skel.h
 
 tool-asan: $(ASAN_OUT)/alloctrace
 
@@ -123,7 +123,7 @@ $(ASAN_OUT)/alloctrace: $(ASAN_OBJS) $(ASAN_LOADER_OBJS)
 
 $(ASAN_OUT)/test_cfi: $(ASAN_OUT)/cfi_fixture.so
 
-$(ASAN_OUT)/test_%: tests/unit/test_%.c tests/unit/fixtures.h $(ASAN_OBJS) | $(ASAN_OUT)/obj
-	$(FUZZ_CC) $(ASAN_CFLAGS) $(filter %.c %.o,$^) -o $@ $(ASAN_LDLIBS)
+$(ASAN_OUT)/test_%: tests/unit/test_%.c $(ASAN_OBJS) | $(ASAN_OUT)/obj
+	$(FUZZ_CC) $(ASAN_CFLAGS) -MMD -MP $(filter %.c %.o,$^) -o $@ $(ASAN_LDLIBS)
 
 .DEFAULT_GOAL := $(FUZZ_SAVED_GOAL)

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cfi.h"
+#include "unwind/cfi.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "elfsym.h"
+#include "probe/elfsym.h"
 
 static int fd = -1;
 static char path[64];

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "allocator.h"
-#include "options.h"
+#include "probe/allocator.h"
+#include "cli/options.h"
 
 #define MAX_ARGS 64
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "procmaps.h"
+#include "proc/procmaps.h"
 
 static void check_find(const struct proc_maps *m, uint64_t addr)
 {

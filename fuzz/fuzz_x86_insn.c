@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "placement.h"
-#include "x86_insn.h"
+#include "probe/placement.h"
+#include "probe/x86_insn.h"
 
 static void check_decode(const uint8_t *code, size_t len)
 {

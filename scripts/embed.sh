@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # embed.sh OUT.h FILE...: turn the HTML report's assets into a C header,
-# one array per file, for user/html.c. html/report.css becomes
+# one array per file, for user/export/html.c. html/report.css becomes
 #
 #   static const unsigned char html_report_css[] = { 0x2f, ... };
 #   static const size_t html_report_css_len = 1234;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run every test that `make tests` built: the cmocka unit binaries in
-# build/tests/, then the integration scripts in tests/integration/ (which
-# need root). Builds nothing. Prints each failure and ends with exactly
+# build/tests/, the checks of the tree in tests/static/, then the
+# integration scripts in tests/integration/ (which need root). Builds nothing. Prints each failure and ends with exactly
 # "N passed, N failed" (", N skipped" only when some were skipped); exits
 # non-zero if anything failed or was skipped.
 set -u
@@ -60,6 +60,10 @@ main() {
 	local t
 	for t in "$ROOT"/build/tests/test_*; do
 		[[ -x "$t" && -f "$t" ]] && unit "$t"
+	done
+	# Checks of the source tree itself: no root needed.
+	for t in "$ROOT"/tests/static/test_*.sh; do
+		[[ -f "$t" ]] && integration "$t"
 	done
 	for t in "$ROOT"/tests/integration/test_*.sh; do
 		[[ -f "$t" ]] || continue

@@ -54,7 +54,7 @@ expect_one_stack() {
 
 # expect_placement NAME FUNC WHERE: the -v run NAME put FUNC's entry probe
 # at WHERE, e.g. "free+3 (je: emulated; skipped test)": the offset from
-# the function's start that user/placement.c picks from its instructions,
+# the function's start that user/probe/placement.c picks from its instructions,
 # and why. Release probes moved there must still count exactly.
 expect_placement() {
 	local line

@@ -6,7 +6,7 @@
 #ifndef TEST_FIXTURES_H
 #define TEST_FIXTURES_H
 
-#include "report.h"
+#include "report/report.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define UNUSED	      __attribute__((unused))

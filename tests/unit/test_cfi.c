@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cfi.h"
+#include "unwind/cfi.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "export.h"
+#include "export/export.h"
 #include "fixtures.h"
 
 

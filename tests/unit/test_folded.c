@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
-#include "exporters.h"
+#include "export/exporters.h"
 #include "fixtures.h"
 
 

@@ -5,8 +5,8 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "history.h"
-#include "profile.h"
+#include "analysis/history.h"
+#include "analysis/profile.h"
 
 #define UNUSED __attribute__((unused))
 

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "exporters.h"
-#include "report.h"
+#include "export/exporters.h"
+#include "report/report.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

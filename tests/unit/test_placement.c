@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "placement.h"
+#include "probe/placement.h"
 
 /*
  * The first instructions of real allocator functions, as objdump -d shows

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 #include <zlib.h>
-#include "exporters.h"
-#include "protobuf.h"
+#include "export/exporters.h"
+#include "export/protobuf.h"
 #include "fixtures.h"
 
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "procmaps.h"
+#include "proc/procmaps.h"
 
 static const char sample[] =
 	"55d0c6a00000-55d0c6a02000 r--p 00000000 08:01 1234                 /usr/bin/my prog\n"

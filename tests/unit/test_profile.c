@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <string.h>
-#include "profile.h"
+#include "analysis/profile.h"
 
 static int setup(void **state)
 {

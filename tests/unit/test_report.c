@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "json.h"
-#include "report.h"
+#include "lib/json.h"
+#include "report/report.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define UNUSED	      __attribute__((unused))

@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "demangle.h"
-#include "symbolize.h"
+#include "symbolize/demangle.h"
+#include "symbolize/symbolize.h"
 
 #define MAX 8
 

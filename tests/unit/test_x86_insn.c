@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "x86_insn.h"
+#include "probe/x86_insn.h"
 
 #define RAX X86_REG_BIT(X86_REG_RAX)
 #define RCX X86_REG_BIT(X86_REG_RCX)

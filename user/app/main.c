@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * alloctrace: report, per call stack, the memory a process has allocated
+ * and not freed, by tracing its allocator with eBPF uprobes.
+ */
+#include "lib/log.h"
+#include "cli/options.h"
+#include "app/session.h"
+
+int main(int argc, char **argv)
+{
+	struct options opts;
+	int ret;
+
+	ret = options__parse(&opts, argc, argv);
+	if (ret)
+		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+	log_set_verbose(opts.verbose);
+	return session__run(&opts);
+}

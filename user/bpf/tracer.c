@@ -1,0 +1,1045 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "alloctrace.skel.h"
+#include "lib/log.h"
+#include "bpf/tracer.h"
+#include "bpf/unwinder.h"
+#include "bpf/uprobe_multi.h"
+#include "lib/util.h"
+
+/* Links closed at once, each from a thread of its own. */
+#define CLOSE_BATCH 64
+
+/* A file probed already and its functions: other processes share the probes. */
+struct probed_file {
+	dev_t dev;
+	ino_t ino;
+	uint64_t funcs;		/* bit per enum alloc_func */
+};
+
+enum task_tracepoint {
+	TP_OOM,
+	TP_EXEC,
+	TP_FORK,
+	TP_EXIT,
+	NR_TRACEPOINTS,
+};
+
+/*
+ * Unwind table room: 1M rows (8 MiB) hold libc, libstdc++ and python3
+ * (28K, 34K and 65K rows) many times over; an index entry per 256 bytes
+ * of text, 1M of them (4 MiB) for 256 MiB. Processes with tables at once.
+ */
+#define DEFAULT_UNWIND_ROWS (1U << 20)
+#define UNWIND_PAGES (1U << 20)
+#define UNWIND_PROCS 1024
+
+struct tracer {
+	struct alloctrace_bpf *skel;
+	struct ring_buffer *events;
+	/* Perf-event links where the kernel has no usable uprobe_multi... */
+	struct bpf_link **links;
+	size_t nr_links, links_cap;
+	/* ...else one uprobe_multi link per object, program and direction. */
+	bool multi;
+	int *link_fds;
+	size_t nr_link_fds, link_fds_cap;
+	struct probed_file *files;
+	size_t nr_files, files_cap;
+	size_t nr_probes;
+	unsigned int stack_depth;
+	uint32_t unwind_rows;
+	bool big_only;
+	bool syscalls_attached;	/* --big-only: once, whatever the processes */
+	pid_t pid;		/* the uprobes' process filter: -1 for every process */
+	int nr_cpus;
+	uint64_t *percpu;	/* room for one per-CPU counter value */
+	big_alloc_fn on_big_alloc;
+	task_fn on_oom;
+	task_fn on_exec;
+	struct bpf_link *task_links[NR_TRACEPOINTS];
+	struct unwinder *unwinder;	/* NULL unless unwinding by CFI */
+	struct live_table *live;
+	bool warned_procs_full;
+	void *ctx;
+};
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_verbose() < 2)
+		return 0;
+	if (!log_verbose())
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static bool has_cap(const struct __user_cap_data_struct *data, int cap)
+{
+	return data[cap / 32].effective & (1U << (cap % 32));
+}
+
+/* Root, or CAP_BPF with CAP_PERFMON (uprobes are perf events), or CAP_SYS_ADMIN. */
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
+		return 0;
+	pr_err("need root, or CAP_BPF and CAP_PERFMON, to load BPF programs (try sudo)");
+	return -EPERM;
+}
+
+static int check_kernel_features(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+		       "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		return -EOPNOTSUPP;
+	}
+	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
+		pr_err("this kernel has no uprobes: use a kernel built with CONFIG_UPROBE_EVENTS=y");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int tracer__check_system(void)
+{
+	int err = check_privileges();
+
+	return err ? err : check_kernel_features();
+}
+
+static uint32_t or_default(uint32_t v, uint32_t def)
+{
+	return v ? v : def;
+}
+
+static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz)
+{
+	uint32_t slots = live__slots(or_default(sz->allocs, DEFAULT_MAX_ALLOCS));
+	uint32_t stacks = or_default(sz->stacks, DEFAULT_MAX_STACKS);
+	uint32_t ringbuf = or_default(sz->ringbuf, DEFAULT_RINGBUF_SIZE);
+	int err;
+
+	skel->rodata->live_mask = slots - 1;
+	err = bpf_map__set_max_entries(skel->maps.allocs, slots);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.stacks, stacks);
+	/* Room for the unknown stack too, so that allocations whose stack was lost still count. */
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.stack_stats, stacks + 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.events, ringbuf);
+	return err;
+}
+
+static int configure(struct tracer *t, const struct tracer_opts *opts)
+{
+	struct alloctrace_bpf *skel = t->skel;
+	int err;
+
+	skel->rodata->targ_tgid = opts->multi_proc ? 0 : opts->pid;
+	skel->rodata->multi_proc = opts->multi_proc;
+	skel->rodata->trace_all = opts->trace_all;
+	skel->rodata->self_tgid = getpid();
+	skel->rodata->follow_forks = opts->follow_forks;
+	skel->rodata->max_per_proc = opts->max_per_proc;
+	skel->rodata->big_threshold = opts->big_threshold;
+	skel->rodata->stack_depth = t->stack_depth;
+	skel->rodata->sample_rate = opts->sample_rate;
+	skel->rodata->block_ages = opts->block_ages;
+	skel->rodata->unwind_cfi = opts->unwind_cfi;
+	/* The syscall programs tax every syscall on the system: only when asked. */
+	bpf_program__set_autoload(skel->progs.big_sys_enter, opts->big_only);
+	bpf_program__set_autoload(skel->progs.big_sys_exit, opts->big_only);
+	if (opts->unwind_cfi) {
+		err = bpf_map__set_max_entries(skel->maps.unwind_rows, t->unwind_rows);
+		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_pages, UNWIND_PAGES);
+		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, UNWIND_PROCS);
+		if (err)
+			return err;
+	}
+	if (t->multi) {
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, skel->obj) {
+			if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)
+				bpf_program__set_expected_attach_type(prog,
+								      UPROBE_MULTI_ATTACH_TYPE);
+		}
+	}
+	err = set_sizes(skel, &opts->sizes);
+	if (err)
+		return err;
+	/* Stacks take only the room the chosen depth needs. */
+	return bpf_map__set_value_size(skel->maps.stacks,
+				       offsetof(struct stack_trace, ips) +
+					       t->stack_depth * sizeof(__u64));
+}
+
+/* A traced process ran code it has no tables for: most likely it loaded a library. */
+static void unwind_miss(struct tracer *t, const struct unwind_miss_event *ev)
+{
+	int err;
+
+	if (!t->unwinder)
+		return;
+	pr_debug("process %u: no unwind tables at %#llx: reading its mappings again", ev->tgid,
+		 (unsigned long long)ev->ip);
+	err = unwinder__add_process(t->unwinder, (pid_t)ev->tgid);
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_debug("cannot read the mappings of process %u: %s", ev->tgid, strerror(-err));
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+	__u32 type = size >= sizeof(type) ? *(__u32 *)data : 0;
+
+	if (type == EVENT_BIG_ALLOC && size >= sizeof(struct big_alloc_event) && t->on_big_alloc)
+		t->on_big_alloc(t->ctx, data);
+	else if (size < sizeof(struct task_event))
+		;
+	else if (type == EVENT_OOM_VICTIM && t->on_oom)
+		t->on_oom(t->ctx, data);
+	else if (type == EVENT_UNWIND_MISS && size >= sizeof(struct unwind_miss_event))
+		unwind_miss(t, data);
+	else if (type == EVENT_EXEC && t->on_exec)
+		t->on_exec(t->ctx, data);
+	return 0;
+}
+
+/*
+ * Without the OOM mark only the report's note is missing; without the
+ * others, forks, execs or exits go unseen: that is an error.
+ */
+static int attach_tracepoints(struct tracer *t, const struct tracer_opts *opts)
+{
+	static const char *const names[NR_TRACEPOINTS] = {
+		[TP_OOM] = "mark_victim",
+		[TP_EXEC] = "sched_process_exec",
+		[TP_FORK] = "sched_process_fork",
+		[TP_EXIT] = "sched_process_exit",
+	};
+	struct bpf_program *progs[NR_TRACEPOINTS] = {
+		[TP_OOM] = t->skel->progs.oom_victim,
+		[TP_EXEC] = t->skel->progs.proc_exec,
+		[TP_FORK] = opts->follow_forks ? t->skel->progs.proc_fork : NULL,
+		[TP_EXIT] = opts->multi_proc ? t->skel->progs.proc_exit : NULL,
+	};
+	int err;
+
+	for (int i = 0; i < NR_TRACEPOINTS; i++) {
+		if (!progs[i])
+			continue;
+		t->task_links[i] = bpf_program__attach_raw_tracepoint(progs[i], names[i]);
+		if (t->task_links[i])
+			continue;
+		err = -errno;
+		if (i == TP_OOM) {
+			pr_debug("no OOM-victim tracepoint: %s", strerror(-err));
+			continue;
+		}
+		pr_err("cannot attach to the %s tracepoint: %s", names[i], strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * The exponential distribution's quantiles at evenly spaced points: the BPF
+ * side picks one at random, so the gaps it uses follow the distribution.
+ */
+static int fill_sample_gaps(struct tracer *t, uint64_t rate)
+{
+	int fd = bpf_map__fd(t->skel->maps.sample_gaps);
+
+	for (__u32 i = 0; rate && i < SAMPLE_DRAWS; i++) {
+		double u = (i + 0.5) / SAMPLE_DRAWS;
+		__u64 gap = (__u64)ceil(-log(u) * rate);
+
+		if (bpf_map_update_elem(fd, &i, &gap, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static int open_unwinder(struct tracer *t)
+{
+	struct alloctrace_bpf *skel = t->skel;
+	struct unwinder_opts uo = {
+		.sz = sizeof(uo),
+		.rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+		.pages_fd = bpf_map__fd(skel->maps.unwind_pages),
+		.procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+		.max_rows = t->unwind_rows,
+		.max_pages = UNWIND_PAGES,
+		.walk_gen = &skel->bss->walk_gen,
+	};
+
+	t->unwinder = unwinder__new(&uo);
+	if (!t->unwinder) {
+		pr_err("cannot set up the unwinder: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int load(struct tracer *t, const struct tracer_opts *opts)
+{
+	int err;
+
+	t->skel = alloctrace_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		pr_err("cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	err = configure(t, opts);
+	if (!err)
+		err = alloctrace_bpf__load(t->skel);
+	if (err) {
+		pr_err("cannot load the BPF programs: %s (run with -vv for the verifier's log)",
+		       strerror(-err));
+		return err;
+	}
+	t->live = live_table__open(t->skel->maps.allocs);
+	if (!t->live) {
+		err = -errno;
+		pr_err("cannot set up the live-block table: %s", strerror(-err));
+		return err;
+	}
+	err = fill_sample_gaps(t, opts->sample_rate);
+	if (err) {
+		pr_err("cannot fill the sampling table: %s", strerror(-err));
+		return err;
+	}
+	t->events = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);
+	if (!t->events) {
+		err = -errno;
+		pr_err("cannot set up the event ring buffer: %s", strerror(-err));
+		return err;
+	}
+	return opts->unwind_cfi ? open_unwinder(t) : 0;
+}
+
+struct tracer *tracer__open(const struct tracer_opts *opts)
+{
+	struct tracer *t;
+	int err;
+
+	libbpf_set_print(libbpf_log);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = opts->multi_proc ? -1 : opts->pid;
+	t->stack_depth = opts->stack_depth ? opts->stack_depth : DEFAULT_STACK_DEPTH;
+	t->unwind_rows = opts->unwind_rows ? opts->unwind_rows : DEFAULT_UNWIND_ROWS;
+	t->big_only = opts->big_only;
+	t->on_big_alloc = opts->on_big_alloc;
+	t->on_oom = opts->on_oom;
+	t->on_exec = opts->on_exec;
+	t->ctx = opts->ctx;
+	t->nr_cpus = libbpf_num_possible_cpus();
+	t->multi = uprobe_multi__supported();
+	pr_debug("probes as %s", t->multi ? "uprobe_multi links" : "perf-event uprobes");
+	err = t->nr_cpus < 0 ? t->nr_cpus : 0;
+	if (!err) {
+		t->percpu = calloc(t->nr_cpus, sizeof(*t->percpu));
+		err = t->percpu ? load(t, opts) : -ENOMEM;
+	}
+	if (!err)
+		err = attach_tracepoints(t, opts);
+	if (err) {
+		tracer__free(t);
+		errno = -err;
+		return NULL;
+	}
+	return t;
+}
+
+static void *close_link(void *fd)
+{
+	close((int)(intptr_t)fd);
+	return NULL;
+}
+
+/*
+ * Each link waits for a grace period as it closes; links closed from
+ * separate threads at once share theirs.
+ */
+static void close_parallel(int *fds, size_t n)
+{
+	pthread_t threads[CLOSE_BATCH];
+	bool started[CLOSE_BATCH];
+
+	for (size_t first = 0; first < n; first += CLOSE_BATCH) {
+		size_t batch = n - first < CLOSE_BATCH ? n - first : CLOSE_BATCH;
+
+		for (size_t i = 0; i < batch; i++) {
+			started[i] = !pthread_create(&threads[i], NULL, close_link,
+						     (void *)(intptr_t)fds[first + i]);
+			if (!started[i])
+				close(fds[first + i]);
+		}
+		for (size_t i = 0; i < batch; i++) {
+			if (started[i])
+				pthread_join(threads[i], NULL);
+		}
+	}
+}
+
+/* Detach the links made since there were @nr_links and @nr_link_fds. */
+static void detach_since(struct tracer *t, size_t nr_links, size_t nr_link_fds)
+{
+	/* link_fds is NULL until the first link: no offset from it before. */
+	if (t->nr_link_fds > nr_link_fds)
+		close_parallel(t->link_fds + nr_link_fds, t->nr_link_fds - nr_link_fds);
+	t->nr_link_fds = nr_link_fds;
+	while (t->nr_links > nr_links)
+		bpf_link__destroy(t->links[--t->nr_links]);
+}
+
+static void detach_all(struct tracer *t)
+{
+	detach_since(t, 0, 0);
+	t->nr_files = 0;
+	t->nr_probes = 0;
+}
+
+void tracer__free(struct tracer *t)
+{
+	if (!t)
+		return;
+	detach_all(t);
+	for (int i = 0; i < NR_TRACEPOINTS; i++)
+		bpf_link__destroy(t->task_links[i]);
+	ring_buffer__free(t->events);
+	unwinder__free(t->unwinder);
+	live_table__free(t->live);
+	alloctrace_bpf__destroy(t->skel);
+	free(t->links);
+	free(t->link_fds);
+	free(t->files);
+	free(t->percpu);
+	free(t);
+}
+
+static struct bpf_program *entry_program(struct alloctrace_bpf *skel, enum alloc_func func)
+{
+	switch (func) {
+	case FUNC_CALLOC:
+		return skel->progs.calloc_enter;
+	case FUNC_REALLOC:
+	case FUNC_RALLOCX:
+		return skel->progs.realloc_enter;
+	case FUNC_REALLOCARRAY:
+		return skel->progs.reallocarray_enter;
+	case FUNC_POSIX_MEMALIGN:
+		return skel->progs.posix_memalign_enter;
+	case FUNC_MEMALIGN:
+	case FUNC_ALIGNED_ALLOC:
+		return skel->progs.memalign_enter;
+	case FUNC_FREE:
+		return skel->progs.free_enter;
+	case FUNC_MMAP:
+		return skel->progs.mmap_enter;
+	case FUNC_MREMAP:
+		return skel->progs.mremap_enter;
+	case FUNC_DALLOCX:
+	case FUNC_SDALLOCX:
+	case FUNC_FREE_SIZED:
+	case FUNC_FREE_ALIGNED_SIZED:
+	case FUNC_DELETE ... FUNC_DELETE_ARRAY_ALIGNED_NOTHROW:
+	case FUNC_MUNMAP:
+		return skel->progs.release_enter;
+	default:	/* the size is the first argument: malloc, valloc, mallocx, new */
+		return skel->progs.size_enter;
+	}
+}
+
+/* A target that died as its probes went on: its /proc/PID/exe is gone, zombie or not. */
+static bool target_gone(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+/* Say why a probe could not be attached; -ESRCH when the target is gone. */
+static int attach_error(const struct tracer *t, const struct probe_object *obj, const char *what,
+			const char *func, uint64_t offset, int err)
+{
+	/* Its objects went with it: the kernel finds no file to probe. */
+	if ((err == -ENOENT || err == -ESRCH) && t->pid > 0 && target_gone(t->pid)) {
+		pr_err("process %d exited while alloctrace attached", t->pid);
+		return -ESRCH;
+	}
+	pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s%s", what, func, obj->name,
+	       (unsigned long long)offset, strerror(-err),
+	       err == -EPERM || err == -EACCES
+		       ? " (this kernel may need CAP_SYS_ADMIN for uprobes: run as root)"
+		       : "");
+	return err;
+}
+
+static struct bpf_program *site_program(struct tracer *t, const struct probe_site *site,
+					bool retprobe)
+{
+	return retprobe ? t->skel->progs.alloc_return : entry_program(t->skel, site->func);
+}
+
+/* Not an alias, and not probed already for another process: probes see every process. */
+static bool site_wanted(const struct probed_file *file, const struct probe_site *site,
+			bool retprobe)
+{
+	return !site->alias && (!retprobe || alloc_func_has_return_probe(site->func)) &&
+	       !(file->funcs & 1ULL << site->func);
+}
+
+static void note_site(const struct probe_object *obj, const struct probe_site *site,
+		      bool retprobe)
+{
+	const char *name = alloc_func_name(site->func);
+
+	if (retprobe)
+		pr_debug("uretprobe %s at %s+0x%llx", name, obj->name,
+			 (unsigned long long)site->entry);
+	else
+		pr_debug("uprobe %s at %s+0x%llx, %s+%llu (%s)", name, obj->name,
+			 (unsigned long long)site->offset, name,
+			 (unsigned long long)(site->offset - site->entry), site->why);
+}
+
+/* Room for one more perf-event link. 0 or -ENOMEM. */
+static int reserve_link(struct tracer *t)
+{
+	struct bpf_link **links;
+
+	links = array__grow(t->links, &t->links_cap, t->nr_links, sizeof(*links));
+	if (!links)
+		return -ENOMEM;
+	t->links = links;
+	return 0;
+}
+
+static int attach_perf(struct tracer *t, const struct probe_object *obj,
+		       const struct probe_site *site, bool retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = site->func);
+	uint64_t offset = retprobe ? site->entry : site->offset;
+	struct bpf_link *link;
+	int err;
+
+	err = reserve_link(t);
+	if (err)
+		return err;
+	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), t->pid,
+					       obj->path, offset, &opts);
+	if (!link)
+		return attach_error(t, obj, retprobe ? "uretprobe" : "uprobe",
+				    alloc_func_name(site->func), offset, -errno);
+	t->links[t->nr_links++] = link;
+	t->nr_probes++;
+	note_site(obj, site, retprobe);
+	return 0;
+}
+
+/* Every site of @obj that @prog serves in this direction, in one link. */
+static int attach_multi(struct tracer *t, const struct probe_object *obj,
+			const struct probed_file *file, struct bpf_program *prog, bool retprobe)
+{
+	uint64_t offsets[FUNC_MAX], cookies[FUNC_MAX];
+	const struct probe_site *site;
+	size_t n = 0;
+	int *fds, fd;
+
+	fds = array__grow(t->link_fds, &t->link_fds_cap, t->nr_link_fds, sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	t->link_fds = fds;
+	for (size_t i = 0; i < obj->nr_sites; i++) {
+		site = &obj->sites[i];
+		if (!site_wanted(file, site, retprobe) || site_program(t, site, retprobe) != prog)
+			continue;
+		offsets[n] = retprobe ? site->entry : site->offset;
+		cookies[n++] = site->func;
+		note_site(obj, site, retprobe);
+	}
+	if (!n)
+		return 0;
+	fd = uprobe_multi__attach(bpf_program__fd(prog), obj->path, offsets, cookies, n, t->pid,
+				  retprobe);
+	if (fd < 0)
+		return attach_error(t, obj, retprobe ? "uretprobes" : "uprobes",
+				    bpf_program__name(prog), offsets[0], fd);
+	t->link_fds[t->nr_link_fds++] = fd;
+	t->nr_probes += n;
+	return 0;
+}
+
+static int attach_object(struct tracer *t, const struct probe_object *obj,
+			 const struct probed_file *file, bool retprobe)
+{
+	struct bpf_program *prog;
+	int err = 0;
+
+	if (t->multi) {
+		bpf_object__for_each_program(prog, t->skel->obj) {
+			if (bpf_program__type(prog) != BPF_PROG_TYPE_KPROBE)
+				continue;
+			err = attach_multi(t, obj, file, prog, retprobe);
+			if (err)
+				break;
+		}
+		return err;
+	}
+	for (size_t i = 0; i < obj->nr_sites && !err; i++) {
+		if (site_wanted(file, &obj->sites[i], retprobe))
+			err = attach_perf(t, obj, &obj->sites[i], retprobe);
+	}
+	return err;
+}
+
+/* Index of the probed-file record of @obj's file, made if new; or -errno. */
+static long probed_file(struct tracer *t, const struct probe_object *obj)
+{
+	struct probed_file *files;
+	struct stat st;
+
+	if (stat(obj->path, &st))
+		return -errno;
+	for (size_t i = 0; i < t->nr_files; i++) {
+		if (t->files[i].dev == st.st_dev && t->files[i].ino == st.st_ino)
+			return i;
+	}
+	files = array__grow(t->files, &t->files_cap, t->nr_files, sizeof(*files));
+	if (!files)
+		return -ENOMEM;
+	t->files = files;
+	files[t->nr_files] = (struct probed_file){ .dev = st.st_dev, .ino = st.st_ino };
+	return t->nr_files++;
+}
+
+static void mark_probed(struct probed_file *file, const struct probe_object *obj)
+{
+	for (size_t i = 0; i < obj->nr_sites; i++)
+		file->funcs |= 1ULL << obj->sites[i].func;
+}
+
+int tracer__unwind_process(struct tracer *t, pid_t pid)
+{
+	int err;
+
+	if (!t->unwinder)
+		return 0;
+	err = unwinder__add_process(t->unwinder, pid);
+	/*
+	 * Gone, nothing to unwind, or not ours to read (--all meets processes
+	 * of other user namespaces): without a table its frames are walked by
+	 * frame pointers, no harm.
+	 */
+	if (err == -ENOENT || err == -ESRCH || err == -EACCES || err == -EPERM) {
+		pr_debug("no unwind tables for process %d: %s", (int)pid, strerror(-err));
+		return 0;
+	}
+	/* The per-process table map is full (--all on a busy machine): said once. */
+	if (err == -E2BIG) {
+		if (!t->warned_procs_full)
+			pr_warn("unwind tables for at most %u processes: the stacks of process %d "
+				"and later ones use frame pointers", UNWIND_PROCS, (int)pid);
+		t->warned_procs_full = true;
+		return 0;
+	}
+	if (err)
+		pr_err("cannot build the unwind tables of process %d: %s", (int)pid,
+		       strerror(-err));
+	return err;
+}
+
+/* --big-only: the raw syscall tracepoints, in the perf-link array. */
+static int attach_syscalls(struct tracer *t)
+{
+	struct bpf_program *progs[] = { t->skel->progs.big_sys_enter, t->skel->progs.big_sys_exit };
+	const char *names[] = { "sys_enter", "sys_exit" };
+	struct bpf_link *link;
+	int err;
+
+	for (size_t i = 0; i < 2; i++) {
+		err = reserve_link(t);
+		if (err)
+			return err;
+		link = bpf_program__attach_raw_tracepoint(progs[i], names[i]);
+		if (!link) {
+			err = -errno;
+			pr_err("cannot attach to the raw tracepoint %s: %s", names[i],
+			       strerror(-err));
+			return err;
+		}
+		t->links[t->nr_links++] = link;
+		pr_debug("raw tracepoint %s", names[i]);
+	}
+	return 0;
+}
+
+/*
+ * Return probes go first: a call that enters before its return probe is
+ * attached would leave an in-flight record nobody clears. A function
+ * probed already in the same file (another process's allocator) is not
+ * probed again.
+ */
+int tracer__attach(struct tracer *t, const struct allocator *a)
+{
+	size_t nr_links = t->nr_links, nr_link_fds = t->nr_link_fds, nr_files = t->nr_files;
+	size_t nr_probes = t->nr_probes;
+	long files[sizeof(a->objs) / sizeof(a->objs[0])];
+	int err = 0;
+
+	for (size_t o = 0; o < a->nr_objs && !err && !t->big_only; o++) {
+		files[o] = probed_file(t, &a->objs[o]);
+		err = files[o] < 0 ? files[o] : 0;
+		if (err)
+			pr_err("cannot open %s to probe it: %s", a->objs[o].name, strerror(-err));
+	}
+	for (int pass = 0; pass < 2 && !err && !t->big_only; pass++) {
+		for (size_t o = 0; o < a->nr_objs && !err; o++)
+			err = attach_object(t, &a->objs[o], &t->files[files[o]], pass == 0);
+	}
+	if (!err && t->big_only && !t->syscalls_attached) {
+		err = attach_syscalls(t);
+		t->syscalls_attached = !err;
+	}
+	if (!err && t->pid > 0)
+		err = tracer__unwind_process(t, t->pid);
+	if (err) {
+		detach_since(t, nr_links, nr_link_fds);
+		t->nr_files = nr_files;
+		t->nr_probes = nr_probes;
+		return err;
+	}
+	for (size_t o = 0; o < a->nr_objs && !t->big_only; o++)
+		mark_probed(&t->files[files[o]], &a->objs[o]);
+	return 0;
+}
+
+#define WALK_BATCH 4096
+
+/* 0 to go on, WALK_DELETE to delete the entry, or -errno to stop. */
+#define WALK_DELETE 1
+typedef int (*entry_fn)(void *ctx, const void *key, const void *value);
+
+/* The keys a batch marked for deletion; a key gone meanwhile is no error. */
+static int delete_keys(int fd, const char *keys, __u32 n, size_t key_size)
+{
+	__u32 done = n;
+
+	if (!n || !bpf_map_delete_batch(fd, keys, &done, NULL))
+		return 0;
+	/* The batch stops at a missing key: the rest one by one. */
+	for (__u32 i = done; i < n; i++) {
+		if (bpf_map_delete_elem(fd, keys + i * key_size) && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
+struct walk_bufs {
+	char *keys;
+	char *values;
+	char *doomed;
+};
+
+/* Bytes of one entry's value as a lookup returns it: per-CPU maps give every CPU's. */
+static size_t value_stride(const struct bpf_map *map)
+{
+	size_t vsz = bpf_map__value_size(map);
+
+	if (bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_HASH)
+		return vsz;
+	return ((vsz + 7) & ~(size_t)7) * libbpf_num_possible_cpus();
+}
+
+/*
+ * Hand every entry of the hash map @map to @fn, one lookup per batch of
+ * entries where the kernel can: 100,000 stacks in a few dozen calls.
+ */
+static int walk_map(struct bpf_map *map, entry_fn fn, void *ctx)
+{
+	size_t ksz = bpf_map__key_size(map), vsz = value_stride(map);
+	struct walk_bufs b = {
+		.keys = malloc(WALK_BATCH * ksz),
+		.values = malloc(WALK_BATCH * vsz),
+		.doomed = malloc(WALK_BATCH * ksz),
+	};
+	int fd = bpf_map__fd(map), err = 0, ret;
+	__u32 in = 0, out = 0, count, nr_doomed;
+	bool first = true;
+
+	if (!b.keys || !b.values || !b.doomed)
+		err = -ENOMEM;
+	while (!err) {
+		count = WALK_BATCH;
+		ret = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, b.keys, b.values, &count,
+					   NULL);
+		if (ret && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		nr_doomed = 0;
+		for (__u32 i = 0; i < count && !err; i++) {
+			err = fn(ctx, b.keys + i * ksz, b.values + i * vsz);
+			if (err == WALK_DELETE) {
+				memcpy(b.doomed + nr_doomed++ * ksz, b.keys + i * ksz, ksz);
+				err = 0;
+			}
+		}
+		if (!err)
+			err = delete_keys(fd, b.doomed, nr_doomed, ksz);
+		if (ret)
+			break;
+		in = out;
+		first = false;
+	}
+	free(b.keys);
+	free(b.values);
+	free(b.doomed);
+	return err;
+}
+
+static int delete_entry(void *ctx, const void *key, const void *value)
+{
+	return WALK_DELETE;
+}
+
+static int zero_counters(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.counters);
+
+	memset(t->percpu, 0, t->nr_cpus * sizeof(*t->percpu));
+	for (__u32 key = 0; key < CNT_MAX; key++) {
+		if (bpf_map_update_elem(fd, &key, t->percpu, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+int tracer__reset(struct tracer *t)
+{
+	int err;
+
+	detach_all(t);
+	if (t->unwinder)
+		unwinder__forget_process(t->unwinder, t->pid);
+	/* Calls that entered before are never seen returning: forget them. */
+	t->skel->bss->probe_epoch++;
+	err = live_table__drop(t->live, NULL, NULL);
+	if (!err)
+		err = walk_map(t->skel->maps.stack_stats, delete_entry, NULL);
+	/* The old program's stacks would hold room --max-stacks gave the new one. */
+	if (!err)
+		err = walk_map(t->skel->maps.stacks, delete_entry, NULL);
+	/* Remembered walks name stacks that are gone. */
+	__atomic_fetch_add(&t->skel->bss->walk_gen, 1, __ATOMIC_SEQ_CST);
+	if (!err)
+		err = zero_counters(t);
+	return err;
+}
+
+size_t tracer__nr_probes(const struct tracer *t)
+{
+	return t->nr_probes;
+}
+
+int tracer__read_counters(struct tracer *t, uint64_t counters[CNT_MAX])
+{
+	int fd = bpf_map__fd(t->skel->maps.counters);
+
+	for (__u32 key = 0; key < CNT_MAX; key++) {
+		counters[key] = 0;
+		if (bpf_map_lookup_elem(fd, &key, t->percpu))
+			return -errno;
+		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+			counters[key] += t->percpu[cpu];
+	}
+	return 0;
+}
+
+int tracer__add_proc(struct tracer *t, pid_t pid, const char *comm)
+{
+	struct proc_state st = {};
+	__u32 key = pid;
+
+	snprintf(st.comm, sizeof(st.comm), "%s", comm);
+	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &st, BPF_ANY) ? -errno
+											  : 0;
+}
+
+int tracer__forget_proc(struct tracer *t, pid_t pid, uint32_t gen)
+{
+	int fd = bpf_map__fd(t->skel->maps.procs);
+	struct proc_state st;
+	__u32 key = pid;
+
+	/* Not if the pid is another process's by now, which --all took up anew. */
+	if (bpf_map_lookup_elem(fd, &key, &st) || st.gen != gen)
+		return 0;
+	if (t->unwinder)
+		unwinder__forget_process(t->unwinder, pid);
+	if (bpf_map_delete_elem(fd, &key) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int tracer__proc_state(struct tracer *t, pid_t pid, struct proc_state *st)
+{
+	__u32 key = pid;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.procs), &key, st) ? -errno : 0;
+}
+
+struct proc_walk {
+	proc_fn fn;
+	void *ctx;
+};
+
+static int walk_proc(void *ctx, const void *key, const void *value)
+{
+	struct proc_walk *w = ctx;
+
+	return w->fn(w->ctx, *(const __u32 *)key, value);
+}
+
+int tracer__for_each_proc(struct tracer *t, proc_fn fn, void *ctx)
+{
+	struct proc_walk w = { .fn = fn, .ctx = ctx };
+
+	return walk_map(t->skel->maps.procs, walk_proc, &w);
+}
+
+struct stats_walk {
+	struct tracer *t;
+	profile_fn profile_of;
+	void *ctx;
+	struct stack_stats stats;
+	struct stack_trace trace;
+};
+
+_Static_assert(sizeof(struct stack_counts) % 8 == 0, "per-CPU values lie 8-byte aligned");
+
+/* a - b, or 0 if the reading saw more taken out than put in. */
+static uint64_t at_least_0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* A stack's statistics from the CPUs' counts (see stack_stats in the BPF object). */
+static void sum_cpus(const struct tracer *t, const struct stack_counts *cpus,
+		     struct stack_stats *stats)
+{
+	struct stack_counts sum = {};
+
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
+		sum.allocs += cpus[cpu].allocs;
+		sum.alloc_bytes += cpus[cpu].alloc_bytes;
+		sum.frees += cpus[cpu].frees;
+		sum.freed_bytes += cpus[cpu].freed_bytes;
+	}
+	/*
+	 * The CPUs' counts are read one after another while blocks come and
+	 * go: a block made on one CPU after its count was read and freed on
+	 * another before its count was can show as a free without its alloc.
+	 */
+	*stats = (struct stack_stats){
+		.outstanding_bytes = at_least_0(sum.alloc_bytes, sum.freed_bytes),
+		.outstanding_allocs = at_least_0(sum.allocs, sum.frees),
+		.allocs = sum.allocs,
+		.alloc_bytes = sum.alloc_bytes,
+	};
+}
+
+static int walk_stats(void *ctx, const void *key_, const void *value)
+{
+	const struct stack_key *key = key_;
+	struct stats_walk *w = ctx;
+	int fd = bpf_map__fd(w->t->skel->maps.stacks);
+	struct profile *p = w->profile_of(w->ctx, key->tgid, key->gen);
+	struct stack_trace *trace = &w->trace;
+
+	if (!p)
+		return 0;
+	sum_cpus(w->t, value, &w->stats);
+	trace->nr = 0;
+	if (key->stack_id != STACK_ID_NONE && bpf_map_lookup_elem(fd, &key->stack_id, trace))
+		trace->nr = 0;
+	if (trace->nr > w->t->stack_depth)
+		trace->nr = w->t->stack_depth;
+	return profile__add(p, key->stack_id, &w->stats, trace);
+}
+
+int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx)
+{
+	struct stats_walk *w = malloc(sizeof(*w));
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	*w = (struct stats_walk){ .t = t, .profile_of = profile_of, .ctx = ctx };
+	err = walk_map(t->skel->maps.stack_stats, walk_stats, w);
+	free(w);
+	return err;
+}
+
+int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx)
+{
+	return live_table__for_each(t->live, fn, ctx);
+}
+
+struct stale_walk {
+	keep_fn keep;
+	void *ctx;
+};
+
+static int walk_stale(void *ctx, const void *key, const void *value)
+{
+	const struct stack_key *k = key;
+	struct stale_walk *w = ctx;
+
+	return w->keep(w->ctx, k->tgid, k->gen) ? 0 : WALK_DELETE;
+}
+
+int tracer__drop(struct tracer *t, keep_fn keep, void *ctx)
+{
+	struct stale_walk w = { .keep = keep, .ctx = ctx };
+	int err = walk_map(t->skel->maps.stack_stats, walk_stale, &w);
+
+	return err ? err : live_table__drop(t->live, keep, ctx);
+}
+
+int tracer__events_fd(const struct tracer *t)
+{
+	return ring_buffer__epoll_fd(t->events);
+}
+
+int tracer__consume(struct tracer *t)
+{
+	int ret = ring_buffer__consume(t->events);
+
+	return ret < 0 ? ret : 0;
+}

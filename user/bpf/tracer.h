@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_TRACER_H
+#define ALLOCTRACE_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "alloctrace.h"
+#include "config.h"
+#include "probe/allocator.h"
+#include "bpf/live.h"
+#include "analysis/profile.h"
+
+/*
+ * The BPF side: programs, maps and the probes attached to the allocators
+ * of the traced processes.
+ *
+ * One process is told apart by its tgid alone, and probed with a process
+ * filter. Several (multi_proc) are listed in a per-process map, which
+ * tracer__add_proc() fills and the BPF side extends (forks, --all); their
+ * allocators are probed for every process, once per file, and entries of
+ * the others are left out in BPF. Each process's entries in the maps
+ * carry its image number (gen), which each exec bumps.
+ */
+struct tracer;
+
+typedef void (*big_alloc_fn)(void *ctx, const struct big_alloc_event *ev);
+typedef void (*task_fn)(void *ctx, const struct task_event *ev);
+
+struct tracer_opts {
+	size_t sz;		/* sizeof(struct tracer_opts), so the struct can grow */
+	pid_t pid;		/* the one process; unused with multi_proc */
+	bool multi_proc;	/* several processes: the per-process map */
+	bool trace_all;		/* every process calling the probed allocators */
+	bool follow_forks;	/* the children of traced processes too */
+	uint64_t max_per_proc;	/* live blocks per process, 0 = no cap (multi_proc) */
+	uint64_t big_threshold;	/* 0 = no big-allocation events */
+	unsigned int stack_depth;
+	uint64_t sample_rate;	/* 0 = record every allocation */
+	bool block_ages;	/* note when each block was made (alloc_info.time_ns) */
+	bool unwind_cfi;	/* walk stacks with CFI unwind tables (x86-64) */
+	uint32_t unwind_rows;	/* room for this many rows of them (0: the default) */
+	bool big_only;		/* no uprobes: big mmap/mremap/brk at the syscall */
+	struct map_sizes sizes;
+	big_alloc_fn on_big_alloc;
+	task_fn on_oom;		/* the OOM killer chose a traced process */
+	task_fn on_exec;	/* a traced process runs a new program */
+	void *ctx;
+};
+
+/*
+ * Can this process load BPF programs and attach uprobes on this kernel?
+ * 0, or -EPERM / -EOPNOTSUPP after printing what is missing.
+ */
+int tracer__check_system(void);
+
+/* Open, configure and load. NULL with errno set; the cause is printed. */
+struct tracer *tracer__open(const struct tracer_opts *opts);
+void tracer__free(struct tracer *t);
+
+/*
+ * Attach every probe of @a not attached yet for another process (with
+ * big_only, the syscall tracepoints instead); on failure none of this
+ * call's stays attached. 0 or -errno, -ESRCH when the target exited
+ * meanwhile.
+ */
+int tracer__attach(struct tracer *t, const struct allocator *a);
+
+/*
+ * With CFI unwinding, (re)build @pid's table of mappings: at once for a
+ * process whose allocator was just found, rather than when a stack first
+ * runs into code without one. 0 (also for a process gone, without code of
+ * its own, or not readable), or -errno, said.
+ */
+int tracer__unwind_process(struct tracer *t, pid_t pid);
+size_t tracer__nr_probes(const struct tracer *t);
+
+/*
+ * The one process became another program: detach every probe and forget
+ * what was recorded, since its old address space is gone. 0 or -errno.
+ */
+int tracer__reset(struct tracer *t);
+
+/* The counters summed over the CPUs, for the whole run. 0 or -errno. */
+int tracer__read_counters(struct tracer *t, uint64_t counters[CNT_MAX]);
+
+/* multi_proc: trace process @pid (named @comm) from now on. 0 or -errno. */
+int tracer__add_proc(struct tracer *t, pid_t pid, const char *comm);
+
+/*
+ * multi_proc: forget process @pid's entry, if it is still image @gen (its
+ * blocks: tracer__drop). 0 or -errno.
+ */
+int tracer__forget_proc(struct tracer *t, pid_t pid, uint32_t gen);
+
+/* multi_proc: process @pid's entry into @st. 0 or -errno (-ENOENT: not traced). */
+int tracer__proc_state(struct tracer *t, pid_t pid, struct proc_state *st);
+
+/* Every entry of the per-process map; a non-zero return of @fn stops and is returned. */
+typedef int (*proc_fn)(void *ctx, pid_t pid, const struct proc_state *st);
+int tracer__for_each_proc(struct tracer *t, proc_fn fn, void *ctx);
+
+/*
+ * Read the per-stack statistics into the profile @profile_of gives for
+ * each process and image (NULL: leave them out). 0 or -errno.
+ */
+typedef struct profile *(*profile_fn)(void *ctx, pid_t pid, uint32_t gen);
+int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx);
+
+/*
+ * Call @fn for every live block the maps hold, in batches; stops at the
+ * first non-zero return of @fn, which it returns. 0 or -errno.
+ */
+typedef live_fn block_fn;
+int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx);
+
+/* Delete the blocks and statistics of every process and image @keep rejects. 0 or -errno. */
+typedef live_keep_fn keep_fn;
+int tracer__drop(struct tracer *t, keep_fn keep, void *ctx);
+
+/* The ring buffer's fd to poll, and handing its events to on_big_alloc. */
+int tracer__events_fd(const struct tracer *t);
+int tracer__consume(struct tracer *t);
+
+#endif

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "unwind/cfi.h"
+#include "lib/log.h"
+#include "symbolize/objfile.h"
+#include "proc/procmaps.h"
+#include "bpf/unwinder.h"
+#include "lib/util.h"
+
+/* An object whose rows are in the BPF arrays (or that has none). */
+struct unwind_object {
+	char *key;		/* build id in hex, else device, inode, size and mtime */
+	uint64_t base;		/* ELF address the rows count from */
+	uint32_t page_first;
+	uint32_t nr_pages;	/* 0: no rows, frames here use frame pointers */
+};
+
+/* What a process's executable mappings were when its table was last written. */
+struct unwind_seen {
+	pid_t pid;
+	uint64_t layout;	/* hash of their ranges, offsets and inodes */
+};
+
+struct unwinder {
+	struct unwinder_opts opts;
+	struct unwind_object *objs;
+	size_t nr_objs, cap_objs;
+	struct unwind_seen *seen;
+	size_t nr_seen, cap_seen;
+	uint32_t rows_used;
+	uint32_t pages_used;
+	bool warned_full;
+	struct unwind_proc proc;	/* scratch: one process's mappings */
+};
+
+struct unwinder *unwinder__new(const struct unwinder_opts *opts)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	memcpy(&u->opts, opts, opts->sz < sizeof(u->opts) ? opts->sz : sizeof(u->opts));
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nr_objs; i++)
+		free(u->objs[i].key);
+	free(u->objs);
+	free(u->seen);
+	free(u);
+}
+
+/* Same object, whatever path or process it is mapped through. */
+static char *object_key(Elf *elf, int fd)
+{
+	const unsigned char *id;
+	ssize_t len = dwelf_elf_gnu_build_id(elf, (const void **)&id);
+	struct stat st;
+	char *key;
+
+	if (len > 0 && len <= 64) {
+		key = malloc(2 * (size_t)len + 1);
+		for (ssize_t i = 0; key && i < len; i++)
+			sprintf(key + 2 * i, "%02x", id[i]);
+		return key;
+	}
+	if (fstat(fd, &st) || asprintf(&key, "%lx:%lx:%lx:%lx", (unsigned long)st.st_dev,
+				       (unsigned long)st.st_ino, (unsigned long)st.st_size,
+				       (unsigned long)st.st_mtime) < 0)
+		return NULL;
+	return key;
+}
+
+static struct unwind_object *find_object(struct unwinder *u, const char *key)
+{
+	for (size_t i = 0; i < u->nr_objs; i++)
+		if (!strcmp(u->objs[i].key, key))
+			return &u->objs[i];
+	return NULL;
+}
+
+/* Array maps take a batch of consecutive keys in one call where the kernel can. */
+static int write_array(int fd, uint32_t first, const void *values, size_t size, uint32_t n)
+{
+	uint32_t *keys, count = n;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	keys = calloc(n, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		keys[i] = first + i;
+	if (bpf_map_update_batch(fd, keys, values, &count, NULL)) {
+		for (uint32_t i = 0; i < n && !err; i++)
+			if (bpf_map_update_elem(fd, &keys[i], (const char *)values + i * size,
+						BPF_ANY))
+				err = -errno;
+	}
+	free(keys);
+	return err;
+}
+
+/* Append @t's rows and page index, the index made to point at the global rows. */
+static int store_table(struct unwinder *u, struct cfi_table *t, struct unwind_object *obj)
+{
+	uint32_t nr_pages = (uint32_t)t->nr_pages + 1;
+	int err;
+
+	if (t->nr_rows > u->opts.max_rows - u->rows_used ||
+	    nr_pages > u->opts.max_pages - u->pages_used)
+		return -ENOSPC;
+	for (uint32_t i = 0; i < nr_pages; i++)
+		t->pages[i] += u->rows_used;
+	err = write_array(u->opts.rows_fd, u->rows_used, t->rows, sizeof(*t->rows),
+			  (uint32_t)t->nr_rows);
+	if (!err)
+		err = write_array(u->opts.pages_fd, u->pages_used, t->pages, sizeof(*t->pages),
+				  nr_pages);
+	if (err)
+		return err;
+	obj->base = t->base;
+	obj->page_first = u->pages_used;
+	obj->nr_pages = (uint32_t)t->nr_pages;
+	u->rows_used += (uint32_t)t->nr_rows;
+	u->pages_used += nr_pages;
+	return 0;
+}
+
+static double ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) * 1e3 +
+	       (double)(now.tv_nsec - start->tv_nsec) / 1e6;
+}
+
+/* Build and store the rows of a new object; failing that, it has none. */
+static void load_object(struct unwinder *u, Elf *elf, const char *path,
+			struct unwind_object *obj)
+{
+	struct cfi_table t;
+	struct timespec start;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	err = cfi_table__build(elf, &t);
+	if (!err) {
+		err = store_table(u, &t, obj);
+		if (!err)
+			pr_debug("unwind tables for %s: %zu rows, %zu pages in %.1f ms", path,
+				 t.nr_rows, t.nr_pages, ms_since(&start));
+		cfi_table__release(&t);
+	}
+	if (err == -ENOSPC && !u->warned_full) {
+		u->warned_full = true;
+		pr_warn("unwind tables full at %u rows: frames in %s and later objects use "
+			"frame pointers", u->rows_used, path);
+	} else if (err && err != -ENOSPC) {
+		pr_debug("no unwind tables for %s: %s", path, strerror(-err));
+	}
+}
+
+static struct unwind_object *add_object(struct unwinder *u, char *key)
+{
+	struct unwind_object *objs;
+
+	objs = array__grow(u->objs, &u->cap_objs, u->nr_objs, sizeof(*u->objs));
+	if (!objs)
+		return NULL;
+	u->objs = objs;
+	objs[u->nr_objs] = (struct unwind_object){ .key = key };
+	return &objs[u->nr_objs++];
+}
+
+/* Give @out the rows of the file behind @map, if it has any. */
+static void map_object(struct unwinder *u, pid_t pid, const struct mapping *map,
+		       struct unwind_mapping *out)
+{
+	struct unwind_object *obj = NULL;
+	uint64_t bias;
+	Elf *elf = NULL;
+	char *key = NULL;
+	int fd;
+
+	fd = mapping__open(pid, map);
+	if (fd >= 0)
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && !elf__load_bias(elf, map, &bias))
+		key = object_key(elf, fd);
+	if (key) {
+		obj = find_object(u, key);
+		if (obj) {
+			free(key);
+		} else {
+			obj = add_object(u, key);
+			if (obj)
+				load_object(u, elf, map->path, obj);
+			else
+				free(key);
+		}
+	}
+	if (obj && obj->nr_pages) {
+		out->table_base = obj->base + bias;
+		out->page_first = obj->page_first;
+		out->nr_pages = obj->nr_pages;
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+}
+
+static uint64_t exec_layout(const struct proc_maps *pm)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < pm->nr; i++) {
+		const struct mapping *m = &pm->maps[i];
+		uint64_t parts[] = { m->start, m->end, m->pgoff, m->inode };
+
+		if (!m->exec)
+			continue;
+		for (size_t j = 0; j < sizeof(parts) / sizeof(*parts); j++)
+			h = (h ^ parts[j]) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/*
+ * Whether @pid's table needs writing. When it does not, BPF asks again
+ * only a second later (struct unwind_proc): a frame in a mapping beyond
+ * the table's room must not cost a rebuild per allocation.
+ */
+static bool layout_changed(struct unwinder *u, pid_t pid, uint64_t layout)
+{
+	struct unwind_seen *seen;
+	size_t i;
+
+	for (i = 0; i < u->nr_seen && u->seen[i].pid != pid; i++)
+		;
+	if (i < u->nr_seen) {
+		if (u->seen[i].layout == layout)
+			return false;
+		u->seen[i].layout = layout;
+		return true;
+	}
+	seen = array__grow(u->seen, &u->cap_seen, u->nr_seen, sizeof(*u->seen));
+	if (seen) {
+		u->seen = seen;
+		seen[u->nr_seen++] = (struct unwind_seen){ .pid = pid, .layout = layout };
+	}
+	return true;
+}
+
+/* After the change is in the maps: walks remembered before it start again. */
+static void tables_changed(struct unwinder *u)
+{
+	if (u->opts.walk_gen)
+		__atomic_fetch_add(u->opts.walk_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+static void forget_layout(struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; i < u->nr_seen; i++) {
+		if (u->seen[i].pid == pid) {
+			u->seen[i] = u->seen[--u->nr_seen];
+			return;
+		}
+	}
+}
+
+int unwinder__add_process(struct unwinder *u, pid_t pid)
+{
+	struct unwind_proc *proc = &u->proc;
+	struct proc_maps pm;
+	__u32 key = (__u32)pid;
+	int err;
+
+	err = proc_maps__read(pid, &pm);
+	if (err)
+		return err;
+	if (!layout_changed(u, pid, exec_layout(&pm))) {
+		proc_maps__release(&pm);
+		return 0;
+	}
+	memset(proc, 0, sizeof(*proc));
+	for (size_t i = 0; i < pm.nr; i++) {
+		const struct mapping *map = &pm.maps[i];
+		struct unwind_mapping *out = &proc->maps[proc->nr];
+
+		if (!map->exec)
+			continue;
+		if (proc->nr == UNWIND_MAX_MAPPINGS) {
+			pr_debug("process %d has more than %d executable mappings: frames "
+				 "above %#lx use frame pointers", (int)pid, UNWIND_MAX_MAPPINGS,
+				 (unsigned long)map->start);
+			break;
+		}
+		*out = (struct unwind_mapping){ .start = map->start, .end = map->end };
+		if (mapping__is_file(map))
+			map_object(u, pid, map, out);
+		proc->nr++;
+	}
+	proc_maps__release(&pm);
+	/* A kernel thread: no code of its own to unwind through. */
+	if (!proc->nr) {
+		forget_layout(u, pid);
+		return -ENOENT;
+	}
+	if (bpf_map_update_elem(u->opts.procs_fd, &key, proc, BPF_ANY)) {
+		err = -errno;
+		forget_layout(u, pid);
+		return err;
+	}
+	tables_changed(u);
+	return 0;
+}
+
+void unwinder__forget_process(struct unwinder *u, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+
+	forget_layout(u, pid);
+	if (!bpf_map_delete_elem(u->opts.procs_fd, &key))
+		tables_changed(u);
+}

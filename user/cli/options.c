@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <regex.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include "alloctrace.h"
+#include "lib/log.h"
+#include "cli/options.h"
+
+#define VERSION "0.1.0"
+
+static const char usage[] =
+	"Usage: alloctrace [OPTIONS] -p PID[,PID...]\n"
+	"       alloctrace [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       alloctrace [OPTIONS] --all\n"
+	"\n"
+	"Trace a process's allocator calls with eBPF and report, per call stack,\n"
+	"the memory it still holds.\n"
+	"\n"
+	"  -p, --pid PID[,PID...] trace running processes (-p may be repeated)\n"
+	"      --all              trace every process that uses the allocator\n"
+	"                         alloctrace uses (the C library's, or --allocator's)\n"
+	"      --follow-forks     trace the children of traced processes too\n"
+	"      --max-per-process N  live blocks tracked per process (default 65536\n"
+	"                         with --all, else no limit); more are counted lost\n"
+	"      --top-processes N  processes per report, by outstanding bytes\n"
+	"                         (default 10, 0 = all)\n"
+	"  -i, --interval SECS    seconds between reports (default 5)\n"
+	"  -n, --count N          stop after N reports, the last one final (default: until stopped)\n"
+	"  -T, --top N            stacks per report (per process), by outstanding bytes\n"
+	"                         (default 10, 0 = all)\n"
+	"      --big SIZE         alert, with its stack, on each allocation >= SIZE (e.g. 8M)\n"
+	"      --big-only         with --big: no probes on the allocator at all; see only\n"
+	"                         blocks that reach the kernel (mmap, mremap, brk), for\n"
+	"                         near-zero cost on programs making many small allocations\n"
+	"      --format FMT       text (default) or json (one JSON object per line)\n"
+	"      --max-depth N      frames per stack, 1-127 (default 64)\n"
+	"      --unwind HOW       walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
+	"                         frame pointers), 'fp' (frame pointers: cheaper) or 'auto'\n"
+	"                         (default: cfi on x86-64, else fp)\n"
+	"      --allocator PATH[:PREFIX]\n"
+	"                         probe the allocator in PATH (symbols PREFIXmalloc, ...)\n"
+	"                         instead of the one symbol lookup finds\n"
+	"      --mmap             also count anonymous mmap/munmap/mremap calls\n"
+	"      --sample BYTES     record about one allocation per BYTES allocated (Poisson,\n"
+	"                         like heapprofd) and report estimates: far cheaper\n"
+	"      --min-age SECS     count only blocks at least SECS old\n"
+	"      --tid TID          count only blocks allocated by thread TID\n"
+	"      --thread-name RE   count only blocks allocated by threads whose name matches RE\n"
+	"      --module RE        show only stacks through an object whose path matches RE\n"
+	"      --min-size SIZE    count only blocks of at least SIZE bytes\n"
+	"      --max-size SIZE    count only blocks of at most SIZE bytes\n"
+	"      --threads          which threads hold the memory, and through which stacks\n"
+	"      --show-data N      print the first N bytes (up to 256) of one live block per\n"
+	"                         stack: this shows the target's data, secrets included\n"
+	"      --max-allocs N     room for N live blocks at once (default 1048576); kernel memory:\n"
+	"                         2N slots rounded up to a power of 2, 48 bytes each, up front\n"
+	"      --max-stacks N     distinct stacks recorded (default 65536); kernel memory: about\n"
+	"                         48 bytes each up front, 176 + 8 x max-depth + 32 x CPUs per\n"
+	"                         stack recorded\n"
+	"      --ringbuf-size SIZE  room for alerts not yet read, a power of two (default 256K,\n"
+	"                         about 240 alerts); kernel memory: SIZE + 13K\n"
+	"      --folded FILE      folded stacks by outstanding bytes (flamegraph.pl, inferno)\n"
+	"      --folded-count FILE  folded stacks by outstanding blocks\n"
+	"      --pprof FILE       gzipped pprof profile (go tool pprof, speedscope)\n"
+	"      --html FILE        one self-contained page: flame graphs, timeline, alerts\n"
+	"  -v, --verbose          say what is attached where, and libbpf's messages\n"
+	"  -h, --help             this text\n"
+	"  -V, --version          the version\n"
+	"\n"
+	"Ctrl-C, SIGTERM or the target's exit prints a final report. See alloctrace(8).\n";
+
+enum {
+	OPT_ALL = 0x100,
+	OPT_FOLLOW_FORKS,
+	OPT_MAX_PER_PROCESS,
+	OPT_TOP_PROCESSES,
+	OPT_BIG,
+	OPT_BIG_ONLY,
+	OPT_FORMAT,
+	OPT_MAX_DEPTH,
+	OPT_UNWIND,
+	OPT_ALLOCATOR,
+	OPT_MMAP,
+	OPT_SAMPLE,
+	OPT_MIN_AGE,
+	OPT_TID,
+	OPT_THREAD_NAME,
+	OPT_MODULE,
+	OPT_MIN_SIZE,
+	OPT_MAX_SIZE,
+	OPT_THREADS,
+	OPT_SHOW_DATA,
+	OPT_MAX_ALLOCS,
+	OPT_MAX_STACKS,
+	OPT_RINGBUF_SIZE,
+	/* One per enum export_kind, in its order. */
+	OPT_EXPORT,
+	OPT_EXPORT_LAST = OPT_EXPORT + EXPORT_HTML,
+};
+
+static const struct option long_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS },
+	{ "max-per-process", required_argument, NULL, OPT_MAX_PER_PROCESS },
+	{ "top-processes", required_argument, NULL, OPT_TOP_PROCESSES },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "top", required_argument, NULL, 'T' },
+	{ "big", required_argument, NULL, OPT_BIG },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "big-only", no_argument, NULL, OPT_BIG_ONLY },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
+	{ "mmap", no_argument, NULL, OPT_MMAP },
+	{ "sample", required_argument, NULL, OPT_SAMPLE },
+	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "thread-name", required_argument, NULL, OPT_THREAD_NAME },
+	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "show-data", required_argument, NULL, OPT_SHOW_DATA },
+	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
+	{ "folded", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED },
+	{ "folded-count", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED_COUNT },
+	{ "pprof", required_argument, NULL, OPT_EXPORT + EXPORT_PPROF },
+	{ "html", required_argument, NULL, OPT_EXPORT + EXPORT_HTML },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{},
+};
+
+/* The name of the long option with value @val, for messages. */
+static const char *option_name(int val)
+{
+	for (const struct option *o = long_options; o->name; o++) {
+		if (o->val == val)
+			return o->name;
+	}
+	return "?";
+}
+
+static int bad_value(const char *opt, const char *val, const char *expected)
+{
+	pr_err("invalid value '%s' for %s: expected %s", val, opt, expected);
+	return -EINVAL;
+}
+
+/* A whole decimal number in [min, max], nothing else on the line. */
+static int parse_uint(const char *s, unsigned long long min, unsigned long long max,
+		      unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull would also take leading blanks and a sign, and negate. */
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	const char *unit;
+	int shift = 0;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end) {
+		unit = strchr(units, end[0] & ~0x20);
+		if (!unit)
+			return -EINVAL;
+		shift = 10 * (unit - units + 1);
+		end++;
+		if (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))
+			end += strlen(end);
+		if (*end)
+			return -EINVAL;
+	}
+	if (v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int parse_seconds(const char *s, double min, double *out)
+{
+	char *end;
+	double v;
+
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < min || v > 86400)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Entries of a BPF map, up to @max: --max-allocs, --max-stacks. */
+static int parse_entries(int opt, const char *arg, uint32_t max, uint32_t *out)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 1, max, &v)) {
+		pr_err("invalid value '%s' for --%s: expected a number from 1 to %u", arg,
+		       option_name(opt), max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The kernel's rule for a ring buffer: a power of two, whole pages. */
+static int parse_ringbuf_size(const char *s, uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_size(s, &v) || v < (uint64_t)sysconf(_SC_PAGESIZE) || v > MAX_RINGBUF_SIZE ||
+	    (v & (v - 1)))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/*
+ * glibc's regcomp() doubles its memory with every stacked repetition
+ * ("a++++..."): bound what a name filter may ask before compiling it.
+ */
+#define MAX_REGEX_LEN 256
+#define MAX_REGEX_REPEATS 16
+
+static int check_regex(const char *opt, const char *re)
+{
+	int repeats = 0, err;
+	regex_t compiled;
+	char msg[128];
+
+	for (const char *c = re; *c; c++)
+		repeats += !!strchr("*+?{", *c);
+	if (strlen(re) > MAX_REGEX_LEN || repeats > MAX_REGEX_REPEATS) {
+		pr_err("invalid value for %s: a regular expression of at most %d characters and "
+		       "%d repetitions, please", opt, MAX_REGEX_LEN, MAX_REGEX_REPEATS);
+		return -EINVAL;
+	}
+	err = regcomp(&compiled, re, REG_EXTENDED | REG_NOSUB);
+
+	if (!err) {
+		regfree(&compiled);
+		return 0;
+	}
+	regerror(err, &compiled, msg, sizeof(msg));
+	pr_err("invalid value '%s' for %s: not a regular expression (%s)", re, opt, msg);
+	return -EINVAL;
+}
+
+static int parse_format(const char *s, enum report_format *out)
+{
+	if (!strcmp(s, "text"))
+		*out = FORMAT_TEXT;
+	else if (!strcmp(s, "json"))
+		*out = FORMAT_JSON;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* CFI unwinding is built for x86-64: elsewhere 'auto' means frame pointers. */
+static int parse_unwind(const char *s, bool *cfi)
+{
+#if defined(__x86_64__)
+	const bool have_cfi = true;
+#else
+	const bool have_cfi = false;
+#endif
+
+	if (!strcmp(s, "fp"))
+		*cfi = false;
+	else if (!strcmp(s, "auto"))
+		*cfi = have_cfi;
+	else if (!strcmp(s, "cfi") && have_cfi)
+		*cfi = true;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* "12,34,56": added to the processes of earlier -p options. */
+static int parse_pids(struct options *opts, const char *arg)
+{
+	unsigned long long v;
+	char word[16];
+	size_t len;
+
+	for (const char *p = arg;; p += len + 1) {
+		len = strcspn(p, ",");
+		if (len >= sizeof(word))
+			return bad_value("--pid", arg, "process ids separated by commas");
+		memcpy(word, p, len);
+		word[len] = '\0';
+		if (parse_uint(word, 1, INT_MAX, &v))
+			return bad_value("--pid", arg, "process ids separated by commas");
+		for (size_t i = 0; i < opts->nr_pids; i++) {
+			if (opts->pids[i] == (pid_t)v) {
+				pr_err("invalid value '%s' for --pid: pid %llu is given twice", arg, v);
+				return -EINVAL;
+			}
+		}
+		if (opts->nr_pids == MAX_PIDS) {
+			pr_err("too many processes for --pid: at most %d (--all traces every one)",
+			       MAX_PIDS);
+			return -EINVAL;
+		}
+		opts->pids[opts->nr_pids++] = v;
+		if (!p[len])
+			return 0;
+	}
+}
+
+static int parse_one(struct options *opts, int opt, char *arg)
+{
+	unsigned long long v;
+
+	switch (opt) {
+	case 'p':
+		return parse_pids(opts, arg);
+	case OPT_ALL:
+		opts->all = true;
+		return 0;
+	case OPT_FOLLOW_FORKS:
+		opts->follow_forks = true;
+		return 0;
+	case OPT_MAX_PER_PROCESS:
+		if (parse_uint(arg, 1, UINT32_MAX, &v))
+			return bad_value("--max-per-process", arg, "a number of blocks, at least 1");
+		opts->max_per_proc = v;
+		return 0;
+	case OPT_TOP_PROCESSES:
+		if (parse_uint(arg, 0, UINT_MAX, &v))
+			return bad_value("--top-processes", arg, "a number of processes (0 = all)");
+		opts->top_procs = v;
+		return 0;
+	case 'i':
+		if (parse_seconds(arg, 0.01, &opts->interval))
+			return bad_value("--interval", arg, "seconds between 0.01 and 86400");
+		return 0;
+	case 'n':
+		if (parse_uint(arg, 1, UINT_MAX, &v))
+			return bad_value("--count", arg, "a number of reports, at least 1");
+		opts->count = v;
+		return 0;
+	case 'T':
+		if (parse_uint(arg, 0, UINT_MAX, &v))
+			return bad_value("--top", arg, "a number of stacks (0 = all)");
+		opts->top = v;
+		return 0;
+	case OPT_BIG:
+		if (parse_size(arg, &opts->big) || !opts->big)
+			return bad_value("--big", arg, "a size in bytes such as 8M, 512K or 1G");
+		return 0;
+	case OPT_BIG_ONLY:
+		opts->big_only = true;
+		return 0;
+	case OPT_FORMAT:
+		if (parse_format(arg, &opts->format))
+			return bad_value("--format", arg, "'text' or 'json'");
+		return 0;
+	case OPT_MAX_DEPTH:
+		if (parse_uint(arg, 1, MAX_STACK_DEPTH, &v))
+			return bad_value("--max-depth", arg, "a number of frames from 1 to 127");
+		opts->stack_depth = v;
+		return 0;
+	case OPT_UNWIND:
+		if (parse_unwind(arg, &opts->unwind_cfi))
+			return bad_value("--unwind", arg, "'cfi', 'fp' or 'auto' (cfi: x86-64 only)");
+		return 0;
+	case OPT_ALLOCATOR:
+		if (allocator_opts__parse_spec(&opts->alloc, arg))
+			return bad_value("--allocator", arg, "PATH or PATH:PREFIX");
+		return 0;
+	case OPT_MMAP:
+		opts->alloc.mmap = true;
+		return 0;
+	case OPT_SAMPLE:
+		if (parse_size(arg, &opts->sample) || !opts->sample)
+			return bad_value("--sample", arg, "a mean number of bytes such as 512K");
+		return 0;
+	case OPT_MIN_AGE:
+		if (parse_seconds(arg, 0, &opts->filter.min_age))
+			return bad_value("--min-age", arg, "seconds from 0 to 86400");
+		return 0;
+	case OPT_TID:
+		if (parse_uint(arg, 1, INT_MAX, &v))
+			return bad_value("--tid", arg, "a thread id (a positive number)");
+		opts->filter.tid = v;
+		return 0;
+	case OPT_THREAD_NAME:
+		opts->filter.thread_name = arg;
+		return check_regex("--thread-name", arg);
+	case OPT_MODULE:
+		opts->filter.module = arg;
+		return check_regex("--module", arg);
+	case OPT_MIN_SIZE:
+		if (parse_size(arg, &opts->filter.min_size))
+			return bad_value("--min-size", arg, "a size in bytes such as 64, 4K or 1M");
+		return 0;
+	case OPT_MAX_SIZE:
+		if (parse_size(arg, &opts->filter.max_size) || !opts->filter.max_size)
+			return bad_value("--max-size", arg, "a size in bytes such as 64, 4K or 1M");
+		return 0;
+	case OPT_THREADS:
+		opts->threads = true;
+		return 0;
+	case OPT_SHOW_DATA:
+		if (parse_uint(arg, 1, 256, &v))
+			return bad_value("--show-data", arg, "a number of bytes from 1 to 256");
+		opts->show_data = v;
+		return 0;
+	case OPT_MAX_ALLOCS:
+		return parse_entries(opt, arg, MAX_LIVE_BLOCKS, &opts->maps.allocs);
+	case OPT_MAX_STACKS:
+		return parse_entries(opt, arg, MAX_MAP_ENTRIES, &opts->maps.stacks);
+	case OPT_RINGBUF_SIZE:
+		if (parse_ringbuf_size(arg, &opts->maps.ringbuf))
+			return bad_value("--ringbuf-size", arg,
+					 "a power of two from the page size to 1G, such as 256K");
+		return 0;
+	case OPT_EXPORT ... OPT_EXPORT_LAST:
+		if (!*arg) {
+			pr_err("invalid value '' for --%s: expected a file name", option_name(opt));
+			return -EINVAL;
+		}
+		opts->exports[opt - OPT_EXPORT] = arg;
+		return 0;
+	case 'v':
+		opts->verbose++;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+bool options__multi_proc(const struct options *opts)
+{
+	return opts->nr_pids > 1 || opts->follow_forks || opts->all;
+}
+
+/* --all's cap: sixteen processes at it fill the live-allocation map. */
+#define ALL_MAX_PER_PROC 65536
+
+static int check_target(struct options *opts)
+{
+	if (opts->filter.max_size && opts->filter.min_size > opts->filter.max_size) {
+		pr_err("--min-size is larger than --max-size: no block could count");
+		return -EINVAL;
+	}
+	if (opts->big_only && !opts->big) {
+		pr_err("--big-only needs --big SIZE: the smallest block to see");
+		return -EINVAL;
+	}
+	if (opts->big_only && (opts->sample || opts->alloc.mmap)) {
+		pr_err("--big-only takes neither --sample nor --mmap: it probes no allocator");
+		return -EINVAL;
+	}
+	if (opts->all && (opts->nr_pids || opts->argv)) {
+		pr_err("--all traces every process: give no -p PID or command with it");
+		return -EINVAL;
+	}
+	if (opts->nr_pids && opts->argv) {
+		pr_err("give either -p PID or a command, not both");
+		return -EINVAL;
+	}
+	if (!opts->nr_pids && !opts->argv && !opts->all) {
+		pr_err("nothing to trace: give -p PID, -- COMMAND or --all (see --help)");
+		return -EINVAL;
+	}
+	if (opts->max_per_proc && !options__multi_proc(opts)) {
+		pr_err("--max-per-process caps each of several processes: give it with "
+		       "-p PID,PID..., --follow-forks or --all");
+		return -EINVAL;
+	}
+	if (opts->all && !opts->max_per_proc)
+		opts->max_per_proc = ALL_MAX_PER_PROC;
+	return 0;
+}
+
+int options__parse(struct options *opts, int argc, char **argv)
+{
+	int opt, err;
+
+	*opts = (struct options){
+		.interval = 5,
+		.top = 10,
+		.top_procs = 10,
+		.format = FORMAT_TEXT,
+		.stack_depth = DEFAULT_STACK_DEPTH,
+	};
+	parse_unwind("auto", &opts->unwind_cfi);
+	opterr = 0;
+	/* '+': the first word that is not an option starts the command. */
+	while ((opt = getopt_long(argc, argv, "+:p:i:n:T:vhV", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		case 'V':
+			printf("alloctrace %s\n", VERSION);
+			return 1;
+		case ':':
+			pr_err("option %s needs a value (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		case '?':
+			pr_err("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+		err = parse_one(opts, opt, optarg);
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		opts->argv = &argv[optind];
+	return check_target(opts);
+}

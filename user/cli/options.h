@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_OPTIONS_H
+#define ALLOCTRACE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "probe/allocator.h"
+#include "export/export.h"
+#include "report/report.h"
+#include "config.h"
+#include "analysis/filter.h"
+
+/* Exit codes, documented in alloctrace(8). */
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_FAILURE_RUNTIME = 1,	/* failed while tracing (BPF load, attach, I/O) */
+	EXIT_USAGE = 2,			/* bad command line */
+	EXIT_TARGET = 3,		/* no such process, no allocator, command not runnable */
+	EXIT_PRIVILEGE = 4,		/* missing privileges or kernel features */
+};
+
+/* Processes -p takes, in all. */
+#define MAX_PIDS 1024
+
+struct options {
+	pid_t pids[MAX_PIDS];	/* -p, in the order given */
+	size_t nr_pids;		/* 0 when launching a command or with --all */
+	char **argv;		/* command to launch, NULL with -p */
+	bool all;		/* --all: every process using the allocator */
+	bool follow_forks;	/* the children of traced processes too */
+	uint64_t max_per_proc;	/* live blocks one process may hold, 0 = no cap */
+	unsigned int top_procs;	/* processes per report, 0 = all */
+	double interval;	/* seconds between reports */
+	unsigned int count;	/* reports to print, 0 = until stopped */
+	unsigned int top;	/* stacks per report, 0 = all */
+	uint64_t big;		/* big-allocation threshold in bytes, 0 = off */
+	bool big_only;		/* --big-only: no uprobes, big blocks at the syscall */
+	enum report_format format;
+	unsigned int stack_depth;
+	bool unwind_cfi;	/* --unwind: by CFI unwind tables, else frame pointers */
+	struct allocator_opts alloc;	/* --allocator, --mmap */
+	const char *exports[4];		/* file per enum export_kind, or NULL */
+	struct block_filter filter;	/* which live blocks count */
+	bool threads;			/* per-thread breakdown */
+	unsigned int show_data;		/* bytes of one live block per stack */
+	uint64_t sample;		/* --sample: mean bytes between samples, 0 = all */
+	struct map_sizes maps;		/* --max-allocs, --max-stacks, --ringbuf-size */
+	int verbose;
+};
+
+/* Several processes, each its own section in reports (not a single -p or command). */
+bool options__multi_proc(const struct options *opts);
+
+/*
+ * Fill @opts from the command line. Returns 0 to go on, 1 when help or the
+ * version was printed (exit 0), or -EINVAL after printing one line that
+ * says what is wrong.
+ */
+int options__parse(struct options *opts, int argc, char **argv);
+
+/* "8M", "512k", "1GiB", "4096": bytes in *@out. 0 or -EINVAL. */
+int parse_size(const char *s, uint64_t *out);
+
+#endif

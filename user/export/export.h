@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_EXPORT_H
+#define ALLOCTRACE_EXPORT_H
+
+#include "report/report.h"
+
+/*
+ * File outputs written beside the live report: they see every report of
+ * the run (with all stacks holding memory, uncut by --top) and every big
+ * allocation, and write their file when the run ends (folded, pprof) or
+ * keep it current (see each kind).
+ */
+enum export_kind {
+	EXPORT_FOLDED,		/* folded stacks weighted by outstanding bytes */
+	EXPORT_FOLDED_COUNT,	/* folded stacks weighted by outstanding blocks */
+	EXPORT_PPROF,		/* gzipped profile.proto */
+	EXPORT_HTML,		/* one self-contained page */
+};
+
+struct exporter;
+
+/*
+ * Create the output file at once, so a bad path fails before tracing
+ * starts: never through a symlink, mode 0600. NULL with errno set; the
+ * cause is printed naming the path.
+ */
+struct exporter *exporter__new(enum export_kind kind, const char *path);
+void exporter__free(struct exporter *e);
+
+/* Both 0 or -errno. */
+int exporter__report(struct exporter *e, const struct report *r);
+int exporter__big_alloc(struct exporter *e, const struct big_alloc *a);
+
+/* Write what the file still lacks after the final report. 0 or -errno. */
+int exporter__finish(struct exporter *e);
+
+#endif

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "probe/allocator.h"
+#include "probe/elfsym.h"
+#include "probe/linkmap.h"
+#include "lib/log.h"
+#include "probe/placement.h"
+#include "proc/procmaps.h"
+
+enum func_group {
+	GROUP_C,	/* C entry points: take the allocator's prefix */
+	GROUP_CXX,	/* C++ operators: mangled names, never prefixed */
+	GROUP_MMAP,	/* probed only with --mmap, where mmap is defined */
+	GROUP_SYSCALL,	/* seen at the syscall by --big-only, never probed */
+};
+
+struct func_desc {
+	const char *symbol;
+	const char *display;
+	enum func_group group;
+};
+
+#define C_FUNC(id, sym) [id] = { sym, sym, GROUP_C }
+#define CXX_FUNC(id, sym, name) [id] = { sym, name, GROUP_CXX }
+
+static const struct func_desc funcs[FUNC_MAX] = {
+	C_FUNC(FUNC_MALLOC, "malloc"),
+	C_FUNC(FUNC_CALLOC, "calloc"),
+	C_FUNC(FUNC_REALLOC, "realloc"),
+	C_FUNC(FUNC_REALLOCARRAY, "reallocarray"),
+	C_FUNC(FUNC_POSIX_MEMALIGN, "posix_memalign"),
+	C_FUNC(FUNC_MEMALIGN, "memalign"),
+	C_FUNC(FUNC_ALIGNED_ALLOC, "aligned_alloc"),
+	C_FUNC(FUNC_VALLOC, "valloc"),
+	C_FUNC(FUNC_PVALLOC, "pvalloc"),
+	C_FUNC(FUNC_FREE, "free"),
+	C_FUNC(FUNC_MALLOCX, "mallocx"),
+	C_FUNC(FUNC_RALLOCX, "rallocx"),
+	C_FUNC(FUNC_DALLOCX, "dallocx"),
+	C_FUNC(FUNC_SDALLOCX, "sdallocx"),
+	C_FUNC(FUNC_FREE_SIZED, "free_sized"),
+	C_FUNC(FUNC_FREE_ALIGNED_SIZED, "free_aligned_sized"),
+	CXX_FUNC(FUNC_NEW, "_Znwm", "operator new"),
+	CXX_FUNC(FUNC_NEW_NOTHROW, "_ZnwmRKSt9nothrow_t", "operator new"),
+	CXX_FUNC(FUNC_NEW_ALIGNED, "_ZnwmSt11align_val_t", "operator new"),
+	CXX_FUNC(FUNC_NEW_ALIGNED_NOTHROW, "_ZnwmSt11align_val_tRKSt9nothrow_t", "operator new"),
+	CXX_FUNC(FUNC_NEW_ARRAY, "_Znam", "operator new[]"),
+	CXX_FUNC(FUNC_NEW_ARRAY_NOTHROW, "_ZnamRKSt9nothrow_t", "operator new[]"),
+	CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED, "_ZnamSt11align_val_t", "operator new[]"),
+	CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED_NOTHROW, "_ZnamSt11align_val_tRKSt9nothrow_t",
+		 "operator new[]"),
+	CXX_FUNC(FUNC_DELETE, "_ZdlPv", "operator delete"),
+	CXX_FUNC(FUNC_DELETE_SIZED, "_ZdlPvm", "operator delete"),
+	CXX_FUNC(FUNC_DELETE_ALIGNED, "_ZdlPvSt11align_val_t", "operator delete"),
+	CXX_FUNC(FUNC_DELETE_SIZED_ALIGNED, "_ZdlPvmSt11align_val_t", "operator delete"),
+	CXX_FUNC(FUNC_DELETE_NOTHROW, "_ZdlPvRKSt9nothrow_t", "operator delete"),
+	CXX_FUNC(FUNC_DELETE_ALIGNED_NOTHROW, "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+		 "operator delete"),
+	CXX_FUNC(FUNC_DELETE_ARRAY, "_ZdaPv", "operator delete[]"),
+	CXX_FUNC(FUNC_DELETE_ARRAY_SIZED, "_ZdaPvm", "operator delete[]"),
+	CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED, "_ZdaPvSt11align_val_t", "operator delete[]"),
+	CXX_FUNC(FUNC_DELETE_ARRAY_SIZED_ALIGNED, "_ZdaPvmSt11align_val_t", "operator delete[]"),
+	CXX_FUNC(FUNC_DELETE_ARRAY_NOTHROW, "_ZdaPvRKSt9nothrow_t", "operator delete[]"),
+	CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+		 "operator delete[]"),
+	[FUNC_MMAP] = { "mmap", "mmap", GROUP_MMAP },
+	[FUNC_MUNMAP] = { "munmap", "munmap", GROUP_MMAP },
+	[FUNC_MREMAP] = { "mremap", "mremap", GROUP_MMAP },
+	[FUNC_BRK] = { "brk", "brk", GROUP_SYSCALL },
+};
+
+const char *alloc_func_name(enum alloc_func func)
+{
+	return func < FUNC_MAX ? funcs[func].display : "?";
+}
+
+int allocator_opts__parse_spec(struct allocator_opts *opts, char *arg)
+{
+	char *colon = strrchr(arg, ':');
+
+	/* A colon inside the path is part of it: a prefix holds no '/'. */
+	if (colon && !strchr(colon, '/')) {
+		*colon = '\0';
+		opts->prefix = colon + 1;
+	}
+	opts->path = arg;
+	return *arg ? 0 : -EINVAL;
+}
+
+bool alloc_func_has_return_probe(enum alloc_func func)
+{
+	return func != FUNC_FREE && func != FUNC_MUNMAP;
+}
+
+/* Past the instructions the kernel would single-step, on x86-64 (see placement.c). */
+static uint64_t pick_entry_offset(struct elf_file *ef, uint64_t vaddr, char *why, size_t size)
+{
+#if defined(__x86_64__)
+	uint8_t code[PLACEMENT_CODE_MAX];
+	long len = elf_file__read(ef, vaddr, code, sizeof(code));
+
+	if (len >= 0)
+		return placement__x86(code, len, why, size);
+	snprintf(why, size, "cannot read its code: %s", strerror((int)-len));
+#else
+	snprintf(why, size, "no instruction decoder for this architecture");
+#endif
+	return 0;
+}
+
+/*
+ * A function that also carries a return probe keeps its entry probe on its
+ * first instruction: the return probe must be there, where the return
+ * address is on top of the stack; the two then share one breakpoint, and
+ * the return program matches the stack pointer the entry program saw.
+ */
+static int fill_site(struct elf_file *ef, struct probe_site *site, enum alloc_func func,
+		     uint64_t vaddr)
+{
+	int err;
+
+	site->func = func;
+	err = elf_file__vaddr_to_offset(ef, vaddr, &site->entry);
+	if (err)
+		return err;
+	site->offset = site->entry;
+	if (alloc_func_has_return_probe(func))
+		snprintf(site->why, sizeof(site->why), "shares the return probe's breakpoint");
+	else
+		site->offset += pick_entry_offset(ef, vaddr, site->why, sizeof(site->why));
+	return 0;
+}
+
+enum site_set {
+	SITES_ALLOCATOR,	/* everything but mmap */
+	SITES_NEW,		/* operator new and new[] only */
+	SITES_MMAP,
+};
+
+static bool in_set(enum alloc_func f, enum site_set set)
+{
+	switch (set) {
+	case SITES_ALLOCATOR:
+		return funcs[f].group == GROUP_C || funcs[f].group == GROUP_CXX;
+	case SITES_NEW:
+		return f >= FUNC_NEW && f <= FUNC_NEW_ARRAY_ALIGNED_NOTHROW;
+	case SITES_MMAP:
+		return funcs[f].group == GROUP_MMAP;
+	}
+	return false;
+}
+
+/* Add the sites of @set's functions found in @ef to @obj. */
+static int add_sites(struct probe_object *obj, struct elf_file *ef, const uint64_t *addrs,
+		     enum site_set set)
+{
+	struct probe_site *site;
+	int err;
+
+	for (int f = 0; f < FUNC_MAX; f++) {
+		if (!addrs[f] || !in_set(f, set))
+			continue;
+		site = &obj->sites[obj->nr_sites];
+		err = fill_site(ef, site, f, addrs[f]);
+		if (err)
+			return err;
+		for (size_t i = 0; i < obj->nr_sites; i++)
+			site->alias |= obj->sites[i].entry == site->entry;
+		obj->nr_sites++;
+	}
+	return 0;
+}
+
+/* Symbol names to look for, with the prefix on the C entry points. */
+struct symbol_names {
+	char buf[FUNC_MAX][128];
+	const char *names[FUNC_MAX];
+};
+
+static void symbol_names__init(struct symbol_names *sn, const char *prefix)
+{
+	for (int f = 0; f < FUNC_MAX; f++) {
+		bool prefixed = funcs[f].group == GROUP_C && prefix;
+
+		snprintf(sn->buf[f], sizeof(sn->buf[f]), "%s%s", prefixed ? prefix : "",
+			 funcs[f].symbol);
+		sn->names[f] = sn->buf[f];
+	}
+}
+
+/* One object in lookup order, and how we can open it. */
+struct candidate {
+	const struct mapping *map;
+	char path[PATH_MAX];
+};
+
+/* Open a mapped object the way the target sees it, even from another mount namespace. */
+static struct elf_file *open_candidate(pid_t pid, struct candidate *c)
+{
+	struct elf_file *ef;
+
+	snprintf(c->path, sizeof(c->path), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)c->map->start, (unsigned long long)c->map->end);
+	ef = elf_file__open(c->path);
+	if (ef)
+		return ef;
+	snprintf(c->path, sizeof(c->path), "/proc/%d/root%s", pid, c->map->path);
+	return elf_file__open(c->path);
+}
+
+static bool same_object(const struct mapping *a, const struct mapping *b)
+{
+	return a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor;
+}
+
+static bool same_file(const struct mapping *map, const struct stat *st)
+{
+	return map->inode == st->st_ino && map->dev_major == major(st->st_dev) &&
+	       map->dev_minor == minor(st->st_dev);
+}
+
+/* The lowest mapping of the object behind @st (it has file offset 0), or NULL. */
+static const struct mapping *find_object(const struct proc_maps *pm, const struct stat *st)
+{
+	for (size_t i = 0; i < pm->nr; i++) {
+		if (mapping__is_file(&pm->maps[i]) && same_file(&pm->maps[i], st))
+			return &pm->maps[i];
+	}
+	return NULL;
+}
+
+static size_t add_candidate(struct candidate *order, size_t nr, const struct mapping *map)
+{
+	for (size_t i = 0; i < nr; i++) {
+		if (same_object(order[i].map, map))
+			return nr;
+	}
+	order[nr].map = map;
+	return nr + 1;
+}
+
+static size_t add_link_map(pid_t pid, const struct proc_maps *pm, struct candidate *order,
+			   size_t nr, bool *used)
+{
+	struct link_names ln;
+	char path[PATH_MAX];
+	const struct mapping *map;
+	struct stat st;
+
+	if (link_names__read(pid, &ln))
+		return nr;
+	*used = true;
+	for (size_t i = 1; i < ln.nr; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, ln.names[i]);
+		if (ln.names[i][0] != '/' || stat(path, &st))
+			continue;	/* the vdso has no file */
+		map = find_object(pm, &st);
+		if (map)
+			nr = add_candidate(order, nr, map);
+	}
+	link_names__release(&ln);
+	return nr;
+}
+
+/*
+ * Objects in the order symbol lookup visits them: the executable, then the
+ * loader's link map when it can be read. Objects it does not list (too
+ * early in a launch) follow by falling start address, the order in which
+ * the loader maps them.
+ */
+static size_t lookup_order(pid_t pid, const struct proc_maps *pm, struct candidate *order,
+			   bool *static_exe, bool *from_link_map)
+{
+	const struct mapping *exe;
+	char path[64];
+	struct stat st;
+	size_t nr = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	exe = stat(path, &st) ? NULL : find_object(pm, &st);
+	if (exe) {
+		struct elf_file *ef = elf_file__open(path);
+
+		nr = add_candidate(order, nr, exe);
+		*static_exe = ef && !elf_file__has_interp(ef);
+		elf_file__close(ef);
+	}
+	nr = add_link_map(pid, pm, order, nr, from_link_map);
+	/* Only code can hold an allocator: this skips data files like ld.so.cache. */
+	for (size_t i = pm->nr; i-- > 0;) {
+		if (mapping__is_file(&pm->maps[i]) && pm->maps[i].exec)
+			nr = add_candidate(order, nr, &pm->maps[i]);
+	}
+	return nr;
+}
+
+/* A search through the candidates for the allocator and, with --mmap, mmap. */
+struct search {
+	const struct allocator_opts *opts;
+	struct symbol_names sn;
+	struct allocator *out;
+	struct probe_object *alloc_obj;
+	bool new_seen;		/* operator new found, wherever it is */
+	struct probe_object *mmap_obj;
+	bool denied;		/* an object we may not open */
+};
+
+static struct probe_object *new_object(struct search *s, const struct candidate *c)
+{
+	struct probe_object *obj = &s->out->objs[s->out->nr_objs++];
+
+	snprintf(obj->path, sizeof(obj->path), "%s", c->path);
+	snprintf(obj->name, sizeof(obj->name), "%s", c->map ? c->map->path : c->path);
+	return obj;
+}
+
+/* Take from one object what the search still lacks. 0 or -errno. */
+static int inspect(struct search *s, const struct candidate *c, struct elf_file *ef)
+{
+	struct probe_object *here = NULL;	/* this object's entry, once made */
+	uint64_t addrs[FUNC_MAX];
+	int err = 0;
+
+	if (elf_file__find_funcs(ef, s->sn.names, FUNC_MAX, addrs) <= 0)
+		return 0;
+	if (!s->alloc_obj && addrs[FUNC_MALLOC] && addrs[FUNC_FREE]) {
+		here = s->alloc_obj = new_object(s, c);
+		err = add_sites(here, ef, addrs, SITES_ALLOCATOR);
+	}
+	/* The first operator new in lookup order is the one calls reach. */
+	if (!err && !s->new_seen && addrs[FUNC_NEW]) {
+		s->new_seen = true;
+		if (!here) {
+			here = new_object(s, c);
+			err = add_sites(here, ef, addrs, SITES_NEW);
+		}
+	}
+	if (!err && s->opts->mmap && !s->mmap_obj && addrs[FUNC_MMAP]) {
+		s->mmap_obj = here ? here : new_object(s, c);
+		err = add_sites(s->mmap_obj, ef, addrs, SITES_MMAP);
+	}
+	return err;
+}
+
+static bool search__done(const struct search *s)
+{
+	return s->alloc_obj && (!s->opts->mmap || s->mmap_obj);
+}
+
+static int search_candidates(struct search *s, pid_t pid, struct candidate *order, size_t nr)
+{
+	struct elf_file *ef;
+	int err = 0;
+
+	/* Past the allocator only for operator new: C programs have none. */
+	for (size_t i = 0; i < nr && !err && !(search__done(s) && s->new_seen); i++) {
+		ef = open_candidate(pid, &order[i]);
+		if (!ef) {
+			s->denied |= errno == EACCES || errno == EPERM;
+			pr_debug("cannot read %s in pid %d: %s", order[i].map->path, pid,
+				 strerror(errno));
+			continue;
+		}
+		err = inspect(s, &order[i], ef);
+		elf_file__close(ef);
+	}
+	return err;
+}
+
+static int search_forced(struct search *s)
+{
+	struct candidate c = { .map = NULL };
+	struct elf_file *ef;
+	int err;
+
+	snprintf(c.path, sizeof(c.path), "%s", s->opts->path);
+	ef = elf_file__open(c.path);
+	if (!ef) {
+		pr_err("--allocator %s: %s", c.path,
+		       errno == ENOEXEC ? "not a valid ELF object (truncated or corrupt)"
+					: strerror(errno));
+		return -EINVAL;
+	}
+	err = inspect(s, &c, ef);
+	elf_file__close(ef);
+	if (!err && !s->alloc_obj) {
+		pr_err("--allocator %s: it defines no %smalloc and %sfree", c.path,
+		       s->opts->prefix ? s->opts->prefix : "", s->opts->prefix ? s->opts->prefix : "");
+		return -EINVAL;
+	}
+	return err;
+}
+
+static void explain(struct search *s, size_t nr, bool from_link_map)
+{
+	if (s->opts->path)
+		snprintf(s->out->why, sizeof(s->out->why), "given by --allocator");
+	else
+		snprintf(s->out->why, sizeof(s->out->why),
+			 "the first of %zu objects in symbol lookup order (%s) to define malloc and free",
+			 nr, from_link_map ? "the loader's link map" : "load order");
+}
+
+/* Not "no allocator": the process is another user's, and that is what to say. */
+static int no_access(pid_t pid, const char *what)
+{
+	pr_err("cannot read %s process %d: permission denied "
+	       "(another user's process needs CAP_SYS_PTRACE)", what, pid);
+	return -EINVAL;
+}
+
+int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocator *out)
+{
+	struct search s = { .opts = opts, .out = out };
+	bool from_link_map = false;
+	struct candidate *order;
+	struct proc_maps pm;
+	size_t nr;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	symbol_names__init(&s.sn, opts->prefix);
+	if (opts->path && (err = search_forced(&s)))
+		return err;
+	err = proc_maps__read(pid, &pm);
+	if (err == -EACCES || err == -EPERM)
+		return no_access(pid, "the mappings of");
+	if (err)
+		return err;
+	order = calloc(pm.nr + 1, sizeof(*order));
+	if (!order) {
+		proc_maps__release(&pm);
+		return -ENOMEM;
+	}
+	nr = lookup_order(pid, &pm, order, &out->final, &from_link_map);
+	err = search_candidates(&s, pid, order, nr);
+	if (!err && !search__done(&s))
+		/* A static executable may have no mmap symbol: go on without. */
+		err = s.alloc_obj && out->final ? 0 : -ENOENT;
+	if (err == -ENOENT && s.denied)
+		err = no_access(pid, "the objects mapped by");
+	if (!err) {
+		/* The allocator leads: reports and --verbose name objs[0]. */
+		size_t i = s.alloc_obj - out->objs;
+		struct probe_object first = out->objs[0];
+
+		out->objs[0] = out->objs[i];
+		out->objs[i] = first;
+		explain(&s, nr, from_link_map);
+	}
+	free(order);
+	proc_maps__release(&pm);
+	return err;
+}

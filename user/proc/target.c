@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/ptrace.h>
+#include "lib/log.h"
+#include "proc/procs.h"
+#include "proc/target.h"
+
+#define PF_KTHREAD 0x00200000
+/*
+ * Syscalls a launched command may make before it maps an allocator: the
+ * dynamic loader needs a few dozen, so a program that is still without one
+ * after this many never will have one.
+ */
+#define MAX_LOADER_SYSCALLS 4096
+
+struct target {
+	pid_t pid;
+	int pidfd;		/* attached targets: readable once the process is gone */
+	bool launched;
+	bool resumed;		/* launched and let go past the loader */
+	bool at_exit_stop;	/* held in its exit stop until target__resume() */
+	char comm[32];
+	struct target_exit exit;
+};
+
+static int pidfd_open(pid_t pid)
+{
+	return syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void read_comm(struct target *t)
+{
+	char comm[sizeof(t->comm)];
+
+	/* Keep the last name known when the process is gone. */
+	proc_thread_name(t->pid, t->pid, comm, sizeof(comm));
+	if (comm[0])
+		memcpy(t->comm, comm, sizeof(comm));
+}
+
+void target__refresh_comm(struct target *t)
+{
+	read_comm(t);
+}
+
+/* State letter and flags from /proc/PID/stat; the name may hold ')' and spaces. */
+static int read_stat(pid_t pid, char *state, unsigned long *flags)
+{
+	char path[64], buf[1024], *p;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -EIO;
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+		return -EIO;
+	return 0;
+}
+
+static struct target *target__alloc(pid_t pid)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->pidfd = -1;
+	t->exit.status = -1;
+	return t;
+}
+
+static int check_traceable(struct target *t)
+{
+	unsigned long flags;
+	char state;
+	int err;
+
+	err = read_stat(t->pid, &state, &flags);
+	if (err) {
+		pr_err("cannot read /proc/%d/stat: %s", t->pid, strerror(-err));
+		return err;
+	}
+	if (flags & PF_KTHREAD) {
+		pr_err("pid %d (%s) is a kernel thread: it has no user-space allocator to trace",
+		       t->pid, t->comm);
+		return -EINVAL;
+	}
+	if (state == 'Z' || state == 'X') {
+		pr_err("process %d (%s) has exited and holds no memory (zombie)", t->pid, t->comm);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+struct target *target__attach(pid_t pid)
+{
+	struct target *t;
+	int err;
+
+	if (pid == getpid()) {
+		pr_err("pid %d is alloctrace itself: give the pid of another process", pid);
+		errno = EINVAL;
+		return NULL;
+	}
+	t = target__alloc(pid);
+	if (!t)
+		return NULL;
+	t->pidfd = pidfd_open(pid);
+	if (t->pidfd < 0) {
+		err = -errno;
+		if (err == -ESRCH)
+			pr_err("no process with pid %d", pid);
+		else
+			pr_err("cannot open process %d: %s", pid, strerror(-err));
+		goto err;
+	}
+	read_comm(t);
+	err = check_traceable(t);
+	if (err)
+		goto err;
+	return t;
+err:
+	target__free(t);
+	errno = -err;
+	return NULL;
+}
+
+/* In the child: wait until the parent traces us, then become the command. */
+static void __attribute__((noreturn)) exec_child(char *const argv[], int go_fd, int err_fd)
+{
+	sigset_t none;
+	char c;
+	int err;
+
+	/* The tracer blocks signals for its signalfd; the command must not inherit that. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (read(go_fd, &c, 1) == 1)
+		execvp(argv[0], argv);
+	err = errno;
+	if (write(err_fd, &err, sizeof(err)) != sizeof(err))
+		_exit(126);
+	_exit(127);
+}
+
+static void report_exec_error(const char *cmd, int err)
+{
+	if (err == ENOENT)
+		pr_err("cannot run '%s': command not found", cmd);
+	else if (err == EACCES)
+		pr_err("cannot run '%s': permission denied (not executable?)", cmd);
+	else
+		pr_err("cannot run '%s': %s", cmd, strerror(err));
+}
+
+struct target_exit target_exit__from_status(int status)
+{
+	struct target_exit e = { .exited = true, .status = -1 };
+
+	if (WIFEXITED(status))
+		e.status = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		e.signal = WTERMSIG(status);
+	return e;
+}
+
+static void record_exit(struct target *t, int status)
+{
+	t->exit = target_exit__from_status(status);
+}
+
+/* Wait for the stop at exec; a signal that arrives first is passed on. */
+static int wait_exec_stop(struct target *t)
+{
+	int status;
+
+	for (;;) {
+		if (waitpid(t->pid, &status, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(status)) {
+			record_exit(t, status);
+			return -ESRCH;
+		}
+		if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
+			return 0;
+		if (ptrace(PTRACE_CONT, t->pid, 0, status >> 16 ? 0 : WSTOPSIG(status)))
+			return -errno;
+	}
+}
+
+/*
+ * Wait for a dying child until it is reaped: as a tracee it stops once
+ * more, at its exit event, and left there it would outlive us as a zombie
+ * for init to reap.
+ */
+static void reap(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, __WALL) == pid && WIFSTOPPED(status))
+		ptrace(PTRACE_CONT, pid, 0, 0);
+}
+
+static int start_child(struct target *t, char *const argv[], int go[2], int errp[2])
+{
+	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD;
+	ssize_t n;
+	int err;
+
+	if (ptrace(PTRACE_SEIZE, t->pid, 0, opts)) {
+		err = -errno;
+		pr_err("cannot trace the command (ptrace): %s", strerror(-err));
+		return err;
+	}
+	if (write(go[1], "g", 1) != 1)
+		return -errno;
+	n = read(errp[0], &err, sizeof(err));
+	if (n == sizeof(err)) {
+		report_exec_error(argv[0], err);
+		reap(t->pid);
+		t->pid = 0;
+		return -err;
+	}
+	err = wait_exec_stop(t);
+	if (err)
+		pr_err("command '%s' ended before it started", argv[0]);
+	return err;
+}
+
+struct target *target__launch(char *const argv[])
+{
+	int go[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	struct target *t;
+	int err;
+
+	t = target__alloc(0);
+	if (!t)
+		return NULL;
+	t->launched = true;
+	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+		err = -errno;
+		goto out;
+	}
+	t->pid = fork();
+	if (t->pid < 0) {
+		err = -errno;
+		pr_err("cannot start '%s': %s", argv[0], strerror(errno));
+		t->pid = 0;
+		goto out;
+	}
+	if (!t->pid)
+		exec_child(argv, go[0], errp[1]);
+	close(go[0]);
+	close(errp[1]);
+	go[0] = errp[1] = -1;
+	err = start_child(t, argv, go, errp);
+	if (!err)
+		read_comm(t);
+out:
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	if (!err)
+		return t;
+	target__free(t);
+	errno = -err;
+	return NULL;
+}
+
+/*
+ * Step the loader from syscall to syscall and look again after each mmap:
+ * the allocator is usable only once mapped, and the loader runs none of a
+ * library's code before it has mapped them all.
+ */
+static int step_to_next_mmap(struct target *t, int *steps)
+{
+	struct ptrace_syscall_info info;
+	long last_nr = -1;
+	int status, sig = 0;
+
+	while ((*steps)++ < MAX_LOADER_SYSCALLS) {
+		if (ptrace(PTRACE_SYSCALL, t->pid, 0, sig))
+			return -errno;
+		sig = 0;
+		if (waitpid(t->pid, &status, __WALL) < 0)
+			return -errno;
+		if (!WIFSTOPPED(status)) {
+			record_exit(t, status);
+			return -ESRCH;
+		}
+		if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+			/* A signal for the command is passed on; our events are not. */
+			if (!(status >> 16))
+				sig = WSTOPSIG(status);
+			continue;
+		}
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, t->pid, sizeof(info), &info) <= 0)
+			return -errno;
+		if (info.op == PTRACE_SYSCALL_INFO_ENTRY)
+			last_nr = info.entry.nr;
+		else if (info.op == PTRACE_SYSCALL_INFO_EXIT && last_nr == SYS_mmap)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int target__run_until(struct target *t, int (*found)(void *ctx), void *ctx)
+{
+	int steps = 0, ret;
+
+	for (;;) {
+		ret = found(ctx);
+		if (ret)
+			return ret > 0 ? 0 : ret;
+		ret = step_to_next_mmap(t, &steps);
+		if (ret)
+			return ret;
+	}
+}
+
+int target__resume(struct target *t)
+{
+	if (!t->launched || t->exit.exited)
+		return 0;
+	if (ptrace(PTRACE_CONT, t->pid, 0, 0))
+		return -errno;
+	t->resumed = true;
+	t->at_exit_stop = false;
+	return 0;
+}
+
+int target__fd(const struct target *t)
+{
+	return t->pidfd;
+}
+
+static enum target_state update_attached(struct target *t)
+{
+	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 0) == 1) {
+		t->exit.exited = true;
+		return TARGET_GONE;
+	}
+	return TARGET_RUNNING;
+}
+
+static bool stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* One ptrace stop of a running launched target: pass signals on, keep job control. */
+static enum target_state handle_stop(struct target *t, int status)
+{
+	int event = status >> 16;
+
+	switch (event) {
+	case PTRACE_EVENT_EXIT:
+		t->at_exit_stop = true;
+		return TARGET_EXITING;
+	case PTRACE_EVENT_STOP:
+		/* Group stop (SIGSTOP, SIGTSTP): stay stopped until SIGCONT... */
+		if (stop_signal(WSTOPSIG(status))) {
+			ptrace(PTRACE_LISTEN, t->pid, 0, 0);
+			return TARGET_RUNNING;
+		}
+		/* ...which ends it with this trap: run again. */
+		ptrace(PTRACE_CONT, t->pid, 0, 0);
+		return TARGET_RUNNING;
+	case PTRACE_EVENT_EXEC:
+		read_comm(t);
+		return TARGET_EXECED;
+	}
+	ptrace(PTRACE_CONT, t->pid, 0, event ? 0 : WSTOPSIG(status));
+	return TARGET_RUNNING;
+}
+
+static enum target_state update_launched(struct target *t)
+{
+	enum target_state state = TARGET_RUNNING;
+	int status;
+	pid_t ret;
+
+	/* waitpid() reports a stop once: until resumed, say it again. */
+	if (t->at_exit_stop)
+		return TARGET_EXITING;
+	while (!t->exit.exited && state == TARGET_RUNNING) {
+		ret = waitpid(t->pid, &status, WNOHANG | __WALL);
+		if (ret <= 0)
+			break;
+		if (WIFSTOPPED(status)) {
+			state = handle_stop(t, status);
+			continue;
+		}
+		record_exit(t, status);
+		state = TARGET_GONE;
+	}
+	return t->exit.exited ? TARGET_GONE : state;
+}
+
+enum target_state target__update(struct target *t)
+{
+	if (t->exit.exited)
+		return TARGET_GONE;
+	return t->launched ? update_launched(t) : update_attached(t);
+}
+
+pid_t target__pid(const struct target *t)
+{
+	return t->pid;
+}
+
+const char *target__comm(const struct target *t)
+{
+	return t->comm;
+}
+
+struct target_exit target__exit(const struct target *t)
+{
+	return t->exit;
+}
+
+void target__free(struct target *t)
+{
+	if (!t)
+		return;
+	if (t->launched && t->pid > 0 && !t->exit.exited && !t->resumed) {
+		/* Never ran a line of its own: nothing of the user's is lost. */
+		kill(t->pid, SIGKILL);
+		reap(t->pid);
+	}
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	free(t);
+}

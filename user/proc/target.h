@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_TARGET_H
+#define ALLOCTRACE_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "proc/exit.h"
+
+/*
+ * The traced process: one found by pid, or a command we launch. A launched
+ * command is held under ptrace from before its first instruction until its
+ * allocator is mapped, and stops once more as it exits, while its mappings
+ * can still be read.
+ */
+struct target;
+
+enum target_state {
+	TARGET_RUNNING,
+	TARGET_EXITING,		/* stopped on its way out: mappings still readable */
+	TARGET_EXECED,		/* stopped in a new program image: probe it anew */
+	TARGET_GONE,
+};
+
+/* Both print one line naming the cause and return NULL with errno set. */
+struct target *target__attach(pid_t pid);
+struct target *target__launch(char *const argv[]);
+
+/*
+ * Launched targets: run the loader until @found(ctx) returns > 0 (the
+ * allocator is mapped, no code of it has run yet). A negative return of
+ * @found ends the wait with that error. 0 or -errno.
+ */
+int target__run_until(struct target *t, int (*found)(void *ctx), void *ctx);
+
+/* Let a stopped launched target go on (after EXITING or EXECED). 0 or -errno. */
+int target__resume(struct target *t);
+
+/* An fd that polls readable when target__update() has news, or -1 (SIGCHLD). */
+int target__fd(const struct target *t);
+
+/* Handle what happened to the target since the last call. */
+enum target_state target__update(struct target *t);
+
+pid_t target__pid(const struct target *t);
+const char *target__comm(const struct target *t);
+struct target_exit target__exit(const struct target *t);
+
+/* How a process ended, from a wait(2) status. */
+struct target_exit target_exit__from_status(int status);
+
+/* Read the name again: a process traced with -p ran execve. */
+void target__refresh_comm(struct target *t);
+
+/* Let go of the target: a launched one that never ran is killed. */
+void target__free(struct target *t);
+
+#endif
