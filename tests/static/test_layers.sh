@@ -14,20 +14,22 @@ ARCH=$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 BPF_FLAGS=(-target bpf -D__TARGET_ARCH_"$ARCH" -Iinclude -Ivmlinux/"$ARCH")
 
 # deps FILE: every header FILE reads, one a line (BPF sources as clang
-# builds them).
+# builds them); "unreadable" when the compiler cannot follow its includes.
 deps() {
-	local cc=("$CC" "${CPPFLAGS[@]}")
+	local cc=("$CC" "${CPPFLAGS[@]}") out
 	[[ $1 == bpf/* ]] && cc=(clang "${BPF_FLAGS[@]}")
-	"${cc[@]}" -MM -MT x "$1" | sed -e 's/^x://' -e 's/\\$//' | tr ' ' '\n' | sed '/^$/d'
+	out=$("${cc[@]}" -MM -MT x "$1" 2>/dev/null) || { echo unreadable; return; }
+	sed -e 's/^x://' -e 's/\\$//' <<<"$out" | tr ' ' '\n' | sed '/^$/d'
 }
 
 # check NAME PATTERN FILES...: no file reads a header matching PATTERN.
 check() {
-	local name=$1 pattern=$2 f bad=""
+	local name=$1 pattern=$2 f d bad=""
 	shift 2
 	for f in "$@"; do
-		if deps "$f" | grep -Eq "$pattern"; then
-			bad+=" $f ($(deps "$f" | grep -E "$pattern" | head -n 1))"
+		d=$(deps "$f")
+		if grep -Eq "^unreadable$|$pattern" <<<"$d"; then
+			bad+=" $f ($(grep -E "^unreadable$|$pattern" <<<"$d" | head -n 1))"
 		fi
 	done
 	if [[ -z $bad ]]; then
