@@ -3,12 +3,13 @@
 # Idempotent: installs only what is missing, and touches apt only then.
 set -eu
 
-# Build: compilers, libbpf, bpftool, elfutils, zlib; xxd embeds the HTML page.
+# Build: compilers, clang-format (make format-check), libbpf, bpftool, elfutils,
+# zlib; xxd embeds the HTML page.
 # Tests: cmocka, jq, file, strace, Go (go tool pprof), Chromium (the HTML page),
 # python3 (stacks through ctypes), util-linux (unshare),
 # clang's sanitizer and libFuzzer runtimes, and the allocators the tests
 # trace: jemalloc, tcmalloc, mimalloc, musl.
-PACKAGES="make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
+PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
 python3 util-linux
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace"
@@ -19,6 +20,10 @@ for pkg in $PACKAGES; do
 		missing="$missing $pkg"
 	fi
 done
+
+# Debian's nodejs does not ship npm, which fetches speedscope below; an npm
+# installed otherwise will do.
+command -v npm >/dev/null || missing="$missing npm"
 
 # speedscope, to check that it opens alloctrace's pprof files: npm's
 # package, unpacked into build/ (it is test tooling, not shipped).

@@ -40,7 +40,7 @@ sleep 1
 
 # open NAME FILE: speedscope's DOM once it has had 5 s (virtual time).
 open_profile() {
-	timeout -k 5 20 "$CHROME" --headless=new --no-sandbox --no-first-run \
+	timeout -k 5 60 "$CHROME" --headless=new --no-sandbox --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
 		--user-data-dir="$(mktemp -d "$TMP/chrome.XXXXXX")" --virtual-time-budget=5000 \
 		--dump-dom "http://127.0.0.1:$PORT/index.html#profileURL=http://127.0.0.1:$PORT/$2&title=$1" \
