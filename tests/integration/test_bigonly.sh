@@ -7,7 +7,7 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-require_built "$WL/bigallocs"
+require_built "$WL/bigallocs" "$WL/bigpair"
 
 run_tool bigonly 60 -v --format json -T 0 --big 2M --big-only -- "$WL/bigallocs"
 expect_tool_ok bigonly || finish
@@ -38,5 +38,83 @@ expect_eq "every big block still held" 10 "$(report_get "$r" .totals.outstanding
 expect_eq "held by the functions that asked" 10 \
 	"$(jq '[.stacks[] | select(.frames[0].function | startswith("big_"))
 		| .outstanding_allocs] | add' <<<"$r")"
+
+
+# Two processes, two allocators (issue 13): glibc's in one, jemalloc's
+# preloaded into the other (retain:false, so that each 4 MiB block is a
+# mapping of its own). Each process's stacks are trimmed against its own
+# allocator, the C library's syscall wrapper included: whatever was found
+# last must not trim the other. tests/workloads/bigpair.c: 3 x 4 MiB from
+# big_4m (mapped as 4 MiB and a page each), 10 x 100 bytes from leak_malloc.
+jemalloc=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')
+[[ -n $jemalloc ]] || { fail "two allocators" "libjemalloc2 not installed (make deps)"; finish; }
+
+# start_pair NAME: the glibc process in G, the jemalloc one in J.
+start_pair() {
+	mkdir -p "$TMP/$1_g" "$TMP/$1_j"
+	"$WL/bigpair" "$TMP/$1_g" &
+	G=$!
+	track "$G"
+	MALLOC_CONF=retain:false LD_PRELOAD="$jemalloc" "$WL/bigpair" "$TMP/$1_j" &
+	J=$!
+	track "$J"
+	wait_for 10 test -e "$TMP/$1_g/ready" -a -e "$TMP/$1_j/ready"
+}
+
+# tracing_both NAME: the tool started as NAME traces its two processes.
+tracing_both() {
+	[[ $(grep -c 'tracing pid' "$TMP/$1.err" 2>/dev/null) == 2 ]]
+}
+
+# pair_run NAME OPTIONS...: trace both with -p G,J until they are done;
+# the final report is in R. Fails saying which step did not happen.
+pair_run() {
+	local name=$1
+	shift
+	start_pair "$name" || { fail "$name: workloads" "not ready in 10 s"; return 1; }
+	start_tool "$name" 60 --format json -T 0 "$@" -p "$G,$J"
+	wait_for 20 tracing_both "$name" || {
+		fail "$name: tracing" "no two 'tracing pid' lines in 20 s"
+		return 1
+	}
+	expect_eq "$name: each process named with its own allocator" \
+		"$G libc.so.6;$J libjemalloc.so.2" \
+		"$(sed -nE 's|.*tracing pid ([0-9]+) .* in [^ ]*/([^ /]+)$|\1 \2|p' "$TMP/$name.err" |
+			sort -n | paste -sd ';')"
+	kill -USR1 "$G" "$J"
+	wait_for 10 test -e "$TMP/${name}_g/done" -a -e "$TMP/${name}_j/done" || {
+		fail "$name: workloads" "no done files 10 s after SIGUSR1"
+		return 1
+	}
+	kill -USR1 "$G" "$J"
+	wait_tool
+	expect_tool_ok "$name" || return 1
+	R=$(final_report "$TMP/$name.out")
+}
+
+# proc_stacks PID: the final report's stacks of PID as "blocks bytes frames[0]".
+proc_stacks() {
+	jq -r --argjson p "$1" '.processes[] | select(.pid == $p) | .stacks[]
+		| "\(.outstanding_allocs) \(.outstanding_bytes) \(.frames[0].function)"' <<<"$R" |
+		paste -sd ';'
+}
+
+# pair_expect NAME FUNC SIZE STACKS: in each process, three alerts by FUNC
+# of SIZE bytes from big_4m, and STACKS ("blocks bytes frames[0]";...).
+pair_expect() {
+	local pid
+	for pid in "$G" "$J"; do
+		expect_eq "$1: pid $pid alerts start at big_4m" \
+			"$2 $3 big_4m;$2 $3 big_4m;$2 $3 big_4m" \
+			"$(jq -c --argjson p "$pid" 'select(.pid == $p)' "$TMP/$1.out" |
+				big_alloc_list /dev/stdin)"
+		expect_eq "$1: pid $pid stacks start at the workload" "$4" "$(proc_stacks "$pid")"
+	done
+}
+
+pair_run pair_big --big 1M --big-only && pair_expect pair_big mmap 4198400 "3 12595200 big_4m"
+# Without --big-only each process is probed in its own allocator.
+pair_run pair_full --big 1M &&
+	pair_expect pair_full malloc 4194304 "3 12582912 big_4m;10 1000 leak_malloc"
 
 finish

@@ -20,6 +20,7 @@ static void proc__free(struct proc *p)
 	profile__free(p->profile);
 	history__free(p->history);
 	symbolizer__free(p->syms);
+	free(p->allocator);
 	free(p);
 }
 
@@ -104,6 +105,8 @@ int proc__new_image(struct procs *ps, struct proc *p, uint32_t gen)
 	symbolizer__free(p->syms);
 	p->syms = NULL;
 	p->syms_failed = false;
+	free(p->allocator);
+	p->allocator = NULL;
 	return 0;
 }
 

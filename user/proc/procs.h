@@ -12,9 +12,26 @@
 #include "proc/exit.h"
 #include "symbolize/symbolize.h"
 
+struct allocator;
+
+/*
+ * Where a traced process is in following its execs (app/execs.c moves it
+ * on): attached -> exec seen -> allocator pending (looked at again until
+ * its deadline) -> re-probed or no allocator; another execve makes it
+ * exec seen again.
+ */
+enum proc_trace {
+	PROC_ATTACHED,		/* its first program's allocator is probed */
+	PROC_EXEC_SEEN,		/* ran execve: the new program not looked at yet */
+	PROC_ALLOC_PENDING,	/* the new program has mapped no allocator yet */
+	PROC_REPROBED,		/* the new program's allocator is probed */
+	PROC_NO_ALLOCATOR,	/* none found in time, or probing it failed */
+};
+
 /*
  * What a session keeps of each traced process between reports: its
- * numbers, the history behind its trends, and its symbolizer.
+ * numbers, the history behind its trends, its symbolizer, and its
+ * allocator with where it is in an exec.
  */
 struct proc {
 	pid_t pid;
@@ -29,6 +46,10 @@ struct proc {
 	struct history *history;
 	struct symbolizer *syms;	/* made when first needed */
 	bool syms_failed;	/* gone before it could be read */
+	struct allocator *allocator;	/* found for its current image, NULL before; owned */
+	enum proc_trace trace;
+	bool named;		/* on the command line: its execs are told at info level */
+	double exec_deadline;	/* PROC_ALLOC_PENDING: when to give up, CLOCK_MONOTONIC */
 };
 
 struct procs {
@@ -50,7 +71,10 @@ struct proc *procs__add(struct procs *ps, pid_t pid, uint32_t gen);
 /* Forget process @i, its index in ps->procs. */
 void procs__remove(struct procs *ps, size_t i);
 
-/* @p runs a new program: its numbers and history start again. 0 or -errno. */
+/*
+ * @p runs a new program: its numbers and history start again, and its
+ * allocator is forgotten. 0 or -errno.
+ */
 int proc__new_image(struct procs *ps, struct proc *p, uint32_t gen);
 
 /*

@@ -91,7 +91,7 @@ struct big_alloc {
 	uint64_t size;
 	uint64_t addr;
 	size_t nr_frames;
-	const struct frame_info *frames;
+	const struct frame_info *frames;	/* the caller's, valid during the call only */
 	uint32_t stack_flags;	/* enum stack_flags */
 };
 

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include "app/execs.h"
+#include "app/collect.h"
+#include "lib/log.h"
+#include "probe/allocator.h"
+
+/*
+ * A process traced with -p that ran execve is looked at every RETRY_MS
+ * until its new program has mapped an allocator, for EXEC_PATIENCE seconds
+ * at most: a loaded machine can take seconds to page in the loader.
+ */
+#define RETRY_MS 20
+#define EXEC_PATIENCE 10.0
+
+/* 0: found into @a; -EAGAIN: none mapped yet, one may come; else -errno. */
+static int look(const struct session *s, pid_t pid, struct allocator *a)
+{
+	int err = allocator__find(pid, &s->opts->alloc, a);
+
+	/* A static program maps nothing more: none will come. */
+	return err == -ENOENT && !a->final ? -EAGAIN : err;
+}
+
+struct alloc_search {
+	const struct session *s;
+	pid_t pid;
+	struct allocator *a;
+};
+
+/* look() in target__run_until()'s terms: > 0 found, 0 step on, < 0 stop. */
+static int found(void *ctx)
+{
+	struct alloc_search *as = ctx;
+	int err = look(as->s, as->pid, as->a);
+
+	return err == -EAGAIN ? 0 : err ? err : 1;
+}
+
+/* look(), a @launched command being run under ptrace until it maps one. */
+static int wait_allocator(const struct session *s, pid_t pid, struct target *launched,
+			  struct allocator *a)
+{
+	struct alloc_search as = { .s = s, .pid = pid, .a = a };
+
+	return launched ? target__run_until(launched, found, &as) : look(s, pid, a);
+}
+
+static void no_allocator(pid_t pid, const char *comm, int err)
+{
+	/* Its mappings went with it: that is no sign of a static program. */
+	if (err == -ENOENT && kill(pid, 0) && errno == ESRCH)
+		err = -ESRCH;
+	if (err == -ESRCH)
+		pr_err("process %d (%s) exited before alloctrace could attach", pid, comm);
+	else if (err == -EINVAL)
+		;	/* said already: a bad --allocator, mappings not readable */
+	else if (err)
+		pr_err("no allocator (malloc and free) found in process %d (%s): "
+		       "is it static and stripped, or not using malloc?",
+		       pid, comm);
+}
+
+/* Find @pid's allocator into @a now (none yet is none). 0 or -errno, said. */
+static int find_allocator(const struct session *s, pid_t pid, const char *comm,
+			  struct target *launched, struct allocator *a)
+{
+	int err = wait_allocator(s, pid, launched, a);
+
+	if (err == -EAGAIN)
+		err = -ENOENT;
+	no_allocator(pid, comm, err);
+	return err;
+}
+
+/* Which allocator is probed; at --verbose only for processes not named. */
+static void describe_allocator(const struct session *s, const struct allocator *a, pid_t pid,
+			       const char *comm, bool named)
+{
+	void (*say)(const char *fmt, ...) = named ? pr_info : pr_debug;
+	char others[2 * PATH_MAX + 16] = "";
+	size_t len = 0;
+
+	pr_debug("allocator: %s (%s)", a->objs[0].name, a->why);
+	for (size_t i = 1; i < a->nr_objs && len < sizeof(others); i++) {
+		pr_debug("also probed: %s", a->objs[i].name);
+		len += snprintf(others + len, sizeof(others) - len, " and %s", a->objs[i].name);
+	}
+	if (s->opts->big_only && pid)
+		say("tracing pid %d (%s): blocks of %llu bytes or more from mmap, mremap and brk, "
+		    "no probes in %s", pid, comm, (unsigned long long)s->opts->big, a->objs[0].name);
+	else if (s->opts->big_only)
+		say("tracing every process: blocks of %llu bytes or more from mmap, mremap and brk",
+		    (unsigned long long)s->opts->big);
+	else if (pid)
+		say("tracing pid %d (%s): %zu probes in %s%s", pid, comm,
+		    tracer__nr_probes(s->tracer), a->objs[0].name, others);
+	else
+		say("tracing every process that calls the allocator in %s%s: %zu probes",
+		    a->objs[0].name, others, tracer__nr_probes(s->tracer));
+}
+
+/*
+ * Probe the allocator found for @p and, with several processes (one has
+ * its tables made as it is attached), build its unwind tables.
+ */
+static int probe_allocator(struct session *s, struct proc *p)
+{
+	int err = tracer__attach(s->tracer, p->allocator);
+
+	return !err && s->multi ? tracer__unwind_process(s->tracer, p->pid) : err;
+}
+
+/* @p's own allocator to fill, made on first use. */
+static struct allocator *allocator_slot(struct proc *p)
+{
+	if (!p->allocator)
+		p->allocator = calloc(1, sizeof(*p->allocator));
+	return p->allocator;
+}
+
+static void arm_retry(struct session *s)
+{
+	bool pending = false;
+	struct timespec tick;
+	struct itimerspec its;
+
+	for (size_t i = 0; i < s->procs.nr && !pending; i++)
+		pending = s->procs.procs[i]->trace == PROC_ALLOC_PENDING;
+	tick = (struct timespec){ .tv_nsec = pending ? RETRY_MS * 1000000L : 0 };
+	its = (struct itimerspec){ .it_value = tick, .it_interval = tick };
+	timerfd_settime(s->retry_fd, 0, &its, NULL);
+}
+
+/* The end of an exec: @p (NULL if it could not be kept) re-probed, or why not (@err). */
+static void exec_end(struct session *s, struct proc *p, pid_t pid, int err)
+{
+	if (!err)
+		err = probe_allocator(s, p);
+	if (p)
+		p->trace = err ? PROC_NO_ALLOCATOR : PROC_REPROBED;
+	if (!err) {
+		describe_allocator(s, p->allocator, pid, p->comm, p->named);
+		/* Its new mappings, while it lives (a launched command is still held). */
+		proc__symbolizer(&s->procs, p, true);
+		return;
+	}
+	/* With several processes, the others are still traced. */
+	if (s->multi)
+		return;
+	pr_err("cannot trace pid %d after its exec: %s", pid, strerror(-err));
+	s->failed = true;
+	s->done = true;
+}
+
+/*
+ * The one transition of @p after its exec, from what looking for its
+ * allocator gave (@err: 0 found, -EAGAIN not mapped yet, else why none):
+ * pending until its deadline, then re-probed or without an allocator.
+ */
+static void exec_advance(struct session *s, struct proc *p, int err)
+{
+	/* Gone, and its end is told by its pidfd or its last report. */
+	bool gone = err == -EAGAIN && kill(p->pid, 0) && errno == ESRCH;
+
+	if (gone) {
+		p->trace = PROC_NO_ALLOCATOR;
+		return;
+	}
+	if (err == -EAGAIN && clock_seconds(CLOCK_MONOTONIC) < p->exec_deadline) {
+		p->trace = PROC_ALLOC_PENDING;
+		return;
+	}
+	if (err == -EAGAIN)
+		err = -ENOENT;
+	if (p->named)
+		no_allocator(p->pid, p->comm, err);
+	exec_end(s, p, p->pid, err);
+}
+
+void execs__retry(struct session *s)
+{
+	for (size_t i = 0; i < s->procs.nr; i++) {
+		struct proc *p = s->procs.procs[i];
+
+		if (p->trace == PROC_ALLOC_PENDING)
+			exec_advance(s, p, look(s, p->pid, p->allocator));
+	}
+	arm_retry(s);
+}
+
+/*
+ * With one process its old numbers go, its old address space with them;
+ * with several the BPF side gave it a new image number, which leaves the
+ * old ones behind. Returns @pid's process, or NULL with *@err set.
+ */
+static struct proc *forget_image(struct session *s, pid_t pid, int *err)
+{
+	struct proc *p = procs__find(&s->procs, pid);
+	struct proc_state st;
+
+	if (!s->multi) {
+		*err = tracer__reset(s->tracer);
+		if (!*err && p)
+			*err = proc__new_image(&s->procs, p, 0);
+	} else {
+		/* Its record follows the new image now, so its mappings are read in time. */
+		*err = tracer__proc_state(s->tracer, pid, &st);
+		if (!*err)
+			*err = collect__update_proc(s, pid, &st);
+		p = procs__find(&s->procs, pid);
+	}
+	if (!*err && (!p || !allocator_slot(p)))
+		*err = -ENOMEM;
+	return *err ? NULL : p;
+}
+
+/*
+ * A launched command (@t, held at its exec) is stepped under ptrace until
+ * its new program maps an allocator; another process is looked at until
+ * it does. Processes not named on the command line (@t NULL) are talked
+ * about at --verbose only: a shell runs many programs.
+ */
+void execs__reattach(struct session *s, pid_t pid, struct target *t)
+{
+	void (*say)(const char *fmt, ...) = t ? pr_info : pr_debug;
+	struct target *launched = s->opts->argv ? t : NULL;
+	struct proc *p;
+	char comm[32];
+	int err;
+
+	if (t) {
+		target__refresh_comm(t);
+		snprintf(comm, sizeof(comm), "%s", target__comm(t));
+	} else {
+		proc_thread_name(pid, pid, comm, sizeof(comm));
+	}
+	say("pid %d became '%s': tracing the new program", pid, comm);
+	p = forget_image(s, pid, &err);
+	if (p) {
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+		p->named = t;
+		p->trace = PROC_EXEC_SEEN;
+		p->exec_deadline = clock_seconds(CLOCK_MONOTONIC) + EXEC_PATIENCE;
+		exec_advance(s, p, wait_allocator(s, pid, launched, p->allocator));
+	} else {
+		exec_end(s, NULL, pid, err);
+	}
+	arm_retry(s);
+	if (launched && !s->done)
+		target__resume(launched);
+}
+
+static struct target *target_of(const struct session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nr_targets; i++) {
+		if (target__pid(s->targets[i]) == pid)
+			return s->targets[i];
+	}
+	return NULL;
+}
+
+/* A launched command's exec is handled at its ptrace stop, before it runs on. */
+void on_exec(void *ctx, const struct task_event *ev)
+{
+	struct session *s = ctx;
+	struct target *t = target_of(s, ev->tgid);
+
+	if (!(s->opts->argv && t))
+		execs__reattach(s, ev->tgid, t);
+}
+
+int execs__attach(struct session *s, struct target *t)
+{
+	pid_t pid = target__pid(t);
+	const char *comm = target__comm(t);
+	struct proc *p = procs__add(&s->procs, pid, 0);
+	int err;
+
+	if (!p || !allocator_slot(p) ||
+	    (s->multi && tracer__add_proc(s->tracer, pid, comm))) {
+		pr_err("cannot set up tracing pid %d: %s", pid, strerror(errno));
+		return EXIT_FAILURE_RUNTIME;
+	}
+	p->named = true;
+	if (find_allocator(s, pid, comm, s->opts->argv ? t : NULL, p->allocator))
+		return EXIT_TARGET;
+	err = probe_allocator(s, p);
+	if (err)
+		return err == -ESRCH ? EXIT_TARGET : EXIT_FAILURE_RUNTIME;
+	if (!proc__symbolizer(&s->procs, p, false)) {
+		pr_err("cannot read the mappings of process %d: %s", pid, strerror(errno));
+		return EXIT_TARGET;
+	}
+	describe_allocator(s, p->allocator, pid, comm, true);
+	return EXIT_OK;
+}
+
+/*
+ * --all: the processes running now get their unwind tables at once, so
+ * that the stacks of their first allocations are whole too; the ones that
+ * start later ask for theirs as they first allocate.
+ */
+static void unwind_running(struct session *s)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	char *end;
+	long pid;
+
+	while (dir && (de = readdir(dir))) {
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		tracer__unwind_process(s->tracer, (pid_t)pid);
+	}
+	if (dir)
+		closedir(dir);
+}
+
+/* alloctrace's own allocator, which is every dynamic program's C library. */
+int execs__attach_all(struct session *s)
+{
+	s->all_alloc = calloc(1, sizeof(*s->all_alloc));
+	if (!s->all_alloc) {
+		pr_err("cannot set up tracing every process: %s", strerror(errno));
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (find_allocator(s, getpid(), "alloctrace", NULL, s->all_alloc))
+		return EXIT_TARGET;
+	if (tracer__attach(s->tracer, s->all_alloc))
+		return EXIT_FAILURE_RUNTIME;
+	unwind_running(s);
+	describe_allocator(s, s->all_alloc, 0, NULL, true);
+	return EXIT_OK;
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include "app/loop.h"
+#include "app/execs.h"
+#include "app/reports.h"
+#include "bpf/tracer.h"
+
+int loop__block_signals(struct session *s)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	/* Write errors come back as EPIPE and end the run cleanly. */
+	signal(SIGPIPE, SIG_IGN);
+	s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return s->sigfd < 0 ? -errno : 0;
+}
+
+/* A second Ctrl-C during the final report ends the process at once. */
+static void let_second_interrupt_kill(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	signal(SIGINT, SIG_DFL);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+static int add_fd(struct session *s, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+int loop__setup(struct session *s)
+{
+	double iv = s->opts->interval;
+	struct itimerspec its = {
+		.it_value = { .tv_sec = (time_t)iv, .tv_nsec = (long)((iv - (time_t)iv) * 1e9) },
+	};
+	int err;
+
+	its.it_interval = its.it_value;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	s->retry_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (s->epfd < 0 || s->timerfd < 0 || s->retry_fd < 0 ||
+	    timerfd_settime(s->timerfd, 0, &its, NULL))
+		return -errno;
+	err = add_fd(s, s->sigfd);
+	if (!err)
+		err = add_fd(s, s->timerfd);
+	if (!err)
+		err = add_fd(s, s->retry_fd);
+	if (!err)
+		err = add_fd(s, tracer__events_fd(s->tracer));
+	for (size_t i = 0; i < s->nr_targets && !err; i++) {
+		if (target__fd(s->targets[i]) >= 0)
+			err = add_fd(s, target__fd(s->targets[i]));
+	}
+	return err;
+}
+
+/* A process named on the command line ended; the run ends with the last of them. */
+static void target_gone(struct session *s, struct target *t)
+{
+	int fd = target__fd(t);
+
+	if (fd >= 0)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+	if (++s->nr_gone >= s->nr_targets)
+		s->done = true;
+}
+
+static void on_target_event(struct session *s, struct target *t)
+{
+	struct proc *p = procs__find(&s->procs, target__pid(t));
+
+	switch (target__update(t)) {
+	case TARGET_EXECED:
+		execs__reattach(s, target__pid(t), t);
+		break;
+	case TARGET_EXITING:
+		/* Last chance to read its mappings. */
+		if (p)
+			proc__symbolizer(&s->procs, p, true);
+		target__resume(t);
+		break;
+	case TARGET_GONE:
+		target_gone(s, t);
+		break;
+	case TARGET_RUNNING:
+		break;
+	}
+}
+
+static void on_signal(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			if (s->opts->argv)
+				on_target_event(s, s->targets[0]);
+			break;
+		case SIGUSR1:
+			reports__write(s, false);
+			break;
+		default:
+			let_second_interrupt_kill();
+			s->done = true;
+		}
+	}
+}
+
+static void on_timer(struct session *s)
+{
+	uint64_t ticks;
+
+	if (read(s->timerfd, &ticks, sizeof(ticks)) != sizeof(ticks))
+		return;
+	/* With -n, the last report is the final one. */
+	if (s->opts->count && s->reports + 1 >= s->opts->count)
+		s->done = true;
+	else
+		reports__write(s, false);
+}
+
+static void on_fd(struct session *s, int fd)
+{
+	if (fd == s->sigfd) {
+		on_signal(s);
+		return;
+	}
+	if (fd == s->timerfd) {
+		on_timer(s);
+		return;
+	}
+	if (fd == s->retry_fd) {
+		if (read(fd, &(uint64_t){ 0 }, sizeof(uint64_t)) == sizeof(uint64_t))
+			execs__retry(s);
+		return;
+	}
+	for (size_t i = 0; i < s->nr_targets; i++) {
+		if (fd == target__fd(s->targets[i])) {
+			on_target_event(s, s->targets[i]);
+			return;
+		}
+	}
+	tracer__consume(s->tracer);
+}
+
+int loop__run(struct session *s)
+{
+	struct epoll_event evs[4];
+	int n;
+
+	while (!s->done) {
+		/*
+		 * A launched target is also looked at every half second:
+		 * SIGCHLDs coalesce, and a stop must never be left waiting.
+		 */
+		n = epoll_wait(s->epfd, evs, 4, s->opts->argv ? 500 : -1);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n == 0 && s->opts->argv)
+			on_target_event(s, s->targets[0]);
+		for (int i = 0; i < n && !s->done; i++)
+			on_fd(s, evs[i].data.fd);
+	}
+	return 0;
+}

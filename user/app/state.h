@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_APP_STATE_H
+#define ALLOCTRACE_APP_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include "alloctrace.h"
+#include "analysis/filter.h"
+#include "cli/options.h"
+#include "export/export.h"
+#include "proc/procs.h"
+#include "proc/target.h"
+#include "report/report.h"
+
+/*
+ * What one run keeps, shared by the session's files: session.c makes and
+ * frees it, loop.c owns the fds, execs.c the following of execs,
+ * collect.c the processes' numbers, reports.c what is written. What is
+ * about one process (its allocator, where it is in an exec) is in its
+ * struct proc, not here.
+ */
+struct session {
+	const struct options *opts;
+	bool multi;		/* several processes: the per-process map, per-process reports */
+	/* The processes named on the command line, or the launched command. */
+	struct target **targets;
+	size_t nr_targets;
+	size_t nr_gone;		/* of them, ended */
+	struct tracer *tracer;
+	struct procs procs;	/* every process traced, named or not */
+	struct allocator *all_alloc;	/* --all: the C library's, probed for every process */
+	struct report_writer *writer;
+	struct filter *filter;
+	bool per_block;		/* reports are rebuilt from the live blocks */
+	struct exporter *exporters[EXPORT_HTML + 1];
+	size_t nr_exporters;
+	int epfd;
+	int sigfd;
+	int timerfd;
+	int retry_fd;		/* ticks while execs wait for their allocator */
+	unsigned int reports;
+	double mono_to_real;	/* add to CLOCK_MONOTONIC seconds for unix time */
+	uint64_t counters[CNT_MAX];	/* of the whole run */
+	struct profile_totals totals;	/* of the whole run, over every process */
+	bool stale;		/* the maps hold entries of processes or images gone */
+	int write_err;
+	bool done;
+	bool failed;		/* tracing stopped on an error: exit 1 */
+};
+
+static inline double clock_seconds(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#endif

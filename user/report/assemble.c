@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/assemble.h"
+
+/*
+ * Every list (top, growing, per thread, peak) is cut from one array of
+ * stacks, sized for the most the lists can take, so that a list's pointer
+ * into it never moves.
+ */
+struct report_parts {
+	const struct assemble_opts *opts;
+	const struct assemble_source *src;
+	struct report_stack *stacks;
+	size_t nr;
+	struct report_thread threads[REPORT_MAX_THREADS];
+	char thread_names[REPORT_MAX_THREADS][32];
+	struct report_peak peak;
+	uint8_t (*data)[REPORT_MAX_DATA];
+};
+
+/* The frames of @st in an array of their own, or NULL (and 0) for none. */
+static int own_frames(struct report_parts *rp, const struct profile_stack *st,
+		      struct report_stack *out)
+{
+	struct frame_info *frames, *fit;
+	size_t n;
+
+	out->frames = NULL;
+	out->nr_frames = 0;
+	if (!st->nr_ips)
+		return 0;
+	frames = malloc((size_t)st->nr_ips * REPORT_MAX_INLINE * sizeof(*frames));
+	if (!frames)
+		return -ENOMEM;
+	n = rp->src->frames(rp->src->ctx, st->ips, st->nr_ips, frames);
+	fit = n ? realloc(frames, n * sizeof(*frames)) : NULL;
+	if (!fit)
+		free(frames);
+	out->frames = fit;
+	out->nr_frames = fit ? n : 0;
+	return 0;
+}
+
+static int add_stack(struct report_parts *rp, const struct profile_stack *st)
+{
+	struct report_stack *out = &rp->stacks[rp->nr];
+
+	*out = (struct report_stack){
+		.stack_id = st->stack_id,
+		.outstanding_bytes = st->stats.outstanding_bytes,
+		.outstanding_allocs = st->stats.outstanding_allocs,
+		.allocs = st->stats.allocs,
+		.alloc_bytes = st->stats.alloc_bytes,
+		.growth_bytes = st->growth_bytes,
+		.trend = trend_name(st->trend),
+		.stack_flags = st->flags,
+	};
+	rp->nr++;
+	return own_frames(rp, st, out);
+}
+
+/* --show-data: the first bytes of the block top stack @i kept as a sample. */
+static void add_data(struct report_parts *rp, const struct profile_stack *st, size_t i)
+{
+	struct report_stack *out = &rp->stacks[i];
+	size_t len = rp->opts->show_data;
+	long n;
+
+	if (!st->sample_addr || !rp->data)
+		return;
+	if (len > st->sample_size)
+		len = st->sample_size;
+	n = rp->src->read_mem(rp->src->ctx, st->sample_addr, rp->data[i], len);
+	if (n <= 0)
+		return;
+	out->data_addr = st->sample_addr;
+	out->data = rp->data[i];
+	out->data_len = n;
+}
+
+/* Thread @th's part of each of its stacks, the thread's share, not the stack's. */
+static int add_thread_stacks(struct report_parts *rp, struct profile *prof,
+			     const struct profile_thread *th)
+{
+	int err = 0;
+
+	for (size_t j = 0; j < th->nr_stacks && j < REPORT_THREAD_STACKS && !err; j++) {
+		err = add_stack(rp, profile__stack(prof, th->stacks[j].index));
+		rp->stacks[rp->nr - 1].outstanding_bytes = th->stacks[j].outstanding_bytes;
+		rp->stacks[rp->nr - 1].outstanding_allocs = th->stacks[j].outstanding_allocs;
+	}
+	return err;
+}
+
+static int add_threads(struct report_parts *rp, struct profile *prof, struct report *r)
+{
+	const struct profile_thread *th;
+	size_t n = profile__threads(prof, &th);
+	int err = 0;
+
+	for (size_t i = 0; i < n && i < REPORT_MAX_THREADS && !err; i++) {
+		size_t first = rp->nr;
+
+		rp->src->thread_name(rp->src->ctx, th[i].tid, rp->thread_names[i],
+				     sizeof(rp->thread_names[i]));
+		err = add_thread_stacks(rp, prof, &th[i]);
+		rp->threads[i] = (struct report_thread){
+			.tid = th[i].tid,
+			.comm = rp->thread_names[i][0] ? rp->thread_names[i] : NULL,
+			.outstanding_bytes = th[i].outstanding_bytes,
+			.outstanding_allocs = th[i].outstanding_allocs,
+			.nr_stacks = rp->nr - first,
+			.stacks = &rp->stacks[first],
+		};
+		r->nr_threads++;
+	}
+	r->threads = rp->threads;
+	return err;
+}
+
+static int add_peak(struct report_parts *rp, const struct history *h, struct report *r)
+{
+	const struct peak *pk = history__peak(h);
+	size_t first = rp->nr;
+	int err = 0;
+
+	if (!pk->time)
+		return 0;
+	for (size_t i = 0; i < pk->nr_stacks && !err; i++)
+		err = add_stack(rp, &pk->stacks[i]);
+	rp->peak = (struct report_peak){
+		.time = pk->time,
+		.outstanding_bytes = pk->outstanding_bytes,
+		.outstanding_allocs = pk->outstanding_allocs,
+		.nr_stacks = rp->nr - first,
+		.stacks = &rp->stacks[first],
+	};
+	r->peak = &rp->peak;
+	return err;
+}
+
+static int add_lists(struct report_parts *rp, struct profile *prof, const struct history *h,
+		     const struct profile_stack *const *top, struct report *r)
+{
+	const struct assemble_opts *o = rp->opts;
+	const struct profile_stack *growing[REPORT_MAX_GROWING];
+	int err = 0;
+
+	for (size_t i = 0; i < r->nr_stacks && !err; i++) {
+		err = add_stack(rp, top[i]);
+		if (!err && (!o->data_top || i < o->data_top))
+			add_data(rp, top[i], i);
+	}
+	r->nr_growing = h ? history__growing(prof, growing, REPORT_MAX_GROWING) : 0;
+	r->growing = &rp->stacks[rp->nr];
+	for (size_t i = 0; i < r->nr_growing && !err; i++)
+		err = add_stack(rp, growing[i]);
+	if (!err && o->threads)
+		err = add_threads(rp, prof, r);
+	if (!err && o->peak && h)
+		err = add_peak(rp, h, r);
+	r->stacks = rp->stacks;
+	return err;
+}
+
+static struct report_parts *parts_new(const struct assemble_opts *o,
+				      const struct assemble_source *src, size_t nr_top)
+{
+	struct report_parts *rp = calloc(1, sizeof(*rp));
+	size_t room = nr_top + REPORT_MAX_GROWING + REPORT_MAX_THREADS * REPORT_THREAD_STACKS +
+		      PEAK_STACKS;
+
+	if (!rp)
+		return NULL;
+	rp->opts = o;
+	rp->src = src;
+	rp->stacks = calloc(room, sizeof(*rp->stacks));
+	if (o->show_data)
+		rp->data = calloc(o->data_top ? o->data_top : nr_top + 1, sizeof(*rp->data));
+	if (!rp->stacks || (o->show_data && !rp->data)) {
+		report_parts__free(rp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return rp;
+}
+
+struct report_parts *report_parts__assemble(struct profile *prof, const struct history *h,
+					    const struct assemble_opts *o,
+					    const struct assemble_source *src, struct report *r)
+{
+	const struct profile_stack *const *top;
+	struct report_parts *rp;
+	int err;
+
+	r->nr_stacks = profile__top(prof, o->top, &top);
+	r->nr_holding = profile__nr_holding(prof);
+	r->totals = profile__totals(prof);
+	rp = parts_new(o, src, r->nr_stacks);
+	if (!rp)
+		return NULL;
+	err = add_lists(rp, prof, h, top, r);
+	if (err) {
+		report_parts__free(rp);
+		errno = -err;
+		return NULL;
+	}
+	return rp;
+}
+
+void report_parts__free(struct report_parts *rp)
+{
+	if (!rp)
+		return;
+	/* The frames were allocated here, const only to the report's readers. */
+	for (size_t i = 0; i < rp->nr; i++)
+		free((void *)rp->stacks[i].frames);
+	free(rp->stacks);
+	free(rp->data);
+	free(rp);
+}
