@@ -53,6 +53,8 @@ struct session {
 	struct tracer *tracer;
 	struct procs procs;	/* every process traced, named or not */
 	struct report_writer *writer;
+	FILE *out;		/* the reports' stream: stdout, or -o's file */
+	bool tracing;		/* started: files written from here on are kept */
 	struct filter *filter;
 	bool per_block;		/* reports are rebuilt from the live blocks */
 	struct exporter *exporters[EXPORT_HTML + 1];
@@ -1279,7 +1281,8 @@ static int open_exporters(struct session *s)
 			return -errno;
 		s->nr_exporters++;
 	}
-	return 0;
+	s->out = s->opts->output ? output__open(s->opts->output) : stdout;
+	return s->out ? 0 : -errno;
 }
 
 static int finish_exporters(struct session *s)
@@ -1296,7 +1299,9 @@ static int finish_exporters(struct session *s)
 static void session__close(struct session *s)
 {
 	for (size_t i = 0; i < s->nr_exporters; i++)
-		exporter__free(s->exporters[i]);
+		(s->tracing ? exporter__free : exporter__discard)(s->exporters[i]);
+	if (s->out && s->out != stdout)
+		output__discard(s->out, s->opts->output);
 	tracer__free(s->tracer);
 	for (size_t i = 0; i < s->nr_targets; i++)
 		target__free(s->targets[i]);
@@ -1320,20 +1325,21 @@ int session__run(const struct options *opts)
 	s.multi = options__multi_proc(opts);
 	s.mono_to_real = clock_seconds(CLOCK_REALTIME) - clock_seconds(CLOCK_MONOTONIC);
 	procs__init(&s.procs, opts->interval / 2);
-	s.writer = report_writer__new(opts->format, stdout);
+	if (open_exporters(&s)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	s.writer = report_writer__new(opts->format, s.out);
 	s.filter = filter__new(&opts->filter);
 	if (!s.writer || !s.filter || block_signals(&s)) {
 		pr_err("cannot set up: %s", strerror(errno));
 		ret = EXIT_FAILURE_RUNTIME;
 		goto out;
 	}
-	if (open_exporters(&s)) {
-		ret = EXIT_USAGE;
-		goto out;
-	}
 	ret = start(&s);
 	if (ret)
 		goto out;
+	s.tracing = true;
 	/* Blocks one by one when a filter, the threads or a data sample need them. */
 	s.per_block = filter__per_block(s.filter) || opts->threads || opts->show_data ||
 		      opts->exports[EXPORT_HTML] || opts->sample;
@@ -1348,6 +1354,9 @@ int session__run(const struct options *opts)
 		ret = EXIT_FAILURE_RUNTIME;
 	if (finish_exporters(&s) || s.failed)
 		ret = EXIT_FAILURE_RUNTIME;
+	if (s.out != stdout && output__close(s.out, opts->output))
+		ret = EXIT_FAILURE_RUNTIME;
+	s.out = NULL;
 out:
 	session__close(&s);
 	return ret;

@@ -42,6 +42,7 @@ static const char usage[] =
 	"                         blocks that reach the kernel (mmap, mremap, brk), for\n"
 	"                         near-zero cost on programs making many small allocations\n"
 	"      --format FMT       text (default) or json (one JSON object per line)\n"
+	"  -o, --output FILE      write the reports to FILE instead of standard output\n"
 	"      --max-depth N      frames per stack, 1-127 (default 64)\n"
 	"      --unwind HOW       walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
 	"                         frame pointers), 'fp' (frame pointers: cheaper) or 'auto'\n"
@@ -118,6 +119,7 @@ static const struct option long_options[] = {
 	{ "top", required_argument, NULL, 'T' },
 	{ "big", required_argument, NULL, OPT_BIG },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "output", required_argument, NULL, 'o' },
 	{ "big-only", no_argument, NULL, OPT_BIG_ONLY },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
@@ -453,12 +455,16 @@ static int parse_one(struct options *opts, int opt, char *arg)
 			return bad_value("--ringbuf-size", arg,
 					 "a power of two from the page size to 1G, such as 256K");
 		return 0;
+	case 'o':
 	case OPT_EXPORT ... OPT_EXPORT_LAST:
 		if (!*arg) {
 			pr_err("invalid value '' for --%s: expected a file name", option_name(opt));
 			return -EINVAL;
 		}
-		opts->exports[opt - OPT_EXPORT] = arg;
+		if (opt == 'o')
+			opts->output = arg;
+		else
+			opts->exports[opt - OPT_EXPORT] = arg;
 		return 0;
 	case 'v':
 		opts->verbose++;
@@ -525,7 +531,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 	parse_unwind("auto", &opts->unwind_cfi);
 	opterr = 0;
 	/* '+': the first word that is not an option starts the command. */
-	while ((opt = getopt_long(argc, argv, "+:p:i:n:T:vhV", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:p:i:n:T:o:vhV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			fputs(usage, stdout);

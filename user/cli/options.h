@@ -41,6 +41,7 @@ struct options {
 	bool unwind_cfi;	/* --unwind: by CFI unwind tables, else frame pointers */
 	struct allocator_opts alloc;	/* --allocator, --mmap */
 	const char *exports[4];		/* file per enum export_kind, or NULL */
+	const char *output;		/* -o: the reports' file, NULL for stdout */
 	struct block_filter filter;	/* which live blocks count */
 	bool threads;			/* per-thread breakdown */
 	unsigned int show_data;		/* bytes of one live block per stack */
