@@ -20,6 +20,7 @@
 #include "analysis/profile.h"
 #include "report/report.h"
 #include "app/session.h"
+#include "app/metrics_server.h"
 #include "symbolize/symbolize.h"
 #include "proc/target.h"
 #include "bpf/tracer.h"
@@ -59,6 +60,7 @@ struct session {
 	bool per_block;		/* reports are rebuilt from the live blocks */
 	struct exporter *exporters[EXPORT_HTML + 1];
 	size_t nr_exporters;
+	struct metrics_server *metrics;	/* --listen */
 	struct allocator allocator;
 	int epfd;
 	int sigfd;
@@ -193,6 +195,7 @@ static void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
 		return;
 	alert.frames = s->frames;
 	alert.nr_frames = s->nr_frames;
+	metrics_server__big_alloc(s->metrics, ev->tgid);
 	note_write_error(s, report_writer__big_alloc(s->writer, &alert));
 	/* Exporters say what went wrong themselves, once. */
 	for (size_t i = 0; i < s->nr_exporters; i++)
@@ -615,6 +618,7 @@ static void write_report(struct session *s, struct report *r)
 		cut_for_writer(s, (struct report *)&r->procs[i]);
 	if (s->opts->top_procs && r->nr_procs > s->opts->top_procs)
 		r->nr_procs = s->opts->top_procs;
+	metrics_server__report(s->metrics, r);
 	note_write_error(s, report_writer__report(s->writer, r));
 }
 
@@ -822,6 +826,8 @@ static int setup_loop(struct session *s)
 		err = add_fd(s, s->retry_fd);
 	if (!err)
 		err = add_fd(s, tracer__events_fd(s->tracer));
+	if (!err)
+		err = metrics_server__watch(s->metrics, s->epfd);
 	for (size_t i = 0; i < s->nr_targets && !err; i++) {
 		if (target__fd(s->targets[i]) >= 0)
 			err = add_fd(s, target__fd(s->targets[i]));
@@ -1156,6 +1162,8 @@ static void on_fd(struct session *s, int fd)
 			return;
 		}
 	}
+	if (metrics_server__handle(s->metrics, fd))
+		return;
 	tracer__consume(s->tracer);
 }
 
@@ -1281,6 +1289,8 @@ static int open_exporters(struct session *s)
 			return -errno;
 		s->nr_exporters++;
 	}
+	if (metrics_server__open(s->opts, &s->metrics))
+		return -EINVAL;
 	s->out = s->opts->output ? output__open(s->opts->output) : stdout;
 	return s->out ? 0 : -errno;
 }
@@ -1309,6 +1319,7 @@ static void session__close(struct session *s)
 	procs__release(&s->procs);
 	filter__free(s->filter);
 	report_writer__free(s->writer);
+	metrics_server__free(s->metrics);
 	free(s->frames);
 	free(s->pending);
 	for (int fd = 0, fds[] = { s->epfd, s->sigfd, s->timerfd, s->retry_fd }; fd < 4; fd++) {
