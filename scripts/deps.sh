@@ -6,12 +6,14 @@ set -eu
 # Build: compilers, clang-format (make format-check), libbpf, bpftool, elfutils,
 # zlib; xxd embeds the HTML page.
 # Tests: cmocka, jq, file, strace, Go (go tool pprof), Chromium (the HTML page),
-# python3 (stacks through ctypes), util-linux (unshare),
+# python3 (stacks through ctypes), util-linux (unshare), prometheus, curl and
+# iproute2's ss for --listen (the package only installs; the test runs its
+# own server),
 # clang's sanitizer and libFuzzer runtimes, and the allocators the tests
 # trace: jemalloc, tcmalloc, mimalloc, musl.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
-python3 util-linux
+python3 util-linux prometheus curl iproute2
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace"
 
 missing=""

@@ -141,5 +141,35 @@ ln -s "$TMP/target" "$TMP/link"
 refused link --folded "$TMP/link"
 expect_eq "link: the reason" 1 "$(grep -c 'symbolic link' "$TMP/link.err")"
 expect_eq "link: target untouched" keep "$(cat "$TMP/target")"
+refused output-link -o "$TMP/link"
+expect_eq "-o link: target untouched" keep "$(cat "$TMP/target")"
+
+# --- -o: the reports apart from a launched command's own output ------------------
+
+O=$TMP/reports.json
+run_tool output 30 --format json -o "$O" -- printf abc
+expect_eq "-o: exit status" 0 "$RC"
+expect_eq "-o: the command's stdout is its own" abc "$(cat "$TMP/output.out")"
+expect_eq "-o: mode" 600 "$(stat -c %a "$O" 2>&1)"
+expect_eq "-o: every line is a JSON object" true \
+	"$(jq -s 'length > 0 and all(.[]; type == "object")' "$O" 2>&1)"
+expect_eq "-o: one final report, pid of printf" "printf true" \
+	"$(jq -r 'select(.final) | "\(.comm) \(.final)"' "$O" 2>&1)"
+
+# --- a run that fails before tracing leaves no file ------------------------------
+
+sleep 0 &
+gone=$!
+wait "$gone"
+run_tool gone 20 --folded "$TMP/g.folded" --pprof "$TMP/g.pb.gz" --html "$TMP/g.html" \
+	-o "$TMP/g.out" -p "$gone"
+expect_eq "no target: exit status" 3 "$RC"
+expect_eq "no target: no file left" "" "$(ls "$TMP"/g.* 2>/dev/null)"
+# A file already there but left empty goes too; one that is not empty stays.
+echo keep >"$TMP/h.keep"
+run_tool bad-second 20 --folded "$TMP/h.folded" --html "$TMP/dir" -p "$gone"
+expect_eq "bad second path: exit status" 2 "$RC"
+expect_eq "bad second path: the first file removed" "" "$(ls "$TMP"/h.folded 2>/dev/null)"
+expect_eq "other files untouched" keep "$(cat "$TMP/h.keep")"
 
 finish

@@ -5,12 +5,14 @@
  * (see test_leaks.sh); churn and the realloc edge cases check what must
  * NOT be reported.
  *
- * Usage: leaks [EXIT_STATUS]
+ * Usage: leaks [EXIT_STATUS [SECONDS]]: SECONDS asleep before exiting, the
+ * leaks held, for the tests that read them from a live process.
  */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "workload.h"
 
 /* 100 x 24 = 2400 bytes. */
@@ -150,5 +152,7 @@ int main(int argc, char **argv)
 	leak_reallocarray();
 	churn();
 	realloc_edges();
+	if (argc > 2)
+		sleep(atoi(argv[2]));
 	return argc > 1 ? atoi(argv[1]) : 0;
 }

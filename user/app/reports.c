@@ -132,6 +132,7 @@ void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
 	if (!frames)
 		return;
 	alert.nr_frames = stack_frames(&fs, ev->stack.ips, nr, frames);
+	metrics_server__big_alloc(s->metrics, ev->tgid);
 	reports__note_write_error(s, report_writer__big_alloc(s->writer, &alert));
 	/* Exporters say what went wrong themselves, once. */
 	for (size_t i = 0; i < s->nr_exporters; i++)
@@ -193,6 +194,7 @@ static void write_report(struct session *s, struct report *r)
 		cut_for_writer(s, (struct report *)&r->procs[i]);
 	if (s->opts->top_procs && r->nr_procs > s->opts->top_procs)
 		r->nr_procs = s->opts->top_procs;
+	metrics_server__report(s->metrics, r);
 	reports__note_write_error(s, report_writer__report(s->writer, r));
 }
 

@@ -102,7 +102,10 @@ static int open_exporters(struct session *s)
 			return -errno;
 		s->nr_exporters++;
 	}
-	return 0;
+	if (metrics_server__open(s->opts, &s->metrics))
+		return -EINVAL;
+	s->out = s->opts->output ? output__open(s->opts->output) : stdout;
+	return s->out ? 0 : -errno;
 }
 
 static int finish_exporters(struct session *s)
@@ -119,7 +122,9 @@ static int finish_exporters(struct session *s)
 static void session__close(struct session *s)
 {
 	for (size_t i = 0; i < s->nr_exporters; i++)
-		exporter__free(s->exporters[i]);
+		(s->tracing ? exporter__free : exporter__discard)(s->exporters[i]);
+	if (s->out && s->out != stdout)
+		output__discard(s->out, s->opts->output);
 	tracer__free(s->tracer);
 	for (size_t i = 0; i < s->nr_targets; i++)
 		target__free(s->targets[i]);
@@ -128,6 +133,7 @@ static void session__close(struct session *s)
 	free(s->all_alloc);
 	filter__free(s->filter);
 	report_writer__free(s->writer);
+	metrics_server__free(s->metrics);
 	for (int fd = 0, fds[] = { s->epfd, s->sigfd, s->timerfd, s->retry_fd }; fd < 4; fd++) {
 		if (fds[fd] >= 0)
 			close(fds[fd]);
@@ -142,20 +148,21 @@ int session__run(const struct options *opts)
 	s.multi = options__multi_proc(opts);
 	s.mono_to_real = clock_seconds(CLOCK_REALTIME) - clock_seconds(CLOCK_MONOTONIC);
 	procs__init(&s.procs, opts->interval / 2);
-	s.writer = report_writer__new(opts->format, stdout);
+	if (open_exporters(&s)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	s.writer = report_writer__new(opts->format, s.out);
 	s.filter = filter__new(&opts->filter);
 	if (!s.writer || !s.filter || loop__block_signals(&s)) {
 		pr_err("cannot set up: %s", strerror(errno));
 		ret = EXIT_FAILURE_RUNTIME;
 		goto out;
 	}
-	if (open_exporters(&s)) {
-		ret = EXIT_USAGE;
-		goto out;
-	}
 	ret = start(&s);
 	if (ret)
 		goto out;
+	s.tracing = true;
 	/* Blocks one by one when a filter, the threads or a data sample need them. */
 	s.per_block = filter__per_block(s.filter) || opts->threads || opts->show_data ||
 		      opts->exports[EXPORT_HTML] || opts->sample;
@@ -170,6 +177,9 @@ int session__run(const struct options *opts)
 		ret = EXIT_FAILURE_RUNTIME;
 	if (finish_exporters(&s) || s.failed)
 		ret = EXIT_FAILURE_RUNTIME;
+	if (s.out != stdout && output__close(s.out, opts->output))
+		ret = EXIT_FAILURE_RUNTIME;
+	s.out = NULL;
 out:
 	session__close(&s);
 	return ret;

@@ -8,6 +8,7 @@
 #include <time.h>
 #include "alloctrace.h"
 #include "analysis/filter.h"
+#include "app/metrics_server.h"
 #include "cli/options.h"
 #include "export/export.h"
 #include "proc/procs.h"
@@ -32,10 +33,13 @@ struct session {
 	struct procs procs;	/* every process traced, named or not */
 	struct allocator *all_alloc;	/* --all: the C library's, probed for every process */
 	struct report_writer *writer;
+	FILE *out;		/* the reports' stream: stdout, or -o's file */
+	bool tracing;		/* started: files written from here on are kept */
 	struct filter *filter;
 	bool per_block;		/* reports are rebuilt from the live blocks */
 	struct exporter *exporters[EXPORT_HTML + 1];
 	size_t nr_exporters;
+	struct metrics_server *metrics;	/* --listen */
 	int epfd;
 	int sigfd;
 	int timerfd;

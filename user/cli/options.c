@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <regex.h>
 #include <limits.h>
+#include <arpa/inet.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +43,9 @@ static const char usage[] =
 	"                         blocks that reach the kernel (mmap, mremap, brk), for\n"
 	"                         near-zero cost on programs making many small allocations\n"
 	"      --format FMT       text (default) or json (one JSON object per line)\n"
+	"  -o, --output FILE      write the reports to FILE instead of standard output\n"
+	"      --listen ADDR:PORT serve each report as Prometheus metrics at /metrics\n"
+	"                         (ADDR numeric: 127.0.0.1, [::1])\n"
 	"      --max-depth N      frames per stack, 1-127 (default 64)\n"
 	"      --unwind HOW       walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
 	"                         frame pointers), 'fp' (frame pointers: cheaper) or 'auto'\n"
@@ -102,6 +106,7 @@ enum {
 	OPT_MAX_ALLOCS,
 	OPT_MAX_STACKS,
 	OPT_RINGBUF_SIZE,
+	OPT_LISTEN,
 	/* One per enum export_kind, in its order. */
 	OPT_EXPORT,
 	OPT_EXPORT_LAST = OPT_EXPORT + EXPORT_HTML,
@@ -118,6 +123,8 @@ static const struct option long_options[] = {
 	{ "top", required_argument, NULL, 'T' },
 	{ "big", required_argument, NULL, OPT_BIG },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "output", required_argument, NULL, 'o' },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "big-only", no_argument, NULL, OPT_BIG_ONLY },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
@@ -313,6 +320,41 @@ static int parse_unwind(const char *s, bool *cfi)
 	return 0;
 }
 
+/*
+ * "127.0.0.1:9464", "[::1]:9464": numbers only (inet_pton's, not
+ * inet_aton's "1.2.3"), so that no name lookup decides where the
+ * target's stacks are served.
+ */
+static int parse_listen(const char *arg, struct listen_addr *out)
+{
+	const char *colon = strrchr(arg, ':');
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&out->addr;
+	struct sockaddr_in *in = (struct sockaddr_in *)&out->addr;
+	unsigned long long port;
+	char host[INET6_ADDRSTRLEN];
+	size_t len;
+
+	if (!colon || parse_uint(colon + 1, 1, 65535, &port))
+		return -EINVAL;
+	len = colon - arg;
+	if (len > 2 && arg[0] == '[' && arg[len - 1] == ']') {
+		if (len - 2 >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, arg + 1, len - 2);
+		host[len - 2] = '\0';
+		*in6 = (struct sockaddr_in6){ .sin6_family = AF_INET6, .sin6_port = htons(port) };
+		out->len = sizeof(*in6);
+		return inet_pton(AF_INET6, host, &in6->sin6_addr) == 1 ? 0 : -EINVAL;
+	}
+	if (len >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, arg, len);
+	host[len] = '\0';
+	*in = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port) };
+	out->len = sizeof(*in);
+	return inet_pton(AF_INET, host, &in->sin_addr) == 1 ? 0 : -EINVAL;
+}
+
 /* "12,34,56": added to the processes of earlier -p options. */
 static int parse_pids(struct options *opts, const char *arg)
 {
@@ -453,12 +495,22 @@ static int parse_one(struct options *opts, int opt, char *arg)
 			return bad_value("--ringbuf-size", arg,
 					 "a power of two from the page size to 1G, such as 256K");
 		return 0;
+	case OPT_LISTEN:
+		if (parse_listen(arg, &opts->listen))
+			return bad_value("--listen", arg,
+					 "a numeric address and port such as 127.0.0.1:9464 or [::1]:9464");
+		opts->listen.text = arg;
+		return 0;
+	case 'o':
 	case OPT_EXPORT ... OPT_EXPORT_LAST:
 		if (!*arg) {
 			pr_err("invalid value '' for --%s: expected a file name", option_name(opt));
 			return -EINVAL;
 		}
-		opts->exports[opt - OPT_EXPORT] = arg;
+		if (opt == 'o')
+			opts->output = arg;
+		else
+			opts->exports[opt - OPT_EXPORT] = arg;
 		return 0;
 	case 'v':
 		opts->verbose++;
@@ -525,7 +577,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 	parse_unwind("auto", &opts->unwind_cfi);
 	opterr = 0;
 	/* '+': the first word that is not an option starts the command. */
-	while ((opt = getopt_long(argc, argv, "+:p:i:n:T:vhV", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:p:i:n:T:o:vhV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			fputs(usage, stdout);

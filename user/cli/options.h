@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include "probe/allocator.h"
 #include "export/export.h"
@@ -18,6 +19,13 @@ enum exit_code {
 	EXIT_USAGE = 2,			/* bad command line */
 	EXIT_TARGET = 3,		/* no such process, no allocator, command not runnable */
 	EXIT_PRIVILEGE = 4,		/* missing privileges or kernel features */
+};
+
+/* --listen: a numeric address and port. */
+struct listen_addr {
+	const char *text;	/* as given, NULL without --listen */
+	struct sockaddr_storage addr;
+	socklen_t len;
 };
 
 /* Processes -p takes, in all. */
@@ -41,6 +49,8 @@ struct options {
 	bool unwind_cfi;	/* --unwind: by CFI unwind tables, else frame pointers */
 	struct allocator_opts alloc;	/* --allocator, --mmap */
 	const char *exports[4];		/* file per enum export_kind, or NULL */
+	const char *output;		/* -o: the reports' file, NULL for stdout */
+	struct listen_addr listen;	/* --listen: serve metrics */
 	struct block_filter filter;	/* which live blocks count */
 	bool threads;			/* per-thread breakdown */
 	unsigned int show_data;		/* bytes of one live block per stack */

@@ -120,6 +120,28 @@ fail:
 	return NULL;
 }
 
+/*
+ * Remove @path if it is still the empty file open as @fd: a run that
+ * failed before tracing leaves no empty output behind, and a file put in
+ * its place meanwhile is not ours to remove.
+ */
+static void discard_output(int fd, const char *path)
+{
+	struct stat mine, now;
+
+	if (fd < 0 || fstat(fd, &mine) || lstat(path, &now))
+		return;
+	if (mine.st_dev == now.st_dev && mine.st_ino == now.st_ino && !mine.st_size)
+		unlink(path);
+}
+
+void exporter__discard(struct exporter *e)
+{
+	if (e)
+		discard_output(e->fd, e->path);
+	exporter__free(e);
+}
+
 void exporter__free(struct exporter *e)
 {
 	if (!e)
@@ -260,4 +282,36 @@ int exporter__finish(struct exporter *e)
 	else
 		err = stream_close(f);
 	return exporter__check(e, err);
+}
+
+FILE *output__open(const char *path)
+{
+	int fd = open_output(path);
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		pr_err("cannot create %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+void output__discard(FILE *f, const char *path)
+{
+	discard_output(fileno(f), path);
+	fclose(f);
+}
+
+int output__close(FILE *f, const char *path)
+{
+	int err = stream_close(f);
+
+	if (err)
+		pr_err("cannot write %s: %s", path, strerror(-err));
+	return err;
 }

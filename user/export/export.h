@@ -26,6 +26,8 @@ struct exporter;
  */
 struct exporter *exporter__new(enum export_kind kind, const char *path);
 void exporter__free(struct exporter *e);
+/* The run failed before tracing: free @e and remove its file if still empty. */
+void exporter__discard(struct exporter *e);
 
 /* Both 0 or -errno. */
 int exporter__report(struct exporter *e, const struct report *r);
@@ -33,5 +35,15 @@ int exporter__big_alloc(struct exporter *e, const struct big_alloc *a);
 
 /* Write what the file still lacks after the final report. 0 or -errno. */
 int exporter__finish(struct exporter *e);
+
+/*
+ * -o FILE: the live reports' stream, created as export files are. NULL
+ * with errno set, the cause printed naming the path.
+ */
+FILE *output__open(const char *path);
+/* Close, removing the file if still empty (the run failed before tracing). */
+void output__discard(FILE *f, const char *path);
+/* Close after the run: 0, or -errno printed naming the path. */
+int output__close(FILE *f, const char *path);
 
 #endif
