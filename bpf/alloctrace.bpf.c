@@ -139,12 +139,8 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)
 
 	if (!owner_of(bpf_get_current_pid_tgid(), &o))
 		return 0;
-	rec = thread_state(true);
-	if (!rec) {
-		count_in(o.ps, CNT_LOST_INFLIGHT);
-		return 0;
-	}
-	if (call_at_entry(rec->mark, rec->sp, probe_epoch, sp) == CALL_INNER)
+	rec = thread_record(o.ps);
+	if (!rec || entry_verdict(rec, sp) == CALL_INNER)
 		return 0;
 	open_call(rec, bpf_get_attach_cookie(ctx), sp);
 	rec->size = size;
@@ -229,8 +225,7 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	found = thread_state(false);
 	if (!found)
 		return 0;
-	verdict = call_at_return(found->mark, found->func, found->sp, probe_epoch, func,
-				 PT_REGS_SP(ctx));
+	verdict = return_verdict(found, func, PT_REGS_SP(ctx));
 	if (verdict == CALL_FOREIGN)
 		return 0;
 	rec = *found;
@@ -304,11 +299,9 @@ int BPF_KPROBE(release_enter, __u64 ptr)
 		count_untracked(o.ps);
 	if (!func_holds_release(func))
 		return 0;
-	rec = thread_state(true);
-	if (!rec) {
-		count_in(o.ps, CNT_LOST_INFLIGHT);
+	rec = thread_record(o.ps);
+	if (!rec)
 		return 0;
-	}
 	open_call(rec, func, sp);
 	rec->ptr = 0;
 	return 0;
@@ -328,19 +321,19 @@ int BPF_PROG(big_sys_enter, struct pt_regs *regs, long id)
 	case NR_MMAP:
 		if (big_mapping(PT_REGS_PARM2_CORE_SYSCALL(regs), PT_REGS_PARM3_CORE_SYSCALL(regs),
 				PT_REGS_PARM4_CORE_SYSCALL(regs)))
-			note_syscall(FUNC_MMAP, PT_REGS_PARM2_CORE_SYSCALL(regs), 0);
+			note_syscall(&o, FUNC_MMAP, PT_REGS_PARM2_CORE_SYSCALL(regs), 0);
 		return 0;
 	case NR_MUNMAP:
 		release_block(&o, PT_REGS_PARM1_CORE_SYSCALL(regs));
 		return 0;
 	case NR_MREMAP:
-		note_syscall(FUNC_MREMAP, PT_REGS_PARM3_CORE_SYSCALL(regs),
+		note_syscall(&o, FUNC_MREMAP, PT_REGS_PARM3_CORE_SYSCALL(regs),
 			     PT_REGS_PARM1_CORE_SYSCALL(regs));
 		return 0;
 	}
 	/* brk: the heap's end before the call, to measure its growth by. */
 	task = bpf_get_current_task_btf();
-	note_syscall(FUNC_BRK, 0, BPF_CORE_READ(task, mm, brk));
+	note_syscall(&o, FUNC_BRK, 0, BPF_CORE_READ(task, mm, brk));
 	return 0;
 }
 

@@ -103,7 +103,7 @@ static __always_inline void inherit_unwind_table(__u32 parent, __u32 child)
 static __always_inline void forget_unwind_table(__u32 tgid)
 {
 	bpf_map_delete_elem(&unwind_procs, &tgid);
-	__sync_fetch_and_add(&walk_gen, 1);
+	memo_forget_all();
 }
 
 #if defined(__TARGET_ARCH_x86)

@@ -57,6 +57,7 @@
 #include "alloctrace.h"
 #include "inflight_rules.h"
 #include "config.bpf.h"
+#include "procs.bpf.h"
 
 /* Bumped by the loader as it detaches every probe: see probe_epoch above. */
 __u32 probe_epoch = 0;
@@ -100,6 +101,16 @@ static __always_inline struct inflight *thread_state(bool create)
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
+/* The thread's record, made if need be; a thread left without one is counted for @ps. */
+static __always_inline struct inflight *thread_record(struct proc_state *ps)
+{
+	struct inflight *rec = thread_state(true);
+
+	if (!rec)
+		count_in(ps, CNT_LOST_INFLIGHT);
+	return rec;
+}
+
 /* The call in flight on this thread, or NULL. */
 static __always_inline struct inflight *in_flight(void)
 {
@@ -108,12 +119,25 @@ static __always_inline struct inflight *in_flight(void)
 	return rec && call_open(rec->mark, probe_epoch) ? rec : NULL;
 }
 
+/* A call enters at @sp on a thread whose record is @rec. */
+static __always_inline enum call_verdict entry_verdict(const struct inflight *rec, __u64 sp)
+{
+	return call_at_entry(rec->mark, rec->sp, probe_epoch, sp);
+}
+
+/* Function @func returns at @sp on a thread whose record is @rec. */
+static __always_inline enum call_verdict return_verdict(const struct inflight *rec, __u32 func,
+							__u64 sp)
+{
+	return call_at_return(rec->mark, rec->func, rec->sp, probe_epoch, func, sp);
+}
+
 /* Is a call entering at @sp inside the one in flight on this thread? */
 static __always_inline bool call_inner(__u64 sp)
 {
 	struct inflight *rec = thread_state(false);
 
-	return rec && call_at_entry(rec->mark, rec->sp, probe_epoch, sp) == CALL_INNER;
+	return rec && entry_verdict(rec, sp) == CALL_INNER;
 }
 
 /* @rec now holds function @func's call, which entered at @sp, with no old block. */

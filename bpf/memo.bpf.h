@@ -93,6 +93,28 @@ struct {
  */
 __u64 walk_gen = 0;
 
+/* This thread's window and memos, or NULL when there is no memory for them. */
+static __always_inline struct walk_cache *thread_walk_cache(void)
+{
+	return bpf_task_storage_get(&walk_caches, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/*
+ * The generation a walk starting now is remembered under: read before the
+ * walk, so that tables written while it runs leave its memo stale.
+ */
+static __always_inline __u64 memo_gen(void)
+{
+	return walk_gen;
+}
+
+/* Every remembered walk may be wrong from now on (an exec). */
+static __always_inline void memo_forget_all(void)
+{
+	__sync_fetch_and_add(&walk_gen, 1);
+}
+
 /* A memo is good under the walk_gen it was stamped with; MEMO_EMPTY never is one. */
 static __always_inline __u64 memo_stamp(__u64 gen)
 {

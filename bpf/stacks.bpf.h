@@ -98,12 +98,11 @@ static __always_inline __u64 capture_stack(void *ctx, const struct user_regs *re
 {
 	struct stack_memo *memo = NULL;
 	struct walk_cache *wc = NULL;
-	__u64 gen = walk_gen, id;
+	__u64 gen = memo_gen(), id;
 	bool ok;
 
 	if (cfg.unwind_cfi) {
-		wc = bpf_task_storage_get(&walk_caches, bpf_get_current_task_btf(), 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		wc = thread_walk_cache();
 		memo = wc ? memo_slot(wc, regs) : NULL;
 		if (memo && !need_frames && recall(wc, memo, regs, gen)) {
 			count(CNT_STACKS_RECALLED);

@@ -38,15 +38,14 @@ static __always_inline bool big_mapping(__u64 len, __u64 prot, __u64 flags)
 	       prot != PROT_NONE;
 }
 
-/* Note a syscall's arguments for its exit; the in-flight record is free in this mode. */
-static __always_inline void note_syscall(__u32 func, __u64 size, __u64 ptr)
+/* Note @o's syscall's arguments for its exit; the in-flight record is free in this mode. */
+static __always_inline void note_syscall(const struct owner *o, __u32 func, __u64 size,
+					 __u64 ptr)
 {
-	struct inflight *rec = thread_state(true);
+	struct inflight *rec = thread_record(o->ps);
 
-	if (!rec) {
-		count(CNT_LOST_INFLIGHT);
+	if (!rec)
 		return;
-	}
 	open_call(rec, func, 0);
 	rec->size = size;
 	rec->ptr = ptr;
