@@ -26,7 +26,7 @@
  * Allocator entry points. The order is the attach order's tie-break: when
  * two names share one address (glibc's memalign and aligned_alloc), the
  * lower id names the probe. The BPF side tells their argument shapes and
- * semantics apart by these ids (see the func_* helpers there).
+ * semantics apart by these ids (the func_* helpers of inflight_rules.h).
  */
 enum alloc_func {
 	FUNC_MALLOC,

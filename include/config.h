@@ -3,6 +3,7 @@
 #define ALLOCTRACE_CONFIG_H
 
 #ifndef __VMLINUX_H__
+#include <stdbool.h>
 #include <linux/types.h>
 #endif
 
@@ -30,5 +31,25 @@ struct map_sizes {
 
 /* Most blocks --max-allocs may ask room for: the table is 48 bytes a slot, up front. */
 #define MAX_LIVE_BLOCKS (1U << 24)
+
+/*
+ * The BPF side's settings: its read-only data (bpf/config.bpf.h), set in
+ * one assignment before load so that the verifier drops the code a run
+ * does not use.
+ */
+struct alloctrace_config {
+	__u32 targ_tgid;	/* the one process, no map lookup (0: multi_proc, or any) */
+	__u32 self_tgid;	/* alloctrace itself, never traced by --all */
+	bool multi_proc;	/* several processes: the procs map says which */
+	bool trace_all;		/* --all: every process that calls the probed allocator */
+	bool follow_forks;	/* the children of traced processes too */
+	bool block_ages;	/* --min-age: note when each block was made (a clock read) */
+	bool unwind_cfi;	/* walk stacks by the loader's CFI rows, not frame pointers */
+	__u32 stack_depth;	/* frames per stack, at most MAX_STACK_DEPTH */
+	__u32 live_mask;	/* the live-block table's slots - 1 (set by the loader) */
+	__u64 max_per_proc;	/* live blocks one process may hold, 0 = no cap (multi_proc) */
+	__u64 big_threshold;	/* bytes of a big allocation, 0 = no alerts */
+	__u64 sample_rate;	/* --sample: mean bytes between samples, 0 = record every one */
+};
 
 #endif

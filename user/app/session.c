@@ -20,18 +20,6 @@
 static int open_tracer(struct session *s)
 {
 	struct tracer_opts topts = {
-		.sz = sizeof(topts),
-		.pid = s->nr_targets ? target__pid(s->targets[0]) : 0,
-		.multi_proc = s->multi,
-		.trace_all = s->opts->all,
-		/* --all: a child's parent names it and lends it its mappings if it dies young. */
-		.follow_forks = s->opts->follow_forks || s->opts->all,
-		.max_per_proc = s->opts->max_per_proc,
-		.big_threshold = s->opts->big,
-		.stack_depth = s->opts->stack_depth,
-		.sample_rate = s->opts->sample,
-		.block_ages = s->opts->filter.min_age > 0,
-		.unwind_cfi = s->opts->unwind_cfi,
 		.big_only = s->opts->big_only,
 		.sizes = s->opts->maps,
 		.on_big_alloc = on_big_alloc,
@@ -40,6 +28,7 @@ static int open_tracer(struct session *s)
 		.ctx = s,
 	};
 
+	options__config(s->opts, s->nr_targets ? target__pid(s->targets[0]) : 0, &topts.config);
 	s->tracer = tracer__open(&topts);
 	return s->tracer ? 0 : -errno;
 }

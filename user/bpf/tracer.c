@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "config.h"	/* before the skeleton, whose rodata holds a struct alloctrace_config */
 #include "alloctrace.skel.h"
 #include "lib/log.h"
 #include "bpf/tracer.h"
@@ -130,14 +131,15 @@ static uint32_t or_default(uint32_t v, uint32_t def)
 	return v ? v : def;
 }
 
-static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz)
+/* The maps' capacities; *@live_mask: the live-block table's slots - 1. */
+static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz, __u32 *live_mask)
 {
 	uint32_t slots = live__slots(or_default(sz->allocs, DEFAULT_MAX_ALLOCS));
 	uint32_t stacks = or_default(sz->stacks, DEFAULT_MAX_STACKS);
 	uint32_t ringbuf = or_default(sz->ringbuf, DEFAULT_RINGBUF_SIZE);
 	int err;
 
-	skel->rodata->live_mask = slots - 1;
+	*live_mask = slots - 1;
 	err = bpf_map__set_max_entries(skel->maps.allocs, slots);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.stacks, stacks);
@@ -151,24 +153,14 @@ static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz)
 
 static int configure(struct tracer *t, const struct tracer_opts *opts)
 {
+	struct alloctrace_config cfg = opts->config;
 	struct alloctrace_bpf *skel = t->skel;
 	int err;
 
-	skel->rodata->targ_tgid = opts->multi_proc ? 0 : opts->pid;
-	skel->rodata->multi_proc = opts->multi_proc;
-	skel->rodata->trace_all = opts->trace_all;
-	skel->rodata->self_tgid = getpid();
-	skel->rodata->follow_forks = opts->follow_forks;
-	skel->rodata->max_per_proc = opts->max_per_proc;
-	skel->rodata->big_threshold = opts->big_threshold;
-	skel->rodata->stack_depth = t->stack_depth;
-	skel->rodata->sample_rate = opts->sample_rate;
-	skel->rodata->block_ages = opts->block_ages;
-	skel->rodata->unwind_cfi = opts->unwind_cfi;
 	/* The syscall programs tax every syscall on the system: only when asked. */
 	bpf_program__set_autoload(skel->progs.big_sys_enter, opts->big_only);
 	bpf_program__set_autoload(skel->progs.big_sys_exit, opts->big_only);
-	if (opts->unwind_cfi) {
+	if (cfg.unwind_cfi) {
 		err = bpf_map__set_max_entries(skel->maps.unwind_rows, t->unwind_rows);
 		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_pages, UNWIND_PAGES);
 		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, UNWIND_PROCS);
@@ -184,9 +176,11 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 								      UPROBE_MULTI_ATTACH_TYPE);
 		}
 	}
-	err = set_sizes(skel, &opts->sizes);
+	err = set_sizes(skel, &opts->sizes, &cfg.live_mask);
 	if (err)
 		return err;
+	cfg.stack_depth = t->stack_depth;
+	skel->rodata->cfg = cfg;
 	/* Stacks take only the room the chosen depth needs. */
 	return bpf_map__set_value_size(skel->maps.stacks,
 				       offsetof(struct stack_trace, ips) +
@@ -240,8 +234,8 @@ static int attach_tracepoints(struct tracer *t, const struct tracer_opts *opts)
 	struct bpf_program *progs[NR_TRACEPOINTS] = {
 		[TP_OOM] = t->skel->progs.oom_victim,
 		[TP_EXEC] = t->skel->progs.proc_exec,
-		[TP_FORK] = opts->follow_forks ? t->skel->progs.proc_fork : NULL,
-		[TP_EXIT] = opts->multi_proc ? t->skel->progs.proc_exit : NULL,
+		[TP_FORK] = opts->config.follow_forks ? t->skel->progs.proc_fork : NULL,
+		[TP_EXIT] = opts->config.multi_proc ? t->skel->progs.proc_exit : NULL,
 	};
 	int err;
 
@@ -325,7 +319,7 @@ static int load(struct tracer *t, const struct tracer_opts *opts)
 		pr_err("cannot set up the live-block table: %s", strerror(-err));
 		return err;
 	}
-	err = fill_sample_gaps(t, opts->sample_rate);
+	err = fill_sample_gaps(t, opts->config.sample_rate);
 	if (err) {
 		pr_err("cannot fill the sampling table: %s", strerror(-err));
 		return err;
@@ -336,7 +330,7 @@ static int load(struct tracer *t, const struct tracer_opts *opts)
 		pr_err("cannot set up the event ring buffer: %s", strerror(-err));
 		return err;
 	}
-	return opts->unwind_cfi ? open_unwinder(t) : 0;
+	return opts->config.unwind_cfi ? open_unwinder(t) : 0;
 }
 
 struct tracer *tracer__open(const struct tracer_opts *opts)
@@ -348,8 +342,8 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	t->pid = opts->multi_proc ? -1 : opts->pid;
-	t->stack_depth = opts->stack_depth ? opts->stack_depth : DEFAULT_STACK_DEPTH;
+	t->pid = opts->config.multi_proc ? -1 : (pid_t)opts->config.targ_tgid;
+	t->stack_depth = or_default(opts->config.stack_depth, DEFAULT_STACK_DEPTH);
 	t->unwind_rows = opts->unwind_rows ? opts->unwind_rows : DEFAULT_UNWIND_ROWS;
 	t->big_only = opts->big_only;
 	t->on_big_alloc = opts->on_big_alloc;

@@ -30,19 +30,9 @@ typedef void (*big_alloc_fn)(void *ctx, const struct big_alloc_event *ev);
 typedef void (*task_fn)(void *ctx, const struct task_event *ev);
 
 struct tracer_opts {
-	size_t sz;		/* sizeof(struct tracer_opts), so the struct can grow */
-	pid_t pid;		/* the one process; unused with multi_proc */
-	bool multi_proc;	/* several processes: the per-process map */
-	bool trace_all;		/* every process calling the probed allocators */
-	bool follow_forks;	/* the children of traced processes too */
-	uint64_t max_per_proc;	/* live blocks per process, 0 = no cap (multi_proc) */
-	uint64_t big_threshold;	/* 0 = no big-allocation events */
-	unsigned int stack_depth;
-	uint64_t sample_rate;	/* 0 = record every allocation */
-	bool block_ages;	/* note when each block was made (alloc_info.time_ns) */
-	bool unwind_cfi;	/* walk stacks with CFI unwind tables (x86-64) */
-	uint32_t unwind_rows;	/* room for this many rows of them (0: the default) */
+	struct alloctrace_config config;	/* the BPF side's settings (options__config()) */
 	bool big_only;		/* no uprobes: big mmap/mremap/brk at the syscall */
+	uint32_t unwind_rows;	/* room for this many rows of unwind tables (0: the default) */
 	struct map_sizes sizes;
 	big_alloc_fn on_big_alloc;
 	task_fn on_oom;		/* the OOM killer chose a traced process */

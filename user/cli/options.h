@@ -69,6 +69,12 @@ bool options__multi_proc(const struct options *opts);
  */
 int options__parse(struct options *opts, int argc, char **argv);
 
+/*
+ * The BPF side's settings for @o (cli/config.c), the one process being
+ * @pid; the loader sets what only it knows (live_mask).
+ */
+void options__config(const struct options *o, pid_t pid, struct alloctrace_config *cfg);
+
 /* "8M", "512k", "1GiB", "4096": bytes in *@out. 0 or -EINVAL. */
 int parse_size(const char *s, uint64_t *out);
 

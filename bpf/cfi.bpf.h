@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * CFI unwinding: walk a user stack with the unwind rows the loader made
+ * from .eh_frame (user/unwind/, loaded by user/bpf/unwinder.c), reading
+ * the stack through the walk cache's window (memo.bpf.h). x86-64 only.
+ */
+#ifndef ALLOCTRACE_CFI_BPF_H
+#define ALLOCTRACE_CFI_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "alloctrace.h"
+#include "config.bpf.h"
+#include "procs.bpf.h"
+#include "events.bpf.h"
+#include "memo.bpf.h"
+
+/*
+ * Unwind tables, filled by the loader: rows of every object, shared by
+ * every process that maps it; the page index into them; and per process,
+ * its executable mappings and where their rows are. Sized at load time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
+
+/* When each CPU last asked for the tables of a process the loader has not seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} miss_clock SEC(".maps");
+
+/* How often a process may ask again while the loader finds nothing new. */
+#define ASK_AGAIN_NS (1000 * 1000 * 1000ULL)
+/* How often each CPU may ask for processes the loader has no table for yet. */
+#define ASK_UNKNOWN_NS (10 * 1000 * 1000ULL)
+
+static __always_inline bool may_ask(struct unwind_proc *proc)
+{
+	__u64 now = bpf_ktime_get_ns(), *last;
+	__u32 zero = 0;
+
+	if (proc) {
+		if (proc->asked && now - proc->asked_ns < ASK_AGAIN_NS)
+			return false;
+		proc->asked = 1;
+		proc->asked_ns = now;
+		return true;
+	}
+	last = bpf_map_lookup_elem(&miss_clock, &zero);
+	if (!last || now - *last < ASK_UNKNOWN_NS)
+		return false;
+	*last = now;
+	return true;
+}
+
+/* A frame in code the tables do not cover: the loader reads the mappings again. */
+static __always_inline void request_tables(__u32 tgid, struct unwind_proc *proc, __u64 ip)
+{
+	struct unwind_miss_event ev = { .type = EVENT_UNWIND_MISS, .tgid = tgid, .ip = ip };
+
+	count(CNT_UNWIND_MISSES);
+	if (may_ask(proc))
+		send_event(&ev, sizeof(ev), current_proc());
+}
+
+/*
+ * A child starts with its parent's mappings: its parent's unwind table is
+ * right for it, and its first stacks need not wait for the loader's.
+ */
+static __always_inline void inherit_unwind_table(__u32 parent, __u32 child)
+{
+	struct unwind_proc *table = bpf_map_lookup_elem(&unwind_procs, &parent);
+
+	if (table)
+		bpf_map_update_elem(&unwind_procs, &child, table, BPF_ANY);
+}
+
+/*
+ * Process @tgid ran exec: its old table is wrong for the new program, whose
+ * first frame outside any table asks for a new one; remembered walks too.
+ */
+static __always_inline void forget_unwind_table(__u32 tgid)
+{
+	bpf_map_delete_elem(&unwind_procs, &tgid);
+	memo_forget_all();
+}
+
+#if defined(__TARGET_ARCH_x86)
+/* A stack walk in progress, shared with the per-frame bpf_loop callback. */
+struct walk {
+	struct stack_trace *st;
+	struct unwind_proc *proc;
+	struct unwind_mapping *last;	/* the previous frame's: callers are often in it */
+	/*
+	 * What the walk reads and remembers is kept there: counts and flags
+	 * kept here would make the verifier see a new state at every frame.
+	 */
+	struct walk_cache *wc;
+	struct stack_memo *memo;
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u32 flags;
+	__u32 tgid;
+	bool done;	/* reached the outermost frame */
+};
+
+/*
+ * The binary searches run as bpf_loop callbacks: the verifier checks one
+ * step with unknown bounds instead of every path through a bounded loop.
+ */
+struct map_search {
+	struct unwind_proc *proc;
+	__u64 ip;
+	__u32 lo;	/* the first mapping starting above ip, once lo == hi */
+	__u32 hi;
+};
+
+static long map_search_step(__u32 i, struct map_search *s)
+{
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = (s->lo + s->hi) / 2;
+	if (s->proc->maps[mid & (UNWIND_MAX_MAPPINGS - 1)].start <= s->ip)
+		s->lo = mid + 1;
+	else
+		s->hi = mid;
+	return 0;
+}
+
+/* The mapping holding @ip: the last one starting at or below it (9 halvings of 256). */
+static __always_inline struct unwind_mapping *find_mapping(struct unwind_proc *proc, __u64 ip)
+{
+	struct map_search s = { .proc = proc, .ip = ip, .hi = proc->nr };
+	struct unwind_mapping *m;
+
+	if (s.hi > UNWIND_MAX_MAPPINGS)
+		s.hi = UNWIND_MAX_MAPPINGS;
+	bpf_loop(9, map_search_step, &s, 0);
+	if (!s.lo)
+		return NULL;
+	m = &proc->maps[(s.lo - 1) & (UNWIND_MAX_MAPPINGS - 1)];
+	return ip < m->end ? m : NULL;
+}
+
+struct row_search {
+	__u64 off;
+	__u32 lo;	/* the last row at or below off, once lo == hi */
+	__u32 hi;
+};
+
+static long row_search_step(__u32 i, struct row_search *s)
+{
+	struct unwind_row *row;
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = (s->lo + s->hi + 1) / 2;
+	row = bpf_map_lookup_elem(&unwind_rows, &mid);
+	if (!row)
+		return 1;
+	if (row->pc <= s->off)
+		s->lo = mid;
+	else
+		s->hi = mid - 1;
+	return 0;
+}
+
+/*
+ * The row in effect at @pc: the page index bounds the search to one
+ * page's rows, at most 257, so 9 halvings always suffice.
+ */
+static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
+				     struct unwind_row *out)
+{
+	struct row_search s = { .off = pc - m->table_base };
+	__u64 page = s.off >> UNWIND_PAGE_SHIFT;
+	struct unwind_row *row;
+	__u32 key, *bound;
+
+	if (page >= m->nr_pages)
+		return false;
+	key = m->page_first + (__u32)page;
+	bound = bpf_map_lookup_elem(&unwind_pages, &key);
+	if (!bound)
+		return false;
+	s.lo = *bound;
+	key++;
+	bound = bpf_map_lookup_elem(&unwind_pages, &key);
+	if (!bound)
+		return false;
+	s.hi = *bound;
+	bpf_loop(9, row_search_step, &s, 0);
+	row = bpf_map_lookup_elem(&unwind_rows, &s.lo);
+	if (!row || row->pc > s.off)
+		return false;
+	*out = *row;
+	return true;
+}
+
+/* Code without CFI: trust rbp to point at the saved rbp and return address. */
+static __always_inline long frame_pointer_step(struct walk *w)
+{
+	memo_note_bp(w->memo, MEMO_BP_DEPENDS);
+	if (w->bp < w->sp || (w->bp & 7) || stack_read(w->wc, w->bp, 16)) {
+		w->flags |= STACK_CUT;
+		return 1;
+	}
+	w->flags |= STACK_FP;
+	w->sp = w->bp + 16;
+	w->bp = w->wc->got[0];
+	w->ip = w->wc->got[1];
+	w->done = !w->ip;
+	return w->done;
+}
+
+/*
+ * The return address at CFA - 8 and, where the row says it was saved, the
+ * caller's rbp; most frames that save it keep it right below, at CFA - 16:
+ * one read for both.
+ */
+static __always_inline long read_caller(struct walk *w, __u64 cfa, __s8 rbp_off)
+{
+	if (rbp_off == -2) {
+		if (stack_read(w->wc, cfa - 16, 16))
+			return -1;
+		memo_note_bp(w->memo, MEMO_BP_REPLACED);
+		w->bp = w->wc->got[0];
+		w->ip = w->wc->got[1];
+		return 0;
+	}
+	if (stack_read(w->wc, cfa - 8, 8))
+		return -1;
+	w->ip = w->wc->got[0];
+	if (rbp_off) {
+		if (stack_read(w->wc, cfa + rbp_off * 8, 8))
+			return -1;
+		memo_note_bp(w->memo, MEMO_BP_REPLACED);
+		w->bp = w->wc->got[0];
+	}
+	return 0;
+}
+
+/* The row in effect at the frame's @pc, asking the loader for tables where none are. */
+static __always_inline void frame_row(struct walk *w, __u64 pc, struct unwind_row *row)
+{
+	struct unwind_mapping *m = NULL;
+
+	if (w->last && pc >= w->last->start && pc < w->last->end)
+		m = w->last;
+	else if (w->proc)
+		m = w->last = find_mapping(w->proc, pc);
+	if (m && m->nr_pages)
+		find_row(m, pc, row);
+	/* Past a frame-pointer step the address may be garbage: no reason to ask. */
+	else if (!m && !(w->flags & STACK_FP)) {
+		request_tables(w->tgid, w->proc, pc);
+		/* Walked again, the next call asks again if it must. */
+		memo_give_up(w->memo);
+	}
+}
+
+static long unwind_step(__u32 i, struct walk *w)
+{
+	struct unwind_row row = { .kind = UNWIND_NONE };
+	__u32 n = w->st->nr;
+	__u64 cfa;
+
+	if (n >= MAX_STACK_DEPTH)
+		return 1;
+	w->st->ips[n] = w->ip;
+	w->st->nr = n + 1;
+	/* A return address may be the first byte of the next function: look up the call. */
+	frame_row(w, n ? w->ip - 1 : w->ip, &row);
+	switch (row.kind) {
+	case UNWIND_END:
+		w->done = true;
+		return 1;
+	case UNWIND_CFA_SP:
+		cfa = w->sp + row.cfa_off * 8;
+		break;
+	case UNWIND_CFA_FP:
+		memo_note_bp(w->memo, MEMO_BP_DEPENDS);
+		cfa = w->bp + row.cfa_off * 8;
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = w->sp + 8 + ((w->ip & 15) >= (__u64)row.cfa_off ? 8 : 0);
+		break;
+	default:
+		return frame_pointer_step(w);
+	}
+	if (read_caller(w, cfa, row.rbp_off)) {
+		w->flags |= STACK_CUT;
+		return 1;
+	}
+	w->sp = cfa;
+	w->done = !w->ip;
+	return w->done;
+}
+
+/*
+ * Walk with the unwind tables from the user registers @regs into @st;
+ * false if it cannot start. @wc: the thread's window and memos. @memo: the
+ * slot to remember the walk in; the walk fills it but for its stack id
+ * (memo_keep()), or gives it up if it cannot be remembered.
+ */
+static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_trace *st,
+				     struct walk_cache *wc, struct stack_memo *memo)
+{
+	struct walk w = {
+		.st = st,
+		.ip = regs->ip,
+		.sp = regs->sp,
+		.bp = regs->bp,
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.wc = wc,
+		.memo = memo,
+	};
+
+	memo_start(memo, regs);
+	w.proc = bpf_map_lookup_elem(&unwind_procs, &w.tgid);
+	if (!window_fill(wc, regs->sp))
+		memo_give_up(memo);
+	/* The frame count lives in the map: kept here it would be a new verifier state per frame. */
+	st->nr = 0;
+	bpf_loop(cfg.stack_depth, unwind_step, &w, 0);
+	st->flags = w.flags;
+	if (!w.done && !(w.flags & STACK_CUT) && st->nr >= cfg.stack_depth)
+		st->flags |= STACK_TRUNCATED;
+	memo->flags = st->flags;
+	return st->nr > 0;
+}
+#else
+static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_trace *st,
+				     struct walk_cache *wc, struct stack_memo *memo)
+{
+	return false;
+}
+#endif
+
+#endif

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Which processes are traced and as whom: one process by its tgid alone,
+ * several through the procs map, which forks, execs and exits keep up to
+ * date. And the counters, for the whole run and per process.
+ */
+#ifndef ALLOCTRACE_PROCS_BPF_H
+#define ALLOCTRACE_PROCS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "alloctrace.h"
+#include "config.bpf.h"
+
+/* With several processes: the traced ones, by tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct proc_state);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/*
+ * Who a call belongs to: the process, its program image and, with several
+ * processes, its entry in the procs map (NULL with one).
+ */
+struct owner {
+	struct proc_state *ps;
+	__u32 tgid;
+	__u32 gen;
+};
+
+/* Count for the whole run and, with several processes, for @ps's process. */
+static __always_inline void count_in(struct proc_state *ps, enum counter idx)
+{
+	__u32 key = idx;
+	__u64 *val = bpf_map_lookup_elem(&counters, &key);
+
+	if (val)
+		*val += 1;
+	if (ps && idx < CNT_MAX)
+		__sync_fetch_and_add(&ps->counters[idx], 1);
+}
+
+static __always_inline struct proc_state *current_proc(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return cfg.multi_proc ? bpf_map_lookup_elem(&procs, &tgid) : NULL;
+}
+
+static __always_inline void count(enum counter idx)
+{
+	count_in(current_proc(), idx);
+}
+
+/* Without sampling every release of an unknown block is a fact worth counting. */
+static __always_inline void count_untracked(struct proc_state *ps)
+{
+	if (!cfg.sample_rate)
+		count_in(ps, CNT_UNTRACKED_FREES);
+}
+
+/*
+ * --all: a process calls the allocator for the first time since attach.
+ * @old: the exited process whose tgid it has now, whose keys it must not
+ * take for its own.
+ */
+static __always_inline struct proc_state *new_proc(__u32 tgid, const struct proc_state *old)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct proc_state st = { .gen = old ? old->gen + 1 : 0 }, *ps;
+
+	BPF_CORE_READ_STR_INTO(&st.comm, task, group_leader, comm);
+	/* Another of its threads may come first: that entry is as good. */
+	bpf_map_update_elem(&procs, &tgid, &st, old ? BPF_ANY : BPF_NOEXIST);
+	ps = bpf_map_lookup_elem(&procs, &tgid);
+	if (!ps)
+		count_in(NULL, CNT_LOST_PROCS);
+	return ps;
+}
+
+/*
+ * Is the calling process traced, and as whom? An exited entry still
+ * waiting for its last report does not count: its tgid is another
+ * process's now, which --all takes up under a new image number.
+ */
+static __always_inline bool owner_of(__u64 pid_tgid, struct owner *o)
+{
+	o->tgid = pid_tgid >> 32;
+	o->gen = 0;
+	o->ps = NULL;
+	if (!cfg.multi_proc)
+		return !cfg.targ_tgid || o->tgid == cfg.targ_tgid;
+	o->ps = bpf_map_lookup_elem(&procs, &o->tgid);
+	if (o->ps && !(o->ps->flags & PROC_EXITED)) {
+		o->gen = o->ps->gen;
+		return true;
+	}
+	if (!cfg.trace_all || o->tgid == cfg.self_tgid)
+		return false;
+	o->ps = new_proc(o->tgid, o->ps);
+	if (!o->ps)
+		return false;
+	o->gen = o->ps->gen;
+	return true;
+}
+
+/* Is @task's process traced? *@ps: its entry, with several processes. */
+static __always_inline bool traced_task(struct task_struct *task, struct proc_state **ps)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	*ps = NULL;
+	if (!cfg.multi_proc)
+		return cfg.targ_tgid && tgid == cfg.targ_tgid;
+	*ps = bpf_map_lookup_elem(&procs, &tgid);
+	return *ps && !((*ps)->flags & PROC_EXITED);
+}
+
+/*
+ * Trace @ctgid, a child of the traced process @ptgid (entry @pps). A
+ * recycled tgid whose last report is pending keeps its keys apart.
+ */
+static __always_inline void proc_adopt(__u32 ptgid, const struct proc_state *pps, __u32 ctgid)
+{
+	struct proc_state *old = bpf_map_lookup_elem(&procs, &ctgid), st = {};
+
+	st.gen = old ? old->gen + 1 : 0;
+	st.parent = ptgid;
+	__builtin_memcpy(st.comm, pps->comm, sizeof(st.comm));
+	if (bpf_map_update_elem(&procs, &ctgid, &st, BPF_ANY))
+		count_in(NULL, CNT_LOST_PROCS);
+}
+
+/*
+ * @task's process (entry @ps) runs a new program: a new image number keeps
+ * the old one's blocks from matching the new program's frees. 0 or -errno.
+ */
+static __always_inline long proc_new_image(struct task_struct *task, __u32 tgid,
+					   const struct proc_state *ps)
+{
+	struct proc_state st = { .gen = ps->gen + 1, .parent = ps->parent, .flags = PROC_EXECED };
+
+	BPF_CORE_READ_STR_INTO(&st.comm, task, comm);
+	return bpf_map_update_elem(&procs, &tgid, &st, BPF_EXIST);
+}
+
+#endif
