@@ -93,5 +93,6 @@ expect_eq "static: leak_valloc's stack to _start" \
 expect_eq "static: every stack ends at _start, none flagged" '[["_start"],[[]]]' \
 	"$(jq -c '[([.stacks[].frames[-1].function] | unique), ([.stacks[].stack_flags] | unique)]' <<<"$r")"
 expect_eq "static: stacks_cut" 0 "$(report_get "$r" .counters.stacks_cut)"
+expect_eq "static: stacks_complete" true "$(report_get "$r" .stacks_complete)"
 
 finish

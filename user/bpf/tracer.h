@@ -41,7 +41,6 @@ struct tracer_opts {
 	uint64_t sample_rate;	/* 0 = record every allocation */
 	bool block_ages;	/* note when each block was made (alloc_info.time_ns) */
 	bool unwind_cfi;	/* walk stacks with CFI unwind tables (x86-64) */
-	uint32_t unwind_rows;	/* room for this many rows of them (0: the default) */
 	bool big_only;		/* no uprobes: big mmap/mremap/brk at the syscall */
 	struct map_sizes sizes;
 	big_alloc_fn on_big_alloc;
