@@ -207,6 +207,13 @@ static int span_cmp(const void *a, const void *b)
 	return x->src - y->src;
 }
 
+/* qsort() must not be given the NULL of a list never grown. */
+static void sort_spans(struct fde_list *l)
+{
+	if (l->nr > 1)
+		qsort(l->v, l->nr, sizeof(*l->v), span_cmp);
+}
+
 /* Does [@s->start, @s->end) meet one of the @n sorted spans at @v? */
 static bool overlaps(const struct fde_span *v, size_t n, const struct fde_span *s)
 {
@@ -236,7 +243,7 @@ static int collect_spans(Elf *elf, struct fde_list *l, size_t *nr_eh)
 	err = cfi_for_each_fde(elf, ".eh_frame", add_span, l);
 	if (err && err != -ENOENT)
 		return err;
-	qsort(l->v, l->nr, sizeof(*l->v), span_cmp);
+	sort_spans(l);
 	*nr_eh = kept = l->nr;
 	l->src = 1;
 	debug = cfi_for_each_fde(elf, ".debug_frame", add_span, l);
@@ -248,7 +255,7 @@ static int collect_spans(Elf *elf, struct fde_list *l, size_t *nr_eh)
 		if (!overlaps(l->v, *nr_eh, &l->v[i]))
 			l->v[kept++] = l->v[i];
 	l->nr = kept;
-	qsort(l->v, l->nr, sizeof(*l->v), span_cmp);
+	sort_spans(l);
 	return 0;
 }
 
