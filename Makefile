@@ -71,11 +71,21 @@ $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 $(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka -lelf -ldw -lz -lstdc++ -lm
 
-# test_cfi reads the call frame information of fixtures built beside it.
-%/cfi_fixture.so %/cfi_bigreg.so: tests/unit/cfi_fixture.S tests/unit/cfi_bigreg.S
+# test_cfi reads the call frame information of fixtures built beside it:
+# the same functions with .eh_frame_hdr, without it (as `cc -static`
+# links), assembled by clang (.eh_frame of type SHT_X86_64_UNWIND), with
+# .debug_frame only, and entered at 0x1028, in a gap no FDE covers.
+%/cfi_fixture.so %/cfi_bigreg.so %/cfi_nohdr.so %/cfi_unwind_type.so %/cfi_debug_frame.so \
+%/cfi_entry.so: tests/unit/cfi_fixture.S tests/unit/cfi_bigreg.S tests/unit/cfi_debug_frame.S
 	mkdir -p $(@D)
 	$(CC) -shared -nostdlib -Wl,--eh-frame-hdr tests/unit/cfi_fixture.S -o $*/cfi_fixture.so
 	$(CC) -shared -nostdlib -Wl,--eh-frame-hdr tests/unit/cfi_bigreg.S -o $*/cfi_bigreg.so
+	$(CC) -shared -nostdlib -Wl,--no-eh-frame-hdr tests/unit/cfi_fixture.S -o $*/cfi_nohdr.so
+	$(CLANG) -c tests/unit/cfi_fixture.S -o $*/cfi_unwind_type.o
+	$(CC) -shared -nostdlib -Wl,--eh-frame-hdr $*/cfi_unwind_type.o -o $*/cfi_unwind_type.so
+	$(CC) -shared -nostdlib -Itests/unit tests/unit/cfi_debug_frame.S -o $*/cfi_debug_frame.so
+	$(CC) -shared -nostdlib -Wl,--eh-frame-hdr -Wl,-e,0x1028 tests/unit/cfi_fixture.S \
+		-o $*/cfi_entry.so
 
 $(BUILD)/tests/test_cfi: $(BUILD)/tests/cfi_fixture.so
 

@@ -86,11 +86,13 @@ $(FUZZ_OUT)/corpus/elf/.stamp: fuzz/seeds/tiny.c
 	touch $@
 
 # The CFI seeds: objects with .eh_frame_hdr, one with every rule test_cfi
-# knows, one naming a register no x86-64 code has, and a copy cut inside
-# its unwind sections.
+# knows, one naming a register no x86-64 code has, a copy cut inside its
+# unwind sections, and the same rules without .eh_frame_hdr, in an
+# SHT_X86_64_UNWIND section and in .debug_frame.
 $(FUZZ_OUT)/corpus/cfi/.stamp: $(FUZZ_OUT)/corpus/elf/.stamp $(FUZZ_B)/tests/cfi_fixture.so
 	rm -rf $(@D) && mkdir -p $(@D)
 	cp $(FUZZ_OUT)/corpus/elf/tiny.so $(FUZZ_B)/tests/cfi_fixture.so $(FUZZ_B)/tests/cfi_bigreg.so $(@D)/
+	cp $(addprefix $(FUZZ_B)/tests/cfi_,nohdr.so unwind_type.so debug_frame.so entry.so) $(@D)/
 	head -c 12300 $(@D)/cfi_fixture.so >$(@D)/cfi_fixture.so.trunc12300
 	touch $@
 

@@ -41,6 +41,14 @@
 		lost_cap: 'over --max-per-process, not recorded',
 		lost_procs: 'per-process map full, calls of processes not traced',
 	};
+	/* Counters that mean some stacks are not whole, as in the text report. */
+	const STACK_REASONS = {
+		lost_stacks: LOSS_REASONS.lost_stacks,
+		stack_errors: LOSS_REASONS.stack_errors,
+		stacks_cut: 'the walk stopped before the outermost frame',
+		unwind_misses: 'frames in code without unwind tables yet, walked by frame pointers',
+		unwind_full: 'objects without unwind tables, full: walked by frame pointers',
+	};
 	/* Distinct, light enough for dark text; the busiest module gets the first. */
 	const PALETTE = [
 		[24, 85, 62], [205, 65, 68], [140, 45, 60], [45, 85, 58], [275, 45, 72],
@@ -827,6 +835,13 @@
 				.join(', '));
 			document.getElementById('summary-counters-box').open = true;
 		}
+		const cut = Object.keys(STACK_REASONS).filter((k) => c[k]);
+		box.append(el('br', {}), el('span', { id: 'stacks-complete', class: 'badge ' +
+			(report.stacks_complete ? 'good' : 'bad'), text: report.stacks_complete
+				? 'Stacks complete' : 'Stacks incomplete' }), ' ' + (report.stacks_complete
+			? 'every stack walked to its outermost frame.'
+			: cut.map((k) => k + '=' + fmtCount(c[k]) + ' (' + STACK_REASONS[k] + ')')
+				.join(', ')));
 		const table = document.getElementById('summary-counters');
 		for (const k of Object.keys(c)) {
 			table.append(el('tr', { class: LOSS_REASONS[k] && c[k] ? 'nonzero' : '' },

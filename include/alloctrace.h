@@ -96,6 +96,7 @@ enum counter {
 	CNT_STACKS_CUT,		/* a stack walk stopped before the outermost frame */
 	CNT_UNWIND_MISSES,	/* a frame in code the unwind tables did not cover yet */
 	CNT_STACKS_RECALLED,	/* a stack taken from a remembered walk, not walked again */
+	CNT_UNWIND_FULL,	/* objects left without unwind tables, full (the loader counts) */
 	CNT_MAX,
 };
 

@@ -27,6 +27,7 @@ struct map_sizes {
 	__u32 allocs;	/* live blocks */
 	__u32 stacks;	/* distinct stacks */
 	__u32 ringbuf;	/* bytes of alerts not yet read: a power of two, whole pages */
+	__u32 unwind_rows;	/* rows of CFI unwind tables, of every object together */
 };
 
 /* Most blocks --max-allocs may ask room for: the table is 48 bytes a slot, up front. */

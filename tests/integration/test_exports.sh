@@ -20,6 +20,22 @@ run_tool leaks 60 --format json -T 0 --folded "$F" --folded-count "$F2" --pprof 
 expect_tool_ok leaks || finish
 r=$(final_report "$TMP/leaks.out")
 
+# The build ids readelf -n gives the workload and the libc it maps.
+build_id_of() {
+	readelf -n "$1" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p'
+}
+LEAKS_ID=$(build_id_of "$WL/leaks")
+expect_match "readelf -n: the workload has a build id" '^[0-9a-f]{40}$' "$LEAKS_ID"
+expect_eq "JSON: every frame in the workload carries its build id" "[\"$LEAKS_ID\"]" \
+	"$(jq -c --arg m "$WL/leaks" '[.stacks[].frames[] | select(.module == $m) | .build_id]
+		| unique' <<<"$r")"
+libc=$(jq -r '[.stacks[].frames[] | select(.module | test("/libc\\.so"))][0].module' <<<"$r")
+expect_eq "JSON: libc frames carry libc's build id" "[\"$(build_id_of "$libc")\"]" \
+	"$(jq -c --arg m "$libc" '[.stacks[].frames[] | select(.module == $m) | .build_id]
+		| unique' <<<"$r")"
+expect_eq "JSON: no frame in a module without its build id" '[]' \
+	"$(jq -c '[.stacks[].frames[] | select(.module != null and .build_id == null)]' <<<"$r")"
+
 # folded_tail FILE NAME: from main on, the lines whose last frame is NAME
 # (the frames below main, in libc, depend on how it was built).
 folded_tail() {
@@ -104,8 +120,10 @@ expect_eq "pprof -raw opens it" 0 "$?"
 expect_eq "pprof: sample types" \
 	"alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes[dflt]" \
 	"$(grep -m1 '^alloc_objects' <<<"$raw")"
-expect_match "pprof: build id of the workload" "$WL/leaks [0-9a-f]{40} \\[FN\\]\\[FL\\]\\[LN\\]" \
-	"$(grep -F "$WL/leaks" <<<"$raw")"
+expect_match "pprof: build id of the workload is readelf's" \
+	"$WL/leaks $LEAKS_ID \\[FN\\]\\[FL\\]\\[LN\\]" "$(grep -F "$WL/leaks" <<<"$raw")"
+expect_eq "pprof: comments" $'complete: true\nstacks_complete: true' \
+	"$(go tool pprof -comments "$P" 2>/dev/null)"
 
 for ((i = 0; i < ${#LEAKS[@]}; i += 5)); do
 	fn=${LEAKS[i + 1]}

@@ -61,7 +61,7 @@ expect_eq "the big allocation" '"malloc 3145728 rebuild_index"' \
 expect_page_drawn dom "$PAGE" || finish
 dom=$DOM
 for id in flame-bytes-svg flame-blocks-svg timeline-svg timeline-outstanding timeline-rss \
-	leakers-table big-table complete; do
+	leakers-table big-table complete stacks-complete; do
 	expect_match "element #$id" "id=\"$id\"" "$dom"
 done
 # Boxes with the demo's functions, and the leakers table's first row.

@@ -3,27 +3,34 @@
 # function's outstanding bytes, blocks and allocation count; nothing from
 # churn or from the calls of realloc_edges that failed or released; totals
 # consistent with the stacks; frames symbolized to function, file and line.
+# The same leaks in a static glibc binary without frame pointers, whose
+# .eh_frame has no .eh_frame_hdr: every stack walked to _start.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-require_built "$WL/leaks"
+require_built "$WL/leaks" "$WL/leaks_static"
+
+# Each leak function of leaks.c, exactly.
+expect_leaks_c() {
+	#                   function           bytes  blocks allocs
+	expect_leak "$1" leak_small            2400   100    100
+	expect_leak "$1" leak_medium           28672  7      7
+	expect_leak "$1" leak_realloc          5000   5      5
+	expect_leak "$1" leak_posix_memalign   300    3      3
+	expect_leak "$1" leak_aligned_alloc    512    4      4
+	expect_leak "$1" leak_memalign         1000   5      5
+	expect_leak "$1" leak_valloc           600    2      2
+	expect_leak "$1" leak_pvalloc          10000  2      2
+	expect_leak "$1" leak_reallocarray     1440   6      6
+	expect_leak "$1" realloc_edges         1554   3      3
+}
 
 run_tool leaks 60 --format json -T 0 -- "$WL/leaks"
 expect_tool_ok leaks || finish
 r=$(final_report "$TMP/leaks.out")
 
-#                   function           bytes  blocks allocs
-expect_leak "$r" leak_small            2400   100    100
-expect_leak "$r" leak_medium           28672  7      7
-expect_leak "$r" leak_realloc          5000   5      5
-expect_leak "$r" leak_posix_memalign   300    3      3
-expect_leak "$r" leak_aligned_alloc    512    4      4
-expect_leak "$r" leak_memalign         1000   5      5
-expect_leak "$r" leak_valloc           600    2      2
-expect_leak "$r" leak_pvalloc          10000  2      2
-expect_leak "$r" leak_reallocarray     1440   6      6
-expect_leak "$r" realloc_edges         1554   3      3
+expect_leaks_c "$r"
 expect_no_stack "$r" churn
 expect_no_stack "$r" leak_memalign_family
 
@@ -69,5 +76,23 @@ expect_eq "leak_small caller" '"main"' "$(report_get "$s" '.frames[1].function')
 expect_eq "leak_valloc callers" '["leak_memalign_family","main"]' \
 	"$(jq -c '[.stacks[] | select(.frames[0].function == "leak_valloc")][0]
 		| [.frames[1].function, .frames[2].function]' <<<"$r")"
+
+# Static: the allocator is in the executable, and so is all its CFI.
+run_tool static 60 --format json -T 0 -- "$WL/leaks_static"
+expect_tool_ok static || finish
+r=$(final_report "$TMP/static.out")
+expect_leaks_c "$r"
+expect_eq "static: leak_small's stack to _start" \
+	'["leak_small","main","__libc_start_call_main","__libc_start_main","_start"]' \
+	"$(jq -c '[.stacks[] | select(.frames[0].function == "leak_small")][0]
+		| [.frames[].function]' <<<"$r")"
+expect_eq "static: leak_valloc's stack to _start" \
+	'["leak_valloc","leak_memalign_family","main","__libc_start_call_main","__libc_start_main","_start"]' \
+	"$(jq -c '[.stacks[] | select(.frames[0].function == "leak_valloc")][0]
+		| [.frames[].function]' <<<"$r")"
+expect_eq "static: every stack ends at _start, none flagged" '[["_start"],[[]]]' \
+	"$(jq -c '[([.stacks[].frames[-1].function] | unique), ([.stacks[].stack_flags] | unique)]' <<<"$r")"
+expect_eq "static: stacks_cut" 0 "$(report_get "$r" .counters.stacks_cut)"
+expect_eq "static: stacks_complete" true "$(report_get "$r" .stacks_complete)"
 
 finish

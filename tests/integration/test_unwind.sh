@@ -8,7 +8,7 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-require_built "$WL/unwind" "$WL/libplugin.so" "$WL/target"
+require_built "$WL/unwind" "$WL/libplugin.so" "$WL/target" "$WL/newdelete"
 
 # frames_of REPORT FUNCTION: the function names of the first stack whose
 # frames[0] is FUNCTION, as a compact JSON array.
@@ -60,6 +60,41 @@ r=$(final_report "$TMP/unwind-fp.out")
 expect_leak "$r" "make_records(int)" 30247 7 7
 expect_eq "--unwind fp: main is lost" false \
 	"$(frames_of "$r" "make_records(int)" | jq 'index("main") != null')"
+
+# libstdc++'s 72,704-byte emergency pool comes from its constructor, run by
+# ld.so's _dl_init from _dl_start_user, the entry code no FDE covers: the
+# walk ends there complete, and no stack of the run is cut.
+run_tool newdelete 60 --format json -T 0 -- "$WL/newdelete"
+expect_tool_ok newdelete || finish
+r=$(final_report "$TMP/newdelete.out")
+expect_eq "C++ constructors: stack ends at _dl_start_user, not cut" '["_dl_start_user",[]]' \
+	"$(jq -c '[.stacks[] | select(.outstanding_bytes == 72704)][0]
+		| [.frames[-1].function, .stack_flags]' <<<"$r")"
+expect_eq "C++ program: no stack cut" 0 "$(report_get "$r" .counters.stacks_cut)"
+expect_eq "C++ program: stacks_complete" true "$(report_get "$r" .stacks_complete)"
+
+# Unwind tables too small for libc: said on stderr without -v, counted in
+# unwind_full, and the stacks are not called complete; the numbers are.
+run_tool full 60 --max-unwind-rows 1000 --format json -T 0 -- "$WL/unwind"
+expect_tool_ok full || finish
+r=$(final_report "$TMP/full.out")
+expect_leak "$r" "make_records(int)" 30247 7 7
+expect_match "tables full: warning on stderr" \
+	'^alloctrace: warning: unwind tables full at [0-9]+ of 1000 rows \(--max-unwind-rows\): frames in /[^ ]*/libc\.so\.6 ' \
+	"$(grep 'unwind tables full' "$TMP/full.err")"
+expect_true "tables full: unwind_full counts the objects" \
+	"unwind_full is $(report_get "$r" .counters.unwind_full)" \
+	test "$(report_get "$r" .counters.unwind_full)" -gt 0
+expect_eq "tables full: complete, stacks_complete" '[true,false]' \
+	"$(report_get "$r" '[.complete, .stacks_complete]')"
+run_tool full-text 60 --max-unwind-rows 1000 -- "$WL/unwind"
+expect_eq "full-text: exit status" 0 "$RC"
+expect_match "tables full: text header says stacks incomplete" \
+	'final report, pid [0-9]+ \(unwind\) .*untracked frees; stacks incomplete$' \
+	"$(grep 'final report' "$TMP/full-text.out")"
+expect_match "tables full: text warning names unwind_full" \
+	'warning: stacks incomplete: .*unwind_full=[0-9]+ \(objects without unwind tables' \
+	"$(cat "$TMP/full-text.out")"
 
 # python3 -> ctypes -> libffi -> malloc: 10 x 12,345 bytes.
 cat >"$TMP/via_ctypes.py" <<'PY'

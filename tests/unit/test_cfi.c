@@ -91,18 +91,59 @@ static int release_fixture(void **state)
 	return 0;
 }
 
+static void assert_rows(const struct cfi_table *t, const struct unwind_row *rows, size_t n)
+{
+	assert_int_equal(t->base, 0x1000);
+	assert_int_equal(t->nr_rows, n);
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		assert_int_equal(t->rows[i].pc, rows[i].pc);
+		assert_int_equal(t->rows[i].kind, rows[i].kind);
+		assert_int_equal(t->rows[i].cfa_off, rows[i].cfa_off);
+		assert_int_equal(t->rows[i].rbp_off, rows[i].rbp_off);
+	}
+}
+
 static void test_fixture_rows(void **state)
 {
-	const struct cfi_table *t = *state;
+	assert_rows(*state, expected_rows, ARRAY_SIZE(expected_rows));
+}
 
-	assert_int_equal(t->base, 0x1000);
-	assert_int_equal(t->nr_rows, ARRAY_SIZE(expected_rows));
-	for (size_t i = 0; i < t->nr_rows; i++) {
-		assert_int_equal(t->rows[i].pc, expected_rows[i].pc);
-		assert_int_equal(t->rows[i].kind, expected_rows[i].kind);
-		assert_int_equal(t->rows[i].cfa_off, expected_rows[i].cfa_off);
-		assert_int_equal(t->rows[i].rbp_off, expected_rows[i].rbp_off);
-	}
+static void assert_object_rows(const char *name, const struct unwind_row *rows, size_t n)
+{
+	struct cfi_table t;
+	int fd;
+	Elf *elf = open_object(name, &fd);
+
+	assert_int_equal(cfi_table__build(elf, &t), 0);
+	assert_rows(&t, rows, n);
+	cfi_table__release(&t);
+	elf_end(elf);
+	close(fd);
+}
+
+/*
+ * The same rows from .eh_frame without .eh_frame_hdr (a static binary's),
+ * from an .eh_frame of type SHT_X86_64_UNWIND (LLVM's), and from
+ * .debug_frame alone.
+ */
+static void test_other_sections(void **state)
+{
+	static const char *const names[] = { "cfi_nohdr.so", "cfi_unwind_type.so",
+					     "cfi_debug_frame.so" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		assert_object_rows(names[i], expected_rows, ARRAY_SIZE(expected_rows));
+}
+
+/* Entered at 0x1028, where no FDE is: the outermost frame until odd_cfa. */
+static void test_entry_without_cfi(void **state)
+{
+	struct unwind_row rows[ARRAY_SIZE(expected_rows) + 1];
+
+	memcpy(rows, expected_rows, 11 * sizeof(*rows));
+	rows[11] = (struct unwind_row)ROW(0x028, END, 0, 0);
+	memcpy(&rows[12], &expected_rows[11], (ARRAY_SIZE(expected_rows) - 11) * sizeof(*rows));
+	assert_object_rows("cfi_entry.so", rows, ARRAY_SIZE(rows));
 }
 
 /* Each page's entry is the row in effect at its first byte; one more bounds the last. */
@@ -131,7 +172,7 @@ static void assert_build_fails(const void *image, size_t size, int err)
 	elf_end(elf);
 }
 
-/* Not an ELF file, a truncated one, and one cut inside .eh_frame_hdr. */
+/* Not an ELF file, a truncated one, and one cut inside its unwind sections. */
 static void test_bad_objects(void **state)
 {
 	static const char text[] = "not an object at all";
@@ -148,7 +189,7 @@ static void test_bad_objects(void **state)
 	assert_build_fails(text, sizeof(text), -ENOEXEC);
 	/* The ELF header alone: the program headers it points to are missing. */
 	assert_build_fails(image, 64, -ENOENT);
-	/* The header stays, .eh_frame_hdr (at 0x3000) is cut after its first bytes. */
+	/* .eh_frame_hdr (at 0x3000) is cut after its first bytes, the section headers lost. */
 	assert_build_fails(image, 0x3006, -ENOENT);
 	free(image);
 	close(fd);
@@ -161,13 +202,13 @@ static void test_register_out_of_range(void **state)
 	int fd;
 	Elf *elf = open_object("cfi_bigreg.so", &fd);
 
-	assert_int_equal(cfi_check(elf), -EINVAL);
+	assert_int_equal(cfi_for_each_fde(elf, ".eh_frame", NULL, NULL), -EINVAL);
 	assert_int_equal(cfi_table__build(elf, &t), -EINVAL);
 	assert_null(t.rows);
 	elf_end(elf);
 	close(fd);
 	elf = open_fixture(&fd);
-	assert_int_equal(cfi_check(elf), 0);
+	assert_int_equal(cfi_for_each_fde(elf, ".eh_frame", NULL, NULL), 0);
 	elf_end(elf);
 	close(fd);
 }
@@ -177,6 +218,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fixture_rows, build_fixture, release_fixture),
 		cmocka_unit_test_setup_teardown(test_fixture_pages, build_fixture, release_fixture),
+		cmocka_unit_test(test_other_sections),
+		cmocka_unit_test(test_entry_without_cfi),
 		cmocka_unit_test(test_bad_objects),
 		cmocka_unit_test(test_register_out_of_range),
 	};

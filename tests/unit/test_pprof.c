@@ -181,6 +181,8 @@ struct dec_profile {
 	char *strings[4 * MAX];
 	size_t nr_strings;
 	uint64_t time_nanos, duration_nanos, period_type[2], period, default_sample_type;
+	uint64_t comments[MAX];
+	size_t nr_comments;
 };
 
 /* Packed, as the encoder writes them. */
@@ -326,6 +328,10 @@ static void decode_profile(struct reader r, struct dec_profile *p)
 		case 12:
 			p->period = v;
 			break;
+		case 13:
+			assert_true(p->nr_comments < MAX);
+			p->comments[p->nr_comments++] = v;
+			break;
 		case 14:
 			p->default_sample_type = v;
 			break;
@@ -411,7 +417,8 @@ static const struct report_stack stacks[] = {
 	  .alloc_bytes = 64, .nr_frames = 1, .frames = frames_b },
 };
 
-static const struct profile_totals totals = { .outstanding_bytes = 1054308 };
+static const struct profile_totals totals = { .outstanding_bytes = 1054308,
+					       .stacks_incomplete = true };
 
 static const struct report final_report = FINAL_REPORT(stacks, &totals);
 
@@ -522,6 +529,9 @@ static void test_profile(void **state UNUSED)
 
 	assert_header(p);
 	assert_int_equal(p->time_nanos, 1700000000250000000ull);
+	assert_int_equal(p->nr_comments, 2);
+	assert_string_equal(str(p, p->comments[0]), "complete: true");
+	assert_string_equal(str(p, p->comments[1]), "stacks_complete: false");
 	/* A report older than the export: no duration rather than a negative one. */
 	assert_int_equal(p->duration_nanos, 0);
 
@@ -595,6 +605,7 @@ static void test_no_report(void **state UNUSED)
 	assert_header(p);
 	assert_int_equal(p->nr_samples, 0);
 	assert_int_equal(p->nr_locations, 0);
+	assert_int_equal(p->nr_comments, 0);
 	assert_true(p->time_nanos > 1700000000000000000ull);
 	dec_profile__free(p);
 }

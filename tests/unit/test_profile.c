@@ -242,7 +242,7 @@ static void test_counter_names(void **state __attribute__((unused)))
 		"lost_allocs", "lost_stats",  "lost_inflight",
 		"lost_stacks", "stack_errors", "lost_events",
 		"lost_cap",    "lost_procs",  "stacks_cut",
-		"unwind_misses", "stacks_recalled",
+		"unwind_misses", "stacks_recalled", "unwind_full",
 	};
 	int c;
 

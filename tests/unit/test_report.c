@@ -21,11 +21,14 @@
 
 static const struct frame_info frames_a[] = {
 	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
-	  .function = "leak_a", .function_offset = 0x1d, .file = "leak.c", .line = 42 },
+	  .function = "leak_a", .function_offset = 0x1d, .file = "leak.c", .line = 42,
+	  .build_id = "0123456789abcdef0123456789abcdef01234567" },
 	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true },
+	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true,
+	  .build_id = "0123456789abcdef0123456789abcdef01234567" },
 	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80 },
+	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80,
+	  .build_id = "0123456789abcdef0123456789abcdef01234567" },
 };
 
 static const struct frame_info frames_b[] = {
@@ -73,6 +76,7 @@ static const struct profile_totals lossy_totals = {
 		[CNT_LOST_ALLOCS] = 1200,
 		[CNT_LOST_STACKS] = 3,
 	},
+	.stacks_incomplete = true,
 };
 
 static const struct big_alloc big = {
@@ -127,11 +131,14 @@ static void assert_json_string(const char *s, const char *expected)
 
 #define FRAMES_A_JSON                                                                        \
 	"{\"addr\":\"0x555555555189\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x1189\","   \
-	"\"function\":\"leak_a\",\"file\":\"leak.c\",\"line\":42,\"inlined\":false},"         \
+	"\"function\":\"leak_a\",\"file\":\"leak.c\",\"line\":42,\"inlined\":false,"         \
+	"\"build_id\":\"0123456789abcdef0123456789abcdef01234567\"},"                    \
 	"{\"addr\":\"0x5555555551a0\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x11a0\","   \
-	"\"function\":\"helper\",\"file\":\"leak.h\",\"line\":10,\"inlined\":true},"          \
+	"\"function\":\"helper\",\"file\":\"leak.h\",\"line\":10,\"inlined\":true,"          \
+	"\"build_id\":\"0123456789abcdef0123456789abcdef01234567\"},"                    \
 	"{\"addr\":\"0x5555555551a0\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x11a0\","   \
-	"\"function\":\"main\",\"file\":\"leak.c\",\"line\":80,\"inlined\":false}"
+	"\"function\":\"main\",\"file\":\"leak.c\",\"line\":80,\"inlined\":false,"        \
+	"\"build_id\":\"0123456789abcdef0123456789abcdef01234567\"}"
 
 static void test_json_report(void **state UNUSED)
 {
@@ -144,17 +151,17 @@ static void test_json_report(void **state UNUSED)
 		"\"counters\":{\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,"
 		"\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0,"
 		"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"
-		"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0},"
-		"\"complete\":true,\"stacks_holding\":5,\"stacks\":["
+		"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0},"
+		"\"complete\":true,\"stacks_complete\":true,\"stacks_holding\":5,\"stacks\":["
 		"{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
 		"\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]},"
 		"{\"outstanding_bytes\":1536,\"outstanding_allocs\":1,\"allocs\":3,\"alloc_bytes\":0,"
 		"\"frames\":["
 		"{\"addr\":\"0x7f0012345678\",\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\","
 		"\"offset\":\"0x27678\",\"function\":null,\"file\":null,\"line\":null,"
-		"\"inlined\":false},"
+		"\"inlined\":false,\"build_id\":null},"
 		"{\"addr\":\"0x7f00deadbeef\",\"module\":null,\"offset\":null,\"function\":null,"
-		"\"file\":null,\"line\":null,\"inlined\":false}],\"stack_flags\":[]},"
+		"\"file\":null,\"line\":null,\"inlined\":false,\"build_id\":null}],\"stack_flags\":[]},"
 		"{\"outstanding_bytes\":100,\"outstanding_allocs\":1,\"allocs\":1,\"alloc_bytes\":0,"
 		"\"frames\":[],\"stack_flags\":[]}"
 		"]}\n");
@@ -168,8 +175,8 @@ static void test_json_report(void **state UNUSED)
 	"\"counters\":{\"allocs\":1,\"frees\":1,\"untracked_frees\":2,"                       \
 	"\"lost_allocs\":1200,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":3,"        \
 	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"               \
-	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0},"                                              \
-	"\"complete\":false,\"stacks_holding\":0,\"stacks\":[]"
+	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0},"                                              \
+	"\"complete\":false,\"stacks_complete\":false,\"stacks_holding\":0,\"stacks\":[]"
 
 static void test_json_final_exit_status(void **state UNUSED)
 {
@@ -244,7 +251,7 @@ static const struct report several = {
 	"\"counters\":{\"allocs\":" allocs ",\"frees\":" frees ",\"untracked_frees\":"         \
 	untracked ",\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0," \
 	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":" cap ",\"lost_procs\":0,"          \
-	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0}"
+	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0}"
 
 static void test_json_processes(void **state UNUSED)
 {
@@ -253,19 +260,19 @@ static void test_json_processes(void **state UNUSED)
 		"{\"type\":\"report\",\"final\":false,\"time\":1700000000.250,"
 		"\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
 		"\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
-		COUNTERS_JSON("10530", "9326", "0", "0") ",\"complete\":true,"
+		COUNTERS_JSON("10530", "9326", "0", "0") ",\"complete\":true,\"stacks_complete\":true,"
 		"\"processes_total\":3,\"processes\":["
 		"{\"pid\":1234,\"comm\":\"leaky\","
 		"\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
 		"\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
-		COUNTERS_JSON("10530", "9326", "0", "0") ",\"complete\":true,"
+		COUNTERS_JSON("10530", "9326", "0", "0") ",\"complete\":true,\"stacks_complete\":true,"
 		"\"stacks_holding\":1,\"stacks\":["
 		"{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
 		"\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]}]},"
 		"{\"pid\":1240,\"parent\":1234,\"comm\":\"child\","
 		"\"totals\":{\"outstanding_bytes\":0,\"outstanding_allocs\":0,"
 		"\"allocs\":7,\"frees\":0,\"untracked_frees\":2,\"lost\":4},"
-		COUNTERS_JSON("7", "0", "2", "4") ",\"complete\":false,"
+		COUNTERS_JSON("7", "0", "2", "4") ",\"complete\":false,\"stacks_complete\":true,"
 		"\"stacks_holding\":0,\"stacks\":[],"
 		"\"exit\":{\"status\":5,\"signal\":null,\"oom_killed\":false}}"
 		"]}\n");
@@ -324,7 +331,7 @@ static void test_text_report(void **state UNUSED)
 }
 
 #define LOSSY_TEXT_TAIL                                                                        \
-	": 0 bytes outstanding in 0 blocks; 1 alloc, 1 free, 2 untracked frees\n"              \
+	": 0 bytes outstanding in 0 blocks; 1 alloc, 1 free, 2 untracked frees; stacks incomplete\n"              \
 	"  warning: numbers incomplete: lost_allocs=1,200 (live-allocation map full), "        \
 	"lost_stacks=3 (stack map full, counted under an unknown stack)\n"                      \
 	"\n"
@@ -469,6 +476,7 @@ static void test_stack_flags(void **state UNUSED)
 		.outstanding_allocs = 2,
 		.allocs = 2,
 		.counters = { [CNT_ALLOCS] = 2, [CNT_STACKS_CUT] = 1, [CNT_UNWIND_MISSES] = 4 },
+		.stacks_incomplete = true,
 	};
 	struct report r = periodic;
 	char *json;
@@ -478,9 +486,10 @@ static void test_stack_flags(void **state UNUSED)
 	r.nr_stacks = r.nr_holding = ARRAY_SIZE(flagged);
 	assert_renders(FORMAT_TEXT, &r, NULL,
 		       "[22:13:20] pid 1234 (leaky): 96 bytes outstanding in 2 blocks; 2 allocs, "
-		       "0 frees, 0 untracked frees\n"
+		       "0 frees, 0 untracked frees; stacks incomplete\n"
 		       "  warning: stacks incomplete: stacks_cut=1 (the walk stopped before the "
-		       "outermost frame)\n"
+		       "outermost frame), unwind_misses=4 (frames in code without unwind tables "
+		       "yet, walked by frame pointers)\n"
 		       "  64 bytes in 1 block, 1 alloc\n"
 		       "    #0 leak_a+0x1d (/usr/bin/leaky+0x1189) at leak.c:42\n"
 		       "    (stack cut short: the walk stopped before the outermost frame)\n"
@@ -494,7 +503,7 @@ static void test_stack_flags(void **state UNUSED)
 	assert_non_null(strstr(json, "\"stack_flags\":[\"cut\",\"frame_pointers\"]}"));
 	assert_non_null(strstr(json, "\"stack_flags\":[\"truncated\"]}"));
 	/* Cut stacks still count every byte: the numbers stay complete. */
-	assert_non_null(strstr(json, "\"complete\":true"));
+	assert_non_null(strstr(json, "\"complete\":true,\"stacks_complete\":false,"));
 	free(json);
 }
 

@@ -15,7 +15,7 @@ MUSL_CC ?= musl-gcc
 
 ALLOCATOR_WORKLOADS := $(addprefix $(ALLOC_WL)/,alloc_jemalloc alloc_jemalloc_preload \
 	alloc_tcmalloc alloc_mimalloc alloc_musl alloc_musl_static alloc_custom \
-	alloc_prefixed alloc_mmap)
+	alloc_prefixed alloc_mmap leaks_static)
 
 # A rule here must not become the default goal if this file is included
 # before the Makefile's first rule: restore whatever it was (an empty
@@ -55,5 +55,10 @@ $(ALLOC_WL)/alloc_prefixed: tests/workloads/alloc_prefixed.c tests/workloads/are
 
 $(ALLOC_WL)/alloc_mmap: tests/workloads/alloc_mmap.c tests/workloads/workload.h | $(ALLOC_WL)
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@
+
+# Static glibc: malloc inside the executable, .eh_frame without
+# .eh_frame_hdr, no frame pointers.
+$(ALLOC_WL)/leaks_static: tests/workloads/leaks.c tests/workloads/workload.h | $(ALLOC_WL)
+	$(CC) -static -O2 -g -fomit-frame-pointer -fno-inline $< -o $@
 
 .DEFAULT_GOAL := $(ALLOC_SAVED_GOAL)

@@ -110,6 +110,7 @@ static const char *const counter_names[CNT_MAX] = {
 	[CNT_STACKS_CUT] = "stacks_cut",
 	[CNT_UNWIND_MISSES] = "unwind_misses",
 	[CNT_STACKS_RECALLED] = "stacks_recalled",
+	[CNT_UNWIND_FULL] = "unwind_full",
 };
 
 static const char *const trend_names[] = {
@@ -219,6 +220,10 @@ void profile_totals__set_counters(struct profile_totals *t, const uint64_t count
 	t->lost = counters[CNT_LOST_ALLOCS] + counters[CNT_LOST_STATS] +
 		  counters[CNT_LOST_INFLIGHT] + counters[CNT_LOST_EVENTS] + counters[CNT_LOST_CAP] +
 		  counters[CNT_LOST_PROCS];
+	/* Each walked, or not, some other way than by its objects' tables to its end. */
+	t->stacks_incomplete = counters[CNT_LOST_STACKS] || counters[CNT_STACK_ERRORS] ||
+			       counters[CNT_STACKS_CUT] || counters[CNT_UNWIND_MISSES] ||
+			       counters[CNT_UNWIND_FULL];
 }
 
 void profile__set_counters(struct profile *p, const uint64_t counters[CNT_MAX])

@@ -3,6 +3,7 @@
 #define ALLOCTRACE_PROFILE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
 #include "alloctrace.h"
@@ -59,6 +60,7 @@ struct profile_totals {
 	uint64_t frees;
 	uint64_t untracked_frees;
 	uint64_t lost;			/* calls or blocks missing from the numbers */
+	bool stacks_incomplete;	/* a stack lost, cut or walked without its tables */
 	uint64_t counters[CNT_MAX];	/* every counter, for the detail line */
 };
 

@@ -344,7 +344,7 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 		return NULL;
 	t->pid = opts->config.multi_proc ? -1 : (pid_t)opts->config.targ_tgid;
 	t->stack_depth = or_default(opts->config.stack_depth, DEFAULT_STACK_DEPTH);
-	t->unwind_rows = opts->unwind_rows ? opts->unwind_rows : DEFAULT_UNWIND_ROWS;
+	t->unwind_rows = or_default(opts->sizes.unwind_rows, DEFAULT_UNWIND_ROWS);
 	t->big_only = opts->big_only;
 	t->on_big_alloc = opts->on_big_alloc;
 	t->on_oom = opts->on_oom;
@@ -872,6 +872,9 @@ int tracer__read_counters(struct tracer *t, uint64_t counters[CNT_MAX])
 		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
 			counters[key] += t->percpu[cpu];
 	}
+	/* The one counter BPF never adds to. */
+	if (t->unwinder)
+		counters[CNT_UNWIND_FULL] = unwinder__nr_full(t->unwinder);
 	return 0;
 }
 

@@ -39,7 +39,7 @@ struct unwinder {
 	size_t nr_seen, cap_seen;
 	uint32_t rows_used;
 	uint32_t pages_used;
-	bool warned_full;
+	uint32_t nr_full;	/* objects left without rows: no room */
 	struct unwind_proc proc;	/* scratch: one process's mappings */
 };
 
@@ -168,13 +168,13 @@ static void load_object(struct unwinder *u, Elf *elf, const char *path,
 				 t.nr_rows, t.nr_pages, ms_since(&start));
 		cfi_table__release(&t);
 	}
-	if (err == -ENOSPC && !u->warned_full) {
-		u->warned_full = true;
-		pr_warn("unwind tables full at %u rows: frames in %s and later objects use "
-			"frame pointers", u->rows_used, path);
-	} else if (err && err != -ENOSPC) {
+	/* Said once, and always: the stacks through these objects are less sure. */
+	if (err == -ENOSPC && !u->nr_full++)
+		pr_warn("unwind tables full at %u of %u rows (--max-unwind-rows): frames in %s "
+			"and any later object that does not fit use frame pointers", u->rows_used,
+			u->opts.max_rows, path);
+	else if (err && err != -ENOSPC)
 		pr_debug("no unwind tables for %s: %s", path, strerror(-err));
-	}
 }
 
 static struct unwind_object *add_object(struct unwinder *u, char *key)
@@ -331,6 +331,11 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 	}
 	tables_changed(u);
 	return 0;
+}
+
+uint32_t unwinder__nr_full(const struct unwinder *u)
+{
+	return u->nr_full;
 }
 
 void unwinder__forget_process(struct unwinder *u, pid_t pid)

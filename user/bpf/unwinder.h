@@ -38,6 +38,9 @@ void unwinder__free(struct unwinder *u);
  */
 int unwinder__add_process(struct unwinder *u, pid_t pid);
 
+/* How many objects got no rows because the tables were full. */
+uint32_t unwinder__nr_full(const struct unwinder *u);
+
 /* Drop @pid's table of mappings: it exited or became another program. */
 void unwinder__forget_process(struct unwinder *u, pid_t pid);
 

@@ -70,6 +70,8 @@ static const char usage[] =
 	"      --max-stacks N     distinct stacks recorded (default 65536); kernel memory: about\n"
 	"                         48 bytes each up front, 176 + 8 x max-depth + 32 x CPUs per\n"
 	"                         stack recorded\n"
+	"      --max-unwind-rows N  rows of CFI unwind tables, every object's together (default\n"
+	"                         1048576, 8 bytes each, up front; libLLVM alone takes 950000)\n"
 	"      --ringbuf-size SIZE  room for alerts not yet read, a power of two (default 256K,\n"
 	"                         about 240 alerts); kernel memory: SIZE + 13K\n"
 	"      --folded FILE      folded stacks by outstanding bytes (flamegraph.pl, inferno)\n"
@@ -105,6 +107,7 @@ enum {
 	OPT_SHOW_DATA,
 	OPT_MAX_ALLOCS,
 	OPT_MAX_STACKS,
+	OPT_MAX_UNWIND_ROWS,
 	OPT_RINGBUF_SIZE,
 	OPT_LISTEN,
 	/* One per enum export_kind, in its order. */
@@ -141,6 +144,7 @@ static const struct option long_options[] = {
 	{ "show-data", required_argument, NULL, OPT_SHOW_DATA },
 	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "folded", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED },
 	{ "folded-count", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED_COUNT },
@@ -232,7 +236,7 @@ static int parse_seconds(const char *s, double min, double *out)
 	return 0;
 }
 
-/* Entries of a BPF map, up to @max: --max-allocs, --max-stacks. */
+/* Entries of a BPF map, up to @max: --max-allocs, --max-stacks, --max-unwind-rows. */
 static int parse_entries(int opt, const char *arg, uint32_t max, uint32_t *out)
 {
 	unsigned long long v;
@@ -490,6 +494,8 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		return parse_entries(opt, arg, MAX_LIVE_BLOCKS, &opts->maps.allocs);
 	case OPT_MAX_STACKS:
 		return parse_entries(opt, arg, MAX_MAP_ENTRIES, &opts->maps.stacks);
+	case OPT_MAX_UNWIND_ROWS:
+		return parse_entries(opt, arg, MAX_MAP_ENTRIES, &opts->maps.unwind_rows);
 	case OPT_RINGBUF_SIZE:
 		if (parse_ringbuf_size(arg, &opts->maps.ringbuf))
 			return bad_value("--ringbuf-size", arg,

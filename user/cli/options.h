@@ -55,7 +55,7 @@ struct options {
 	bool threads;			/* per-thread breakdown */
 	unsigned int show_data;		/* bytes of one live block per stack */
 	uint64_t sample;		/* --sample: mean bytes between samples, 0 = all */
-	struct map_sizes maps;		/* --max-allocs, --max-stacks, --ringbuf-size */
+	struct map_sizes maps;		/* --max-allocs, --max-stacks, --ringbuf-size, --max-unwind-rows */
 	int verbose;
 };
 

@@ -28,6 +28,7 @@ enum {
 	PROFILE_DURATION_NANOS = 10,
 	PROFILE_PERIOD_TYPE = 11,
 	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
 	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 };
 
@@ -116,6 +117,7 @@ struct builder {
 	/* Indexes of the strings every profile has. */
 	uint64_t types[NR_VALUES][2];
 	uint64_t space, bytes;
+	uint64_t comments[2];	/* whether the numbers, and the stacks, are complete */
 	int err;
 };
 
@@ -499,6 +501,9 @@ static void builder__encode(struct builder *b, const struct report *r, double st
 	value_type__encode(out, PROFILE_PERIOD_TYPE, b->space, b->bytes);
 	/* Every allocation is counted, none sampled. */
 	pb_buf__uint(out, PROFILE_PERIOD, 1);
+	for (i = 0; i < sizeof(b->comments) / sizeof(*b->comments); i++)
+		if (b->comments[i])
+			pb_buf__uint(out, PROFILE_COMMENT, b->comments[i]);
 	/* What pprof shows first: the memory still held. */
 	pb_buf__uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, b->types[VALUE_INUSE_SPACE][0]);
 }
@@ -513,6 +518,14 @@ static int pprof__encode(const struct pprof *p, const struct report *r, struct p
 	builder__init(&b);
 	for (i = 0; i < r->nr_stacks; i++)
 		builder__sample(&b, &r->stacks[i]);
+	/* As the JSON report's "complete" and "stacks_complete" say them; none without a report. */
+	if (r->totals) {
+		b.comments[0] = builder__string(&b, r->totals->lost ? "complete: false"
+								    : "complete: true");
+		b.comments[1] = builder__string(&b, r->totals->stacks_incomplete
+							    ? "stacks_complete: false"
+							    : "stacks_complete: true");
+	}
 	builder__encode(&b, r, p->start, out);
 	/* The buffers gathered apart passed their failures on to @out. */
 	err = b.err ? b.err : out->err;

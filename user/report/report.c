@@ -154,6 +154,8 @@ static const char *const counter_reasons[CNT_MAX] = {
 /* Why a counter makes some stacks incomplete, though every byte is counted. */
 static const char *const stack_reasons[CNT_MAX] = {
 	[CNT_STACKS_CUT] = "the walk stopped before the outermost frame",
+	[CNT_UNWIND_MISSES] = "frames in code without unwind tables yet, walked by frame pointers",
+	[CNT_UNWIND_FULL] = "objects without unwind tables, full: walked by frame pointers",
 };
 
 /* One line naming each counter of @reasons that is not 0, or nothing. */
@@ -182,14 +184,15 @@ static void text_warning(FILE *f, const struct profile_totals *t)
 	text_counters_line(f, t, "  warning: stacks incomplete: ", stack_reasons);
 }
 
-/* ": SIZE outstanding in N blocks; N allocs, N frees, N untracked frees" */
+/* ": SIZE outstanding in N blocks; N allocs, N frees, N untracked frees[; stacks incomplete]" */
 static void text_totals(FILE *f, const struct profile_totals *t)
 {
 	fprintf(f, ": %s outstanding in %s block%s; ", text_size(t->outstanding_bytes).s,
 		text_count(t->outstanding_allocs).s, plural(t->outstanding_allocs));
-	fprintf(f, "%s alloc%s, %s free%s, %s untracked free%s\n", text_count(t->allocs).s,
+	fprintf(f, "%s alloc%s, %s free%s, %s untracked free%s%s\n", text_count(t->allocs).s,
 		plural(t->allocs), text_count(t->frees).s, plural(t->frees),
-		text_count(t->untracked_frees).s, plural(t->untracked_frees));
+		text_count(t->untracked_frees).s, plural(t->untracked_frees),
+		t->stacks_incomplete ? "; stacks incomplete" : "");
 }
 
 static void text_proc_header(FILE *f, const struct report *p)
@@ -463,7 +466,8 @@ static void json_totals(FILE *f, const struct profile_totals *t)
 		t->untracked_frees, t->lost);
 	for (c = 0; c < CNT_MAX; c++)
 		fprintf(f, "%s\"%s\":%" PRIu64, c ? "," : "", counter_name(c), t->counters[c]);
-	fprintf(f, "},\"complete\":%s", json_bool(!t->lost));
+	fprintf(f, "},\"complete\":%s,\"stacks_complete\":%s", json_bool(!t->lost),
+		json_bool(!t->stacks_incomplete));
 }
 
 /* A process's members up to its stacks, which follow. */
@@ -623,7 +627,9 @@ static void json_frame(FILE *f, const struct frame_info *fr, size_t idx __attrib
 	json__string(f, fr->file);
 	fputs(",\"line\":", f);
 	json_int(f, fr->line, fr->line);
-	fprintf(f, ",\"inlined\":%s}", json_bool(fr->inlined));
+	fprintf(f, ",\"inlined\":%s,\"build_id\":", json_bool(fr->inlined));
+	json__string(f, fr->build_id);
+	fputc('}', f);
 }
 
 /* By bit of enum stack_flags. */

@@ -173,125 +173,165 @@ static int emit_fde(struct row_builder *b, Dwarf_CFI *cfi, uint64_t addr, uint64
 	return addr < next ? emit(b, addr, none) : 0;
 }
 
-size_t cfi_encoded_size(uint8_t enc)
+/* The FDEs of one object, from .eh_frame (src 0) or .debug_frame (src 1). */
+struct fde_span {
+	uint64_t start;
+	uint64_t end;
+	int src;
+};
+
+struct fde_list {
+	struct fde_span *v;
+	size_t nr, cap;
+	int src;
+};
+
+static int add_span(const struct cfi_fde *fde, void *arg)
 {
-	switch (enc & 0x0f) {
-	case DW_EH_PE_udata2:
-	case DW_EH_PE_sdata2:
-		return 2;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		return 4;
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		return 8;
-	}
+	struct fde_list *l = arg;
+	struct fde_span *grown = array__grow(l->v, &l->cap, l->nr, sizeof(*l->v));
+
+	if (!grown)
+		return -ENOMEM;
+	l->v = grown;
+	l->v[l->nr++] = (struct fde_span){ .start = fde->start, .end = fde->end, .src = l->src };
 	return 0;
 }
 
-/* A DW_EH_PE-encoded value at *@p, relative to @field (pcrel) or @hdr (datarel). */
-static int read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, uint64_t field,
-			uint64_t hdr, uint64_t *val)
+static int span_cmp(const void *a, const void *b)
 {
-	size_t i, len = cfi_encoded_size(enc);
-	uint64_t v = 0;
+	const struct fde_span *x = a, *y = b;
 
-	if (!len)
-		return -ENOTSUP;
-	if (end - *p < (ptrdiff_t)len)
-		return -EINVAL;
-	for (i = 0; i < len; i++)
-		v |= (uint64_t)(*p)[i] << (8 * i);
-	*p += len;
-	/* Sign-extend the signed formats (bit 3 of the format). */
-	if ((enc & 0x08) && len < 8 && (v >> (8 * len - 1)))
-		v |= ~0ULL << (8 * len);
-	switch (enc & 0x70) {
-	case DW_EH_PE_absptr:
-		*val = v;
-		return 0;
-	case DW_EH_PE_pcrel:
-		*val = field + v;
-		return 0;
-	case DW_EH_PE_datarel:
-		*val = hdr + v;
-		return 0;
-	}
-	return -ENOTSUP;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->src - y->src;
 }
 
-/* The .eh_frame_hdr segment: its bytes and its ELF address. */
-static const uint8_t *eh_frame_hdr(Elf *elf, size_t *len, uint64_t *vaddr)
+/* qsort() must not be given the NULL of a list never grown. */
+static void sort_spans(struct fde_list *l)
 {
-	Elf_Data *data;
+	if (l->nr > 1)
+		qsort(l->v, l->nr, sizeof(*l->v), span_cmp);
+}
+
+/* Does [@s->start, @s->end) meet one of the @n sorted spans at @v? */
+static bool overlaps(const struct fde_span *v, size_t n, const struct fde_span *s)
+{
+	size_t lo = 0, hi = n;
+
+	/* The first span that ends past @s's start. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].end <= s->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].start < s->end;
+}
+
+/*
+ * Every FDE of .eh_frame, then those of .debug_frame for code .eh_frame
+ * does not cover, sorted by address. @nr_eh: how many came from .eh_frame.
+ */
+static int collect_spans(Elf *elf, struct fde_list *l, size_t *nr_eh)
+{
+	size_t i, kept;
+	int err, debug;
+
+	err = cfi_for_each_fde(elf, ".eh_frame", add_span, l);
+	if (err && err != -ENOENT)
+		return err;
+	sort_spans(l);
+	*nr_eh = kept = l->nr;
+	l->src = 1;
+	debug = cfi_for_each_fde(elf, ".debug_frame", add_span, l);
+	if (debug && debug != -ENOENT)
+		return debug;
+	if (err && debug)
+		return -ENOENT;
+	for (i = *nr_eh; i < l->nr; i++)
+		if (!overlaps(l->v, *nr_eh, &l->v[i]))
+			l->v[kept++] = l->v[i];
+	l->nr = kept;
+	sort_spans(l);
+	return 0;
+}
+
+/* Each span's rows in address order, from the CFI it came from. */
+static int emit_spans(struct row_builder *b, const struct fde_list *l, Dwarf_CFI *cfi[2])
+{
+	uint64_t next;
+	int err = 0;
+
+	for (size_t i = 0; i < l->nr && !err; i++) {
+		next = i + 1 < l->nr ? l->v[i + 1].start : UINT64_MAX;
+		err = emit_fde(b, cfi[l->v[i].src], l->v[i].start, next);
+	}
+	return err;
+}
+
+/* The end of the loadable segment that holds @addr, or 0. */
+static uint64_t segment_end(Elf *elf, uint64_t addr)
+{
 	GElf_Phdr ph;
 	size_t i, nr;
 
 	if (elf_getphdrnum(elf, &nr))
-		return NULL;
-	for (i = 0; i < nr; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
-			continue;
-		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
-		if (!data || !data->d_buf)
-			return NULL;
-		*len = data->d_size;
-		*vaddr = ph.p_vaddr;
-		return data->d_buf;
-	}
-	return NULL;
+		return 0;
+	for (i = 0; i < nr; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_memsz)
+			return ph.p_vaddr + ph.p_memsz;
+	return 0;
 }
 
-struct hdr_cursor {
-	const uint8_t *hdr, *p, *end;
-	uint64_t vaddr;
-};
-
-static int hdr_read(struct hdr_cursor *c, uint8_t enc, uint64_t *val)
+/* Put @row at its place among the sorted rows, before the first one past it. */
+static int insert_row(struct row_builder *b, struct unwind_row row)
 {
-	return read_encoded(enc, &c->p, c->end, c->vaddr + (uint64_t)(c->p - c->hdr), c->vaddr,
-			    val);
-}
+	struct cfi_table *t = b->t;
+	size_t i = t->nr_rows;
+	void *grown = array__grow(t->rows, &b->cap, t->nr_rows, sizeof(*t->rows));
 
-/* The next FDE's start in the search table (the FDE's own address is not needed). */
-static int hdr_next_fde(struct hdr_cursor *c, uint64_t *loc)
-{
-	uint64_t fde;
-	int err = hdr_read(c, c->hdr[3], loc);
-
-	return err ? err : hdr_read(c, c->hdr[3], &fde);
+	if (!grown)
+		return -ENOMEM;
+	t->rows = grown;
+	while (i && t->rows[i - 1].pc > row.pc)
+		i--;
+	memmove(&t->rows[i + 1], &t->rows[i], (t->nr_rows - i) * sizeof(*t->rows));
+	t->rows[i] = row;
+	t->nr_rows++;
+	return 0;
 }
 
 /*
- * Walk the FDEs in the order of .eh_frame_hdr's search table, which the
- * linker sorted by address: the rows come out sorted too.
+ * The kernel, or the dynamic loader, jumps to the entry point with no
+ * return address: where no FDE covers it (ld.so's _start, which runs on
+ * into _dl_start_user after _dl_start returns), its code is the outermost
+ * frame, until the next row or the end of its segment.
  */
-static int emit_all(struct row_builder *b, Elf *elf, Dwarf_CFI *cfi)
+static int mark_entry(struct row_builder *b, Elf *elf, const GElf_Ehdr *eh)
 {
-	struct hdr_cursor c;
-	uint64_t skip, count, loc, next;
-	size_t len;
+	struct cfi_table *t = b->t;
+	struct unwind_row end = { .kind = UNWIND_END, .pc = (uint32_t)eh->e_entry };
+	uint64_t seg = segment_end(elf, eh->e_entry);
+	size_t i = t->nr_rows;
 	int err;
 
-	c.hdr = eh_frame_hdr(elf, &len, &c.vaddr);
-	if (!c.hdr || len < 4 || c.hdr[0] != 1 || c.hdr[3] == DW_EH_PE_omit)
-		return -ENOENT;
-	c.p = c.hdr + 4;
-	c.end = c.hdr + len;
-	err = hdr_read(&c, c.hdr[1], &skip);
-	if (!err)
-		err = hdr_read(&c, c.hdr[2], &count);
-	if (!err && count)
-		err = hdr_next_fde(&c, &loc);
-	while (!err && count--) {
-		next = UINT64_MAX;
-		if (count)
-			err = hdr_next_fde(&c, &next);
-		if (!err)
-			err = emit_fde(b, cfi, loc, next);
-		loc = next;
+	if (!eh->e_entry || !seg || seg > UINT32_MAX)
+		return 0;
+	while (i && t->rows[i - 1].pc > eh->e_entry)
+		i--;
+	if (i && t->rows[i - 1].kind != UNWIND_NONE)
+		return 0;
+	if (i && t->rows[i - 1].pc == eh->e_entry) {
+		t->rows[i - 1].kind = UNWIND_END;
+		return 0;
 	}
+	err = insert_row(b, end);
+	if (!err && i == t->nr_rows - 1)
+		err = insert_row(b, (struct unwind_row){ .kind = UNWIND_NONE, .pc = (uint32_t)seg });
 	return err;
 }
 
@@ -324,11 +364,51 @@ static bool rows_sorted(const struct cfi_table *t)
 	return true;
 }
 
+/* .debug_frame's CFI, when some span needs it: libdw reads it only through a Dwarf. */
+static Dwarf *debug_cfi(Elf *elf, const struct fde_list *l, size_t nr_eh, Dwarf_CFI **cfi)
+{
+	Dwarf *dw;
+
+	*cfi = NULL;
+	if (l->nr == nr_eh)
+		return NULL;
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (dw)
+		*cfi = dwarf_getcfi(dw);
+	return dw;
+}
+
+static int build_rows(struct row_builder *b, Elf *elf, const GElf_Ehdr *eh)
+{
+	struct fde_list l = { 0 };
+	Dwarf_CFI *cfi[2] = { NULL, NULL };
+	Dwarf *dw = NULL;
+	size_t nr_eh = 0;
+	int err;
+
+	err = collect_spans(elf, &l, &nr_eh);
+	if (!err && nr_eh)
+		cfi[0] = dwarf_getcfi_elf(elf);
+	if (!err)
+		dw = debug_cfi(elf, &l, nr_eh, &cfi[1]);
+	if (!err && ((nr_eh && !cfi[0]) || (l.nr > nr_eh && !cfi[1])))
+		err = -ENOENT;
+	if (!err)
+		err = emit_spans(b, &l, cfi);
+	if (!err && b->t->nr_rows)
+		err = mark_entry(b, elf, eh);
+	if (cfi[0])
+		dwarf_cfi_end(cfi[0]);
+	if (dw)
+		dwarf_end(dw);
+	free(l.v);
+	return err;
+}
+
 int cfi_table__build(Elf *elf, struct cfi_table *t)
 {
 	struct row_builder b = { .t = t };
 	GElf_Ehdr eh;
-	Dwarf_CFI *cfi;
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -336,15 +416,8 @@ int cfi_table__build(Elf *elf, struct cfi_table *t)
 		return -ENOEXEC;
 	if (eh.e_machine != EM_X86_64)
 		return -ENOTSUP;
-	err = cfi_check(elf);
-	if (err)
-		return err;
-	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi)
-		return -ENOENT;
-	err = emit_all(&b, elf, cfi);
-	dwarf_cfi_end(cfi);
-	/* A table the linker did not sort is not one to binary-search. */
+	err = build_rows(&b, elf, &eh);
+	/* Overlapping FDEs give rows out of order: not a table to binary-search. */
 	if (!err && (!t->nr_rows || !rows_sorted(t)))
 		err = -ENOENT;
 	if (!err)

@@ -22,22 +22,31 @@ struct cfi_table {
 };
 
 /*
- * Build @t from @elf's .eh_frame, found through its .eh_frame_hdr.
- * Returns 0, -ENOENT when the object has no usable CFI, -EINVAL when
- * cfi_check() refuses it, or -errno.
+ * Build @t from @elf's .eh_frame, and from its .debug_frame where
+ * .eh_frame has no FDE. Code at the entry point that no FDE covers (the
+ * dynamic loader's _start and _dl_start_user) is the outermost frame.
+ * Returns 0, -ENOENT when the object has no usable CFI, -EINVAL when a CFA
+ * program is refused (cfi_for_each_fde()), or -errno.
  */
 int cfi_table__build(Elf *elf, struct cfi_table *t);
 void cfi_table__release(struct cfi_table *t);
 
-/*
- * 0 when every CFA program in @elf's .eh_frame is one this project
- * understands and names only registers x86-64 has (cfi_check.c), so that
- * libdw may run them; -EINVAL when one is not, -ENOENT when there is no
- * .eh_frame section to read.
- */
-int cfi_check(Elf *elf);
+/* The addresses one FDE covers, [start, end). */
+struct cfi_fde {
+	uint64_t start;
+	uint64_t end;
+};
 
-/* Bytes of a DW_EH_PE value format, or 0 for those it does not take (uleb, omit). */
-size_t cfi_encoded_size(uint8_t enc);
+typedef int (*cfi_fde_fn)(const struct cfi_fde *fde, void *arg);
+
+/*
+ * Vet every CFA program in @elf's @section (".eh_frame" or
+ * ".debug_frame"): each must be one this project understands and name only
+ * registers x86-64 has (cfi_check.c), so that libdw may run them. Each
+ * FDE's range goes to @fn (which may be NULL). 0; -EINVAL when a program is
+ * refused; -ENOENT when there is no such section to read; or what @fn
+ * returned when not 0.
+ */
+int cfi_for_each_fde(Elf *elf, const char *section, cfi_fde_fn fn, void *arg);
 
 #endif
