@@ -80,7 +80,7 @@ static void assert_renders(struct metrics *m, const struct report *r, const char
 	COUNTER("lost_stacks", "2") COUNTER("stack_errors", "0")                             \
 	COUNTER("lost_events", "0") COUNTER("lost_cap", "0") COUNTER("lost_procs", "0")      \
 	COUNTER("stacks_cut", "0") COUNTER("unwind_misses", "0")                             \
-	COUNTER("stacks_recalled", "9")
+	COUNTER("stacks_recalled", "9") COUNTER("unwind_full", "0")
 
 #define STACK(name, id, fn, mod, v) \
 	name "{pid=\"1234\",comm=\"leaky\",stack=\"" id "\",function=\"" fn "\",module=\"" mod "\"} " v "\n"
