@@ -24,7 +24,7 @@ LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
 # The loader's rooms, one job each (docs/ARCHITECTURE.md). The core is
 # plain C that links and is unit-tested without libbpf; only app/ (the
 # session) and bpf/ (programs, maps, probes) talk to the kernel's BPF.
-CORE_ROOMS := lib cli probe proc unwind symbolize analysis report export
+CORE_ROOMS := lib cli probe proc unwind symbolize analysis report export leakcheck
 LOADER_ROOMS := bpf app
 CORE_SRCS := $(sort $(wildcard $(CORE_ROOMS:%=user/%/*.c)))
 LOADER_SRCS := $(sort $(wildcard $(LOADER_ROOMS:%=user/%/*.c)))
