@@ -97,7 +97,11 @@ $(BUILD)/workloads/twins-nofp: tests/workloads/twins.c tests/workloads/workload.
 $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@
 
-tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS)
+# Drives the leak-check engine on a real process, without the BPF side.
+$(BUILD)/tests/leakscan: tests/drivers/leakscan.c $(CORE_OBJS) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lelf -ldw -lz -lstdc++ -lm
+
+tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS) $(BUILD)/tests/leakscan
 
 deps:
 	./scripts/deps.sh

@@ -7,11 +7,12 @@ set -eu
 # Tests: cmocka, jq, file, strace, Go (go tool pprof), Chromium (the HTML page),
 # python3 (stacks through ctypes), util-linux (unshare),
 # clang's sanitizer and libFuzzer runtimes, and the allocators the tests
-# trace: jemalloc, tcmalloc, mimalloc, musl.
+# trace: jemalloc, tcmalloc, mimalloc, musl; valgrind, whose leak classes
+# the leak-check engine's are compared with.
 PACKAGES="make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
 python3 util-linux
-libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace"
+libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind"
 
 missing=""
 for pkg in $PACKAGES; do
