@@ -14,14 +14,15 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "leakcheck/leakcheck.h"
+#include "lib/util.h"
 
 struct tracked {
 	struct leak_block b;
 	char fn[64];
 };
 
-static struct tracked blocks[1 << 16];
-static size_t nr_blocks;
+static struct tracked *blocks;
+static size_t nr_blocks, cap_blocks;
 
 static int collect(void *ctx, struct leakcheck *lc)
 {
@@ -66,8 +67,10 @@ static int read_blocks(FILE *out, pid_t *pid)
 		if (!strcmp(line, "ready\n"))
 			return 0;
 		sscanf(line, "pid %d", pid);
-		if (nr_blocks < sizeof(blocks) / sizeof(blocks[0]) &&
-		    sscanf(line, "block %llx %llu %63s", &addr, &size, blocks[nr_blocks].fn) == 3) {
+		blocks = array__grow(blocks, &cap_blocks, nr_blocks, sizeof(*blocks));
+		if (!blocks)
+			return -ENOMEM;
+		if (sscanf(line, "block %llx %llu %63s", &addr, &size, blocks[nr_blocks].fn) == 3) {
 			blocks[nr_blocks].b = (struct leak_block){ addr, size, nr_blocks };
 			nr_blocks++;
 		}
