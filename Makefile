@@ -24,7 +24,7 @@ LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
 # The loader's rooms, one job each (docs/ARCHITECTURE.md). The core is
 # plain C that links and is unit-tested without libbpf; only app/ (the
 # session) and bpf/ (programs, maps, probes) talk to the kernel's BPF.
-CORE_ROOMS := lib cli probe proc unwind symbolize analysis report export
+CORE_ROOMS := lib cli probe proc unwind symbolize analysis report export leakcheck
 LOADER_ROOMS := bpf app
 CORE_SRCS := $(sort $(wildcard $(CORE_ROOMS:%=user/%/*.c)))
 LOADER_SRCS := $(sort $(wildcard $(LOADER_ROOMS:%=user/%/*.c)))
@@ -107,7 +107,11 @@ $(BUILD)/workloads/twins-nofp: tests/workloads/twins.c tests/workloads/workload.
 $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@
 
-tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS)
+# Drives the leak-check engine on a real process, without the BPF side.
+$(BUILD)/tests/leakscan: tests/drivers/leakscan.c $(CORE_OBJS) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lelf -ldw -lz -lstdc++ -lm
+
+tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS) $(BUILD)/tests/leakscan
 
 deps:
 	./scripts/deps.sh

@@ -11,7 +11,7 @@ BENCH_CFLAGS := -g -Wall -Wextra -Wno-unused-parameter -std=gnu11
 BENCH_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BENCH_ARCH) \
 		    -Ivmlinux/$(BENCH_ARCH) -Wall
 BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor \
-	       $(BENCH_BUILD)/depth-cfi $(BENCH_BUILD)/depth-fp
+	       $(BENCH_BUILD)/depth-cfi $(BENCH_BUILD)/depth-fp $(BENCH_BUILD)/leakheap
 
 .PHONY: bench bench-build
 # `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
@@ -38,6 +38,9 @@ $(BENCH_BUILD)/depth-cfi: bench/depth.c | $(BENCH_BUILD)
 
 $(BENCH_BUILD)/depth-fp: bench/depth.c | $(BENCH_BUILD)
 	$(CC) $(BENCH_CFLAGS) -O2 -fno-builtin -fno-omit-frame-pointer $< -o $@
+
+$(BENCH_BUILD)/leakheap: bench/leakheap.c | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O2 $< -o $@
 
 $(BENCH_BUILD)/floor.bpf.o: bench/floor.bpf.c | $(BENCH_BUILD)
 	$(BENCH_CLANG) $(BENCH_BPF_CFLAGS) -c $< -o $@

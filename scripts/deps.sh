@@ -10,11 +10,12 @@ set -eu
 # iproute2's ss for --listen (the package only installs; the test runs its
 # own server),
 # clang's sanitizer and libFuzzer runtimes, and the allocators the tests
-# trace: jemalloc, tcmalloc, mimalloc, musl.
+# trace: jemalloc, tcmalloc, mimalloc, musl; valgrind, whose leak classes
+# the leak-check engine's are compared with.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
 python3 util-linux prometheus curl iproute2
-libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace"
+libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind"
 
 missing=""
 for pkg in $PACKAGES; do

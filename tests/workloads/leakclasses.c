@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One function per leak class and per kind of root, each with known
+ * blocks and bytes. For the leak-check engine's test only, it prints
+ * "block ADDR SIZE FUNCTION" for the blocks a tracer would track, then
+ * "pid PID" and "ready", and waits for stdin to close. Blocks it does not print stand
+ * for those allocated before a tracer attached.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void **reachable_list;
+static char *interior;
+static void **holder;
+static __thread void *tls_ptr;
+static int never[2];		/* a pipe nobody writes: threads block on it */
+
+static void *tracked(size_t size, const char *fn)
+{
+	void *p = malloc(size);
+
+	memset(p, 0, size);
+	printf("block %p %zu %s\n", p, size, fn);
+	return p;
+}
+
+static void keep_reachable(void)
+{
+	reachable_list = tracked(100, __func__);
+	reachable_list[0] = tracked(100, __func__);
+	((void **)reachable_list[0])[0] = tracked(100, __func__);
+}
+
+static void leak_definite(void)
+{
+	void *p = tracked(64, __func__);
+
+	p = tracked(64, __func__);
+	p = NULL;
+}
+
+static void leak_list(void)
+{
+	void **head = NULL, **n;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		n = tracked(48, __func__);
+		n[0] = head;
+		head = n;
+	}
+	head = n = NULL;
+}
+
+static void leak_cycle(void)
+{
+	void **a = tracked(40, __func__), **b = tracked(40, __func__), **c = tracked(40, __func__);
+
+	a[0] = b;
+	b[0] = c;
+	c[0] = a;
+	a = b = c = NULL;
+}
+
+static void leak_interior(void)
+{
+	interior = (char *)tracked(200, __func__) + 40;
+}
+
+static void hold_untracked(void)
+{
+	holder = malloc(24);
+	holder[0] = tracked(24, __func__);
+}
+
+static void hold_tls(void)
+{
+	tls_ptr = tracked(56, __func__);
+}
+
+/* A freed holder keeps a stale pointer past the tcache's two words. */
+static void stale_tcache(void)
+{
+	void **h = malloc(64);
+
+	h[2] = tracked(120, __func__);
+	free(h);
+	h = NULL;
+}
+
+/* The eighth free of a size goes to a fastbin, the tcache's bin being full. */
+static void stale_fastbin(void)
+{
+	void **h[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		h[i] = malloc(40);
+	h[7][2] = tracked(136, __func__);
+	for (i = 0; i < 8; i++)
+		free(h[i]);
+	memset(h, 0, sizeof(h));
+}
+
+static void *hold_thread_stack(void *arg)
+{
+	void *volatile p = tracked(88, __func__);
+	char c;
+
+	fflush(stdout);
+	while (read(never[0], &c, 1) != 0)
+		;
+	return p;
+}
+
+void *alloc_for_register(void);
+void *alloc_for_register(void)
+{
+	return tracked(72, "hold_register");
+}
+
+/*
+ * hold_register(fd): the block's only pointer is r15; the stack below is
+ * wiped so that no dead frame keeps a copy, then it blocks in read(fd).
+ */
+void *hold_register(void *fd);
+asm(".text\n"
+    ".globl hold_register\n"
+    "hold_register:\n"
+    "	push %rbx\n"
+    "	mov %rdi, %rbx\n"
+    "	call alloc_for_register\n"
+    "	mov %rax, %r15\n"
+    "	lea -8192(%rsp), %rdi\n"
+    "	mov $1024, %ecx\n"
+    "	xor %eax, %eax\n"
+    "	rep stosq\n"
+    "1:	xor %eax, %eax\n"
+    "	mov %ebx, %edi\n"
+    "	lea -64(%rsp), %rsi\n"
+    "	mov $1, %edx\n"
+    "	syscall\n"
+    "	jmp 1b\n");
+
+int main(void)
+{
+	pthread_t t1, t2;
+	char c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (pipe(never))
+		return 1;
+	keep_reachable();
+	leak_definite();
+	leak_list();
+	leak_cycle();
+	leak_interior();
+	hold_untracked();
+	hold_tls();
+	stale_tcache();
+	stale_fastbin();
+	pthread_create(&t1, NULL, hold_thread_stack, NULL);
+	pthread_create(&t2, NULL, hold_register, (void *)(long)never[0]);
+	/* Both threads have printed their block before "ready". */
+	usleep(200000);
+	printf("pid %d\nready\n", getpid());
+	while (read(0, &c, 1) > 0)
+		;
+	_exit(0);
+}

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include "leakcheck/classify.h"
+#include "leakcheck/heapwalk.h"
+#include "leakcheck/leakcheck.h"
+#include "leakcheck/roots.h"
+#include "leakcheck/snapshot.h"
+#include "lib/util.h"
+
+const char *leak_class__name(enum leak_class cls)
+{
+	static const char *const names[] = {
+		[LEAK_REACHABLE] = "reachable",
+		[LEAK_POSSIBLE] = "possibly lost",
+		[LEAK_INDIRECT] = "indirectly lost",
+		[LEAK_DEFINITE] = "definitely lost",
+	};
+
+	return cls < LEAK_CLASSES ? names[cls] : "?";
+}
+
+struct leakcheck {
+	pid_t pid;
+	struct leakcheck_opts opts;
+	struct leak_block *before, *blocks;	/* the first collection; both */
+	size_t nr_before, nr, cap;
+	uint8_t *cls;
+	struct leakcheck_stats stats;
+};
+
+struct leakcheck *leakcheck__new(pid_t pid, const struct leakcheck_opts *opts)
+{
+	struct leakcheck *lc;
+
+	if (pid <= 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	lc = calloc(1, sizeof(*lc));
+	if (!lc)
+		return NULL;
+	lc->pid = pid;
+	if (opts)
+		lc->opts = *opts;
+	return lc;
+}
+
+void leakcheck__free(struct leakcheck *lc)
+{
+	if (!lc)
+		return;
+	free(lc->before);
+	free(lc->blocks);
+	free(lc->cls);
+	free(lc);
+}
+
+static int cmp_block(const void *a, const void *b)
+{
+	const struct leak_block *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int leakcheck__add_block(struct leakcheck *lc, uint64_t addr, uint64_t size, uint64_t id)
+{
+	struct leak_block *b = array__grow(lc->blocks, &lc->cap, lc->nr, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	lc->blocks = b;
+	lc->blocks[lc->nr++] = (struct leak_block){ addr, size, id };
+	return 0;
+}
+
+/* Keep the blocks of the second collection that the first one had too. */
+static void intersect(struct leakcheck *lc)
+{
+	size_t i, j = 0, out = 0;
+
+	qsort(lc->blocks, lc->nr, sizeof(*lc->blocks), cmp_block);
+	for (i = 0; i < lc->nr; i++) {
+		while (j < lc->nr_before && cmp_block(&lc->before[j], &lc->blocks[i]) < 0)
+			j++;
+		if (j < lc->nr_before && !cmp_block(&lc->before[j], &lc->blocks[i]) &&
+		    lc->before[j].size == lc->blocks[i].size)
+			lc->blocks[out++] = lc->blocks[i];
+	}
+	lc->nr = out;
+}
+
+/* The first collection, set aside until the second. */
+static int collect_before(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx)
+{
+	int err = collect(ctx, lc);
+
+	if (err)
+		return err;
+	qsort(lc->blocks, lc->nr, sizeof(*lc->blocks), cmp_block);
+	lc->before = lc->blocks;
+	lc->nr_before = lc->nr;
+	lc->blocks = NULL;
+	lc->nr = lc->cap = 0;
+	return 0;
+}
+
+static int record(struct leakcheck *lc, const struct classifier *c)
+{
+	enum leak_class cls;
+	size_t i;
+
+	lc->cls = malloc(lc->nr ? lc->nr : 1);
+	if (!lc->cls)
+		return -ENOMEM;
+	for (i = 0; i < lc->nr; i++) {
+		cls = classifier__class(c, i);
+		lc->cls[i] = cls;
+		lc->stats.bytes[cls] += lc->blocks[i].size;
+		lc->stats.blocks[cls]++;
+		lc->stats.block_bytes += lc->blocks[i].size;
+	}
+	if (classifier__unreadable(c))
+		lc->stats.assumptions |= LEAK_ASSUME_ROOTS_UNREADABLE;
+	return 0;
+}
+
+/* The roots: registers, then root memory, in address order. */
+static int scan_roots(struct leakcheck *lc, struct snapshot *s, struct classifier *c,
+		      const struct range_set *arenas, const struct range_set *inuse)
+{
+	struct root_sources src = {
+		.maps = snapshot__maps(s), .heap = arenas, .inuse = inuse,
+		.blocks = lc->blocks, .nr_blocks = lc->nr,
+	};
+	struct range_set roots = {};
+	const uint64_t *regs;
+	size_t i, nr;
+	int err;
+
+	src.sps = snapshot__stack_pointers(s, &src.nr_sps);
+	regs = snapshot__registers(s, &nr);
+	err = roots__build(&src, &roots) ?: classifier__scan_words(c, regs, nr);
+	for (i = 0; i < roots.n && !err; i++)
+		err = classifier__scan_range(c, roots.r[i].start, roots.r[i].end);
+	lc->stats.root_bytes = range_set__bytes(&roots);
+	range_set__release(&roots);
+	return err;
+}
+
+static int scan(struct leakcheck *lc, struct snapshot *s)
+{
+	struct leak_memory mem = { snapshot__read, s };
+	struct range_set arenas = {}, inuse = {};
+	struct classifier *c;
+	uint64_t t0 = snapshot_clock_ns();
+	int err;
+
+	c = classifier__new(lc->blocks, lc->nr, &mem, lc->opts.stop);
+	if (!c)
+		return -errno;
+	err = glibc_heap__walk(&mem, snapshot__maps(s), c, &arenas, &inuse,
+			       &lc->stats.assumptions) ?:
+	      scan_roots(lc, s, c, &arenas, &inuse) ?:
+	      classifier__finish(c) ?:
+	      record(lc, c);
+	lc->stats.scan_ns = snapshot_clock_ns() - t0;
+	range_set__release(&arenas);
+	range_set__release(&inuse);
+	classifier__free(c);
+	return err;
+}
+
+int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx)
+{
+	struct snapshot *s;
+	int err;
+
+	if (lc->cls || lc->before)
+		return -EALREADY;
+	err = collect_before(lc, collect, ctx);
+	if (err)
+		return err;
+	s = snapshot__take(lc->pid, lc->opts.no_fork);
+	if (!s)
+		return -errno;
+	lc->stats.pause_ns = snapshot__pause_ns(s);
+	lc->stats.threads = snapshot__threads(s);
+	if (snapshot__stopped(s))
+		lc->stats.assumptions |= LEAK_ASSUME_STOPPED;
+	err = collect(ctx, lc);
+	if (!err) {
+		intersect(lc);
+		err = scan(lc, s);
+	}
+	snapshot__release(s);
+	if (snapshot__stopped(s))
+		lc->stats.pause_ns += lc->stats.scan_ns;
+	lc->stats.reap_pause_ns = snapshot__reap_ns(s);
+	snapshot__free(s);
+	return err;
+}
+
+size_t leakcheck__nr_blocks(const struct leakcheck *lc)
+{
+	return lc->cls ? lc->nr : 0;
+}
+
+const struct leak_block *leakcheck__block(const struct leakcheck *lc, size_t i)
+{
+	return &lc->blocks[i];
+}
+
+enum leak_class leakcheck__class(const struct leakcheck *lc, size_t i)
+{
+	return lc->cls[i];
+}
+
+const struct leakcheck_stats *leakcheck__stats(const struct leakcheck *lc)
+{
+	return &lc->stats;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_LEAKCHECK_H
+#define ALLOCTRACE_LEAKCHECK_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Leak verdicts for the live blocks of a running process: which of them
+ * the program can still reach, by valgrind memcheck's definitions. The
+ * target is stopped only while its registers are read and a copy-on-write
+ * child is forked from it; the scan reads the child.
+ */
+
+/* Valgrind's classes, best first. */
+enum leak_class {
+	LEAK_REACHABLE,		/* a chain of start pointers from a root */
+	LEAK_POSSIBLE,		/* reached only through an interior pointer somewhere */
+	LEAK_INDIRECT,		/* pointed to only from lost blocks */
+	LEAK_DEFINITE,		/* no pointer to it from a root or a reached block */
+	LEAK_CLASSES
+};
+
+const char *leak_class__name(enum leak_class cls);
+
+/* A tracked block: its address, size and identity (an allocation stamp). */
+struct leak_block {
+	uint64_t addr;
+	uint64_t size;
+	uint64_t id;
+};
+
+/* What a verdict rests on (leakcheck__assumptions). */
+enum leak_assumption {
+	/* in-use chunks the tracer does not know (allocated before attach) were roots */
+	LEAK_ASSUME_UNTRACKED_ROOTS	= 1 << 0,
+	/* no glibc heap was found: the allocator's free memory counted as roots */
+	LEAK_ASSUME_UNKNOWN_HEAP	= 1 << 1,
+	/* a heap walk stopped at a header it could not read: the rest counted as roots */
+	LEAK_ASSUME_HEAP_PARTIAL	= 1 << 2,
+	/* some root memory could not be read: lost verdicts assume it held no pointer */
+	LEAK_ASSUME_ROOTS_UNREADABLE	= 1 << 3,
+	/* no snapshot child (seccomp, or asked): the target stayed stopped for the scan */
+	LEAK_ASSUME_STOPPED		= 1 << 4,
+};
+
+struct leakcheck_opts {
+	bool no_fork;				/* scan the stopped target itself */
+	const volatile sig_atomic_t *stop;	/* non-zero: end the scan, -EINTR */
+};
+
+struct leakcheck_stats {
+	uint64_t pause_ns;		/* the target stopped, seize to resume */
+	uint64_t reap_pause_ns;		/* the second stop that reaps the snapshot child */
+	uint64_t scan_ns;		/* heap walk and classification */
+	uint64_t root_bytes;		/* root memory scanned */
+	uint64_t block_bytes;		/* tracked bytes */
+	unsigned int threads;
+	uint64_t bytes[LEAK_CLASSES];
+	uint64_t blocks[LEAK_CLASSES];
+	unsigned int assumptions;	/* enum leak_assumption bits */
+};
+
+struct leakcheck;
+
+/* A scan of process @pid. NULL with errno set. */
+struct leakcheck *leakcheck__new(pid_t pid, const struct leakcheck_opts *opts);
+void leakcheck__free(struct leakcheck *lc);
+
+/*
+ * Called twice by leakcheck__run: before the target stops and once the
+ * snapshot is taken. It adds the live blocks with leakcheck__add_block;
+ * only blocks added both times with the same id are classified, since
+ * only they were surely live when the snapshot was taken.
+ */
+typedef int (*leakcheck_collect_fn)(void *ctx, struct leakcheck *lc);
+int leakcheck__add_block(struct leakcheck *lc, uint64_t addr, uint64_t size, uint64_t id);
+
+/*
+ * Stop, snapshot and resume the target, then classify. The target is
+ * resumed on every path. -EBUSY when it is already being traced,
+ * -EINTR when *opts->stop became non-zero. 0 or -errno.
+ */
+int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx);
+
+/* After a run: the classified blocks, and each one's class. */
+size_t leakcheck__nr_blocks(const struct leakcheck *lc);
+const struct leak_block *leakcheck__block(const struct leakcheck *lc, size_t i);
+enum leak_class leakcheck__class(const struct leakcheck *lc, size_t i);
+const struct leakcheck_stats *leakcheck__stats(const struct leakcheck *lc);
+
+#endif

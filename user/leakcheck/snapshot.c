@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The target is stopped from seize to detach and nothing else: no file
+ * is read and no memory copied in that time but the registers and maps.
+ * Waits retry on EINTR, so that a caller's signal handler cannot leave
+ * the target stopped.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include "leakcheck/snapshot.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+#define NREGS (sizeof(struct user_regs_struct) / 8)
+#define MAX_THREADS 65536
+
+struct thread {
+	pid_t tid;
+	int sig;			/* a signal its stop took: delivered at detach */
+	struct user_regs_struct regs;
+};
+
+struct snapshot {
+	pid_t pid, child;
+	struct thread *th;
+	size_t nr, cap;
+	uint64_t *words, *sps;
+	struct proc_maps maps;
+	uint64_t syscall_insn;
+	uint64_t pause_ns, reap_ns;
+	bool stay;			/* no child: the target is held for the scan */
+	bool held;			/* its threads are stopped now */
+	bool released;
+};
+
+uint64_t snapshot_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static pid_t wait_tid(pid_t tid, int *st)
+{
+	pid_t r;
+
+	do
+		r = waitpid(tid, st, __WALL);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* A debugger's TracerPid, and a seccomp filter a clone could trip: from /proc/PID/status. */
+static int read_status(pid_t pid, int *tracer, int *seccomp)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	*tracer = *seccomp = 0;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "TracerPid: %d", tracer);
+		sscanf(line, "Seccomp: %d", seccomp);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The first `syscall` (0f 05) in the target's executable mappings: where injected calls run. */
+static uint64_t find_syscall_insn(pid_t pid, const struct proc_maps *maps)
+{
+	uint8_t page[4096];
+	struct iovec l = { page, sizeof(page) }, r;
+	uint64_t a;
+	size_t i, k;
+
+	for (i = 0; i < maps->nr; i++) {
+		if (!maps->maps[i].exec || !maps->maps[i].read)
+			continue;
+		for (a = maps->maps[i].start; a < maps->maps[i].end; a += sizeof(page)) {
+			r = (struct iovec){ (void *)a, sizeof(page) };
+			if (process_vm_readv(pid, &l, 1, &r, 1, 0) != sizeof(page))
+				break;
+			for (k = 0; k + 1 < sizeof(page); k++)
+				if (page[k] == 0x0f && page[k + 1] == 0x05)
+					return a + k;
+		}
+	}
+	return 0;
+}
+
+/* Seize and stop @tid; a thread that exited meanwhile is skipped (1). */
+static int stop_thread(struct snapshot *s, pid_t tid)
+{
+	struct thread *t;
+	int st;
+
+	if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_O_TRACESYSGOOD))
+		return errno == ESRCH ? 1 : -errno;
+	t = array__grow(s->th, &s->cap, s->nr, sizeof(*t));
+	if (!t) {
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return -ENOMEM;
+	}
+	s->th = t;
+	t = &s->th[s->nr++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || wait_tid(tid, &st) < 0 || !WIFSTOPPED(st)) {
+		s->nr--;
+		return 1;
+	}
+	if (st >> 16 == 0 && WSTOPSIG(st) != SIGTRAP)
+		t->sig = WSTOPSIG(st);
+	return ptrace(PTRACE_GETREGS, tid, 0, &t->regs) ? -errno : 0;
+}
+
+static bool seized(const struct snapshot *s, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr; i++)
+		if (s->th[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Every thread, until a pass over /proc/PID/task finds none new. */
+static int stop_all(struct snapshot *s)
+{
+	char path[64];
+	struct dirent *d;
+	bool added = true;
+	DIR *dir;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", s->pid);
+	while (added && !err) {
+		added = false;
+		dir = opendir(path);
+		if (!dir)
+			return -errno;
+		while (!err && (d = readdir(dir))) {
+			pid_t tid = atoi(d->d_name);
+
+			if (tid <= 0 || seized(s, tid))
+				continue;
+			err = s->nr >= MAX_THREADS ? -E2BIG : stop_thread(s, tid);
+			added |= err == 0;
+			err = err > 0 ? 0 : err;
+		}
+		closedir(dir);
+	}
+	return err ?: (s->nr ? 0 : -ESRCH);
+}
+
+static void resume_all(struct snapshot *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr; i++)
+		ptrace(PTRACE_DETACH, s->th[i].tid, 0, s->th[i].sig);
+	s->held = false;
+}
+
+/*
+ * The registers a thread stopped in a syscall resumes with: the kernel
+ * restarts an interrupted call on the way out of the stop, but the
+ * injected call comes in between, so the restart is done here.
+ */
+static struct user_regs_struct restart_regs(const struct user_regs_struct *r)
+{
+	struct user_regs_struct o = *r;
+
+	if ((long)r->orig_rax < 0)
+		return o;
+	switch ((int)r->rax) {
+	case -512: case -513: case -514:	/* ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND */
+		o.rax = r->orig_rax;
+		o.rip -= 2;
+		break;
+	case -516:				/* ERESTART_RESTARTBLOCK */
+		o.rax = SYS_restart_syscall;
+		o.rip -= 2;
+		break;
+	}
+	o.orig_rax = -1;
+	return o;
+}
+
+/*
+ * Run syscall @nr(@a0, @a1, @a2) in stopped thread @t at the target's own
+ * `syscall` instruction, then put its registers back. A new process it
+ * makes is returned in *@child. The call's result, or -errno.
+ */
+static long inject(struct snapshot *s, struct thread *t, long nr, uint64_t a0,
+		   uint64_t a1, uint64_t a2, pid_t *child)
+{
+	struct user_regs_struct r = t->regs, back = restart_regs(&t->regs);
+	unsigned long msg;
+	int st, stops = 0;
+
+	r.rip = s->syscall_insn;
+	r.rax = nr;
+	r.orig_rax = -1;
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rdx = a2;
+	r.r10 = r.r8 = r.r9 = 0;
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r))
+		return -errno;
+	/* Two syscall stops: the call's entry, then its exit. */
+	while (stops < 2) {
+		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) || wait_tid(t->tid, &st) < 0)
+			return -errno;
+		if (!WIFSTOPPED(st))
+			return -ESRCH;
+		if (st >> 16 == PTRACE_EVENT_CLONE && child &&
+		    !ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg))
+			*child = msg;
+		else if (WSTOPSIG(st) == (SIGTRAP | 0x80))
+			stops++;
+		else if (st >> 16 == 0 && !t->sig)
+			t->sig = WSTOPSIG(st);		/* delivered at detach */
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r))
+			return -errno;
+	}
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &back))
+		return -errno;
+	return (long)r.rax;
+}
+
+/* The copy-on-write child: a clone with no flags and no exit signal, from the first thread. */
+static int fork_child(struct snapshot *s)
+{
+	struct thread *t = &s->th[0];
+	pid_t child = 0;
+	long ret;
+	int st;
+
+	if (ptrace(PTRACE_SETOPTIONS, t->tid, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE))
+		return -errno;
+	ret = inject(s, t, SYS_clone, 0, 0, 0, &child);
+	ptrace(PTRACE_SETOPTIONS, t->tid, 0, PTRACE_O_TRACESYSGOOD);
+	if (ret < 0)
+		return ret;
+	if (child <= 0 || child != ret)
+		return -ECHILD;
+	s->child = child;
+	/* It starts stopped; if alloctrace dies, the kernel kills it. */
+	if (wait_tid(child, &st) < 0)
+		return -errno;
+	ptrace(PTRACE_SETOPTIONS, child, 0, PTRACE_O_EXITKILL);
+	return 0;
+}
+
+/* Stop, read registers and maps, fork the child unless asked not to, resume. */
+static int capture(struct snapshot *s)
+{
+	uint64_t t0 = snapshot_clock_ns();
+	int err;
+
+	s->held = true;
+	err = stop_all(s) ?: proc_maps__read(s->pid, &s->maps);
+	if (!err && !s->stay)
+		err = fork_child(s);
+	if (err || !s->stay)
+		resume_all(s);
+	s->pause_ns = snapshot_clock_ns() - t0;
+	return err;
+}
+
+static int collect_registers(struct snapshot *s)
+{
+	size_t i;
+
+	s->words = calloc(s->nr * NREGS + 1, 8);
+	s->sps = calloc(s->nr + 1, 8);
+	if (!s->words || !s->sps)
+		return -ENOMEM;
+	for (i = 0; i < s->nr; i++) {
+		memcpy(s->words + i * NREGS, &s->th[i].regs, NREGS * 8);
+		s->sps[i] = s->th[i].regs.rsp;
+	}
+	return 0;
+}
+
+static int check_target(struct snapshot *s, struct proc_maps *text)
+{
+	int tracer, seccomp, err;
+
+	err = read_status(s->pid, &tracer, &seccomp);
+	if (err)
+		return err;
+	if (tracer) {
+		pr_err("process %d is already traced by process %d: detach the debugger first\n",
+		       s->pid, tracer);
+		return -EBUSY;
+	}
+	/* A filter could kill the target for a clone: it stays stopped instead. */
+	s->stay |= seccomp == 2;
+	if (s->stay)
+		return 0;
+	err = proc_maps__read(s->pid, text);
+	if (!err)
+		s->syscall_insn = find_syscall_insn(s->pid, text);
+	proc_maps__release(text);
+	s->stay |= !err && !s->syscall_insn;
+	return err;
+}
+
+struct snapshot *snapshot__take(pid_t pid, bool stay_stopped)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+	struct proc_maps text = {};
+	int err;
+
+	if (!s)
+		return NULL;
+	s->pid = pid;
+	s->stay = stay_stopped;
+	err = check_target(s, &text) ?: capture(s) ?: collect_registers(s);
+	if (err) {
+		snapshot__free(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+/*
+ * The dead child is the target's zombie, with no exit signal: a plain
+ * wait() in the target never sees it. One wait4 in the target reaps it,
+ * with WNOHANG so that the target can never block in it.
+ */
+static int reap_in_target(struct snapshot *s)
+{
+	struct snapshot r = { .pid = s->pid, .syscall_insn = s->syscall_insn };
+	uint64_t t0 = snapshot_clock_ns();
+	long ret = -ESRCH;
+	size_t i;
+
+	for (i = 0; i < s->nr && ret == -ESRCH; i++) {
+		if (stop_thread(&r, s->th[i].tid) == 0)
+			ret = inject(&r, &r.th[0], SYS_wait4, s->child, 0, WNOHANG | __WALL, NULL);
+		resume_all(&r);
+		r.nr = 0;
+	}
+	s->reap_ns = snapshot_clock_ns() - t0;
+	free(r.th);
+	if (ret == s->child)
+		return 0;
+	pr_warn("snapshot of process %d: its child %d is left unreaped: %s\n", s->pid,
+		s->child, ret < 0 ? strerror(-ret) : "not a zombie yet");
+	return ret < 0 ? ret : -EAGAIN;
+}
+
+int snapshot__release(struct snapshot *s)
+{
+	int st;
+
+	if (s->released)
+		return 0;
+	s->released = true;
+	if (s->held)
+		resume_all(s);
+	if (s->child <= 0)
+		return 0;
+	kill(s->child, SIGKILL);
+	while (wait_tid(s->child, &st) > 0 && !WIFEXITED(st) && !WIFSIGNALED(st))
+		;
+	return reap_in_target(s);
+}
+
+void snapshot__free(struct snapshot *s)
+{
+	if (!s)
+		return;
+	snapshot__release(s);
+	proc_maps__release(&s->maps);
+	free(s->th);
+	free(s->words);
+	free(s->sps);
+	free(s);
+}
+
+int snapshot__read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct snapshot *s = ctx;
+	struct iovec l = { buf, len }, r = { (void *)addr, len };
+	ssize_t n;
+
+	n = process_vm_readv(s->child > 0 ? s->child : s->pid, &l, 1, &r, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+const struct proc_maps *snapshot__maps(const struct snapshot *s)
+{
+	return &s->maps;
+}
+
+const uint64_t *snapshot__registers(const struct snapshot *s, size_t *n)
+{
+	*n = s->nr * NREGS;
+	return s->words;
+}
+
+const uint64_t *snapshot__stack_pointers(const struct snapshot *s, size_t *n)
+{
+	*n = s->nr;
+	return s->sps;
+}
+
+unsigned int snapshot__threads(const struct snapshot *s)
+{
+	return s->nr;
+}
+
+bool snapshot__stopped(const struct snapshot *s)
+{
+	return s->stay;
+}
+
+uint64_t snapshot__pause_ns(const struct snapshot *s)
+{
+	return s->pause_ns;
+}
+
+uint64_t snapshot__reap_ns(const struct snapshot *s)
+{
+	return s->reap_ns;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_SNAPSHOT_H
+#define ALLOCTRACE_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "proc/procmaps.h"
+
+/*
+ * A process's memory and registers at one instant. Every thread is
+ * seized and interrupted, its registers read, and (unless @stay_stopped)
+ * a child forked from it by a clone syscall run in one of its threads:
+ * the child, stopped and traced, is never let run and keeps the memory as
+ * it was, copy-on-write, while the target goes on at once. The child is
+ * made with no exit signal, so the target gets no SIGCHLD, and
+ * snapshot__free reaps it in the target with a wait4 run the same way.
+ */
+struct snapshot;
+
+/* NULL with errno set: EBUSY when a debugger already traces @pid. */
+struct snapshot *snapshot__take(pid_t pid, bool stay_stopped);
+
+/*
+ * Kill the child and reap it, or resume the target left stopped; once.
+ * snapshot__free does it if not done. 0 or -errno.
+ */
+int snapshot__release(struct snapshot *s);
+void snapshot__free(struct snapshot *s);
+
+/* Read the snapshot's memory: 0, or -EFAULT when part of it is not mapped. */
+int snapshot__read(void *s, uint64_t addr, void *buf, size_t len);
+
+const struct proc_maps *snapshot__maps(const struct snapshot *s);
+/* Every register of every thread, and each thread's stack pointer. */
+const uint64_t *snapshot__registers(const struct snapshot *s, size_t *n);
+const uint64_t *snapshot__stack_pointers(const struct snapshot *s, size_t *n);
+unsigned int snapshot__threads(const struct snapshot *s);
+bool snapshot__stopped(const struct snapshot *s);	/* no child: the target waits */
+uint64_t snapshot__pause_ns(const struct snapshot *s);
+uint64_t snapshot__reap_ns(const struct snapshot *s);	/* the target's stop in release */
+
+/* The monotonic clock pauses are measured with, in ns. */
+uint64_t snapshot_clock_ns(void);
+
+#endif
