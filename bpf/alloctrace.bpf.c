@@ -1230,9 +1230,11 @@ static __always_inline __u64 x86_reg(const struct pt_regs *ctx, __u32 reg)
 			     ABI_ARG_REG(i))
 #else
 /* Placement moves probes only on x86: elsewhere the arguments are where the call put them. */
-#define ARG(i)                                                                     \
-	((i) == 0 ? PT_REGS_PARM1(ctx) : (i) == 1 ? PT_REGS_PARM2(ctx) : (i) == 2 \
-		? PT_REGS_PARM3(ctx) : PT_REGS_PARM4(ctx))
+#define ARG(i)                       \
+	((i) == 0   ? PT_REGS_PARM1(ctx) \
+	 : (i) == 1 ? PT_REGS_PARM2(ctx) \
+	 : (i) == 2 ? PT_REGS_PARM3(ctx) \
+		    : PT_REGS_PARM4(ctx))
 #endif
 
 static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)

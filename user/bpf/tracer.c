@@ -27,6 +27,7 @@ struct probed_file {
 	dev_t dev;
 	ino_t ino;
 	uint64_t funcs;		/* bit per enum alloc_func */
+	uint64_t stepped_said;	/* functions warned of as single-stepped, for the whole run */
 };
 
 enum task_tracepoint {
@@ -416,10 +417,12 @@ static void detach_since(struct tracer *t, size_t nr_links, size_t nr_link_fds)
 		bpf_link__destroy(t->links[--t->nr_links]);
 }
 
+/* The files stay known: a warning said of one is not said again after an exec. */
 static void detach_all(struct tracer *t)
 {
 	detach_since(t, 0, 0);
-	t->nr_files = 0;
+	for (size_t i = 0; i < t->nr_files; i++)
+		t->files[i].funcs = 0;
 	t->nr_probes = 0;
 }
 
@@ -715,10 +718,11 @@ static int attach_syscalls(struct tracer *t)
 }
 
 /*
- * Said without -v: a single-stepped probe costs about 5.5 us a call under
- * KVM, each step a VM exit, where an emulated one costs 0.4-1 us.
+ * Said without -v, once a run per file and function: a single-stepped
+ * probe costs about 5.5 us a call under KVM, each step a VM exit, where an
+ * emulated one costs 0.4-1 us.
  */
-static void warn_stepped(const struct probe_object *obj, const struct probed_file *file)
+static void warn_stepped(const struct probe_object *obj, struct probed_file *file)
 {
 	char names[256] = "";
 	size_t used = 0, n = 0;
@@ -726,8 +730,10 @@ static void warn_stepped(const struct probe_object *obj, const struct probed_fil
 	for (size_t i = 0; i < obj->nr_sites; i++) {
 		const struct probe_site *site = &obj->sites[i];
 
-		if (!site->place.stepped || !site_wanted(file, site, false))
+		if (!site->place.stepped || !site_wanted(file, site, false) ||
+		    (file->stepped_said & 1ULL << site->func))
 			continue;
+		file->stepped_said |= 1ULL << site->func;
 		if (used < sizeof(names))
 			used += snprintf(names + used, sizeof(names) - used, "%s%s", n ? ", " : "",
 					 alloc_func_name(site->func));
