@@ -100,8 +100,7 @@ expect_clean_exit() {
 # single-stepped probes (glibc's reallocarray) of one that attached them.
 one_line() {
 	local name=$1 err
-	err=$(grep -v -e '^alloctrace: tracing pid ' \
-		-e '^alloctrace: warning: .* on instructions the kernel single-steps ' "$TMP/$N.err")
+	err=$(unsaid "$TMP/$N.err")
 	if ((RC != $2)); then
 		fail "$name" "exit status $RC, want $2: $(head -c 300 <<<"$err")"
 	elif (($(wc -l <<<"$err") != 1)); then
