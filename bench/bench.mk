@@ -51,6 +51,7 @@ $(BENCH_BUILD)/floor.skel.h: $(BENCH_BUILD)/floor.bpf.o
 # The same placement code as alloctrace's, so that "best" is where it probes.
 BENCH_FLOOR_SRCS := bench/floor.c user/probe/elfsym.c user/probe/placement.c user/probe/x86_insn.c
 
-$(BENCH_BUILD)/floor: $(BENCH_FLOOR_SRCS) $(wildcard user/probe/*.h) $(BENCH_BUILD)/floor.skel.h
-	$(CC) $(BENCH_CFLAGS) -O2 -D_GNU_SOURCE -Iuser -I$(BENCH_BUILD) \
+$(BENCH_BUILD)/floor: $(BENCH_FLOOR_SRCS) $(wildcard user/probe/*.h) include/alloctrace.h \
+		       $(BENCH_BUILD)/floor.skel.h
+	$(CC) $(BENCH_CFLAGS) -O2 -D_GNU_SOURCE -Iinclude -Iuser -I$(BENCH_BUILD) \
 		$(BENCH_FLOOR_SRCS) -o $@ -lbpf -lelf -ldl

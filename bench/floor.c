@@ -6,11 +6,12 @@
  *   floor naive|best [--stack] [--live] -p PID           until SIGINT/SIGTERM or PID exits
  *   floor naive|best [--stack] [--live] -- COMMAND ARGS  launch COMMAND, probes attached first
  *
- * naive puts free's probe on its first instruction, as a tracer that asks
- * for "free" gets it. best puts it where alloctrace does (user/probe/placement.c):
- * in glibc, on the `je` after `test %rdi,%rdi`, since the kernel emulates a
- * jcc but must single-step a test, which under KVM costs a VM exit per
- * hit. --stack adds a user stack walk
+ * naive puts the probes on the functions' first instructions, as a tracer
+ * that asks for "malloc" and "free" gets them. best puts them where
+ * alloctrace does (user/probe/placement.c): in glibc, free's on the `je`
+ * after `test %rdi,%rdi`, since the kernel emulates a jcc but must
+ * single-step a test, which under KVM costs a VM exit per hit; malloc's
+ * first instruction, a push, is emulated already. --stack adds a user stack walk
  * at malloc's return, --live a live-block hash map: one piece of a real
  * tracker's work at a time.
  */
@@ -31,7 +32,7 @@ struct site {
 	char path[4096];
 	uint64_t malloc_off;
 	uint64_t free_off;
-	char free_why[96];	/* how best placed free's probe */
+	struct placement malloc_place, free_place;	/* from the functions' starts */
 };
 
 static volatile sig_atomic_t stop;
@@ -46,13 +47,15 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-/* Where alloctrace would put free's probe, and why. */
-static uint64_t best_offset(struct elf_file *ef, uint64_t vaddr, char *why, size_t size)
+/* Where alloctrace would put the probe of a function of @args arguments, and why. */
+static void best_place(struct elf_file *ef, uint64_t vaddr, unsigned int args, bool ret,
+		       struct placement *out)
 {
+	struct placement_need need = { .nr_args = args, .keep_sp = ret };
 	uint8_t code[PLACEMENT_CODE_MAX];
 	long len = elf_file__read(ef, vaddr, code, sizeof(code));
 
-	return len < 0 ? 0 : placement__x86(code, len, why, size);
+	placement__x86(code, len < 0 ? 0 : len, &need, out);
 }
 
 /* The libc this loader runs on is the one the launched program will map. */
@@ -73,9 +76,16 @@ static int find_site(bool best, struct site *s)
 	if (elf_file__find_funcs(ef, names, 2, addrs) == 2 &&
 	    !elf_file__vaddr_to_offset(ef, addrs[0], &s->malloc_off) &&
 	    !elf_file__vaddr_to_offset(ef, addrs[1], &s->free_off)) {
-		snprintf(s->free_why, sizeof(s->free_why), "its entry");
-		if (best)
-			s->free_off += best_offset(ef, addrs[1], s->free_why, sizeof(s->free_why));
+		placement__entry(&s->malloc_place);
+		placement__entry(&s->free_place);
+		strcpy(s->malloc_place.why, "its entry");
+		strcpy(s->free_place.why, "its entry");
+		if (best) {
+			best_place(ef, addrs[0], 1, true, &s->malloc_place);
+			best_place(ef, addrs[1], 1, false, &s->free_place);
+		}
+		s->malloc_off += s->malloc_place.offset;
+		s->free_off += s->free_place.offset;
 		err = 0;
 	}
 	elf_file__close(ef);
@@ -226,9 +236,9 @@ int main(int argc, char **argv)
 		goto out;
 	if (attach_all(skel, pid, &site))
 		goto out;
-	fprintf(stderr, "floor: %s: malloc at %s+0x%llx, free at +0x%llx (%s)\n", argv[1],
-		site.path, (unsigned long long)site.malloc_off, (unsigned long long)site.free_off,
-		site.free_why);
+	fprintf(stderr, "floor: %s: malloc at %s+0x%llx (%s), free at +0x%llx (%s)\n", argv[1],
+		site.path, (unsigned long long)site.malloc_off, site.malloc_place.why,
+		(unsigned long long)site.free_off, site.free_place.why);
 	if (go < 0) {
 		wait_attached(pid);
 		ret = 0;

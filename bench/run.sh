@@ -35,7 +35,15 @@ BLOCKS=${BENCH_BLOCKS:-1000000}
 MANY_STACKS=${BENCH_STACKS:-100000}
 REPORT_STACKS=${BENCH_REPORT_STACKS:-10000}
 
-VARIANTS=(native naive floor walk live full multi sample bigonly bpftrace heaptrack valgrind)
+# Other allocators, each preloaded into the same loop: X_native and X_full.
+ALLOCATORS=(jemalloc tcmalloc mimalloc)
+declare -A ALLOC_LIB=(
+	[jemalloc]=libjemalloc.so.2
+	[tcmalloc]=libtcmalloc_minimal.so.4
+	[mimalloc]=libmimalloc.so.2
+)
+VARIANTS=(native naive floor walk live full multi sample bigonly bpftrace heaptrack valgrind
+	jemalloc_native jemalloc_full tcmalloc_native tcmalloc_full mimalloc_native mimalloc_full)
 declare -A LABEL=(
 	[native]="native (no tracing)"
 	[naive]="empty probes, free at +0 (naive)"
@@ -49,7 +57,14 @@ declare -A LABEL=(
 	[bpftrace]="bpftrace leak tracker"
 	[heaptrack]="heaptrack"
 	[valgrind]="valgrind memcheck"
+	[jemalloc_native]="jemalloc: native"
+	[jemalloc_full]="jemalloc: alloctrace (full)"
+	[tcmalloc_native]="tcmalloc: native"
+	[tcmalloc_full]="tcmalloc: alloctrace (full)"
+	[mimalloc_native]="mimalloc: native"
+	[mimalloc_full]="mimalloc: alloctrace (full)"
 )
+declare -A PRELOAD=()	# allocator -> the path LD_PRELOAD gets
 declare -A NA=()	# variant -> why it is not measured
 declare -A FAILED=()	# variant -> "count|last reason" of runs that failed
 SAMPLE_ARGS=() BIGONLY_ARGS=()
@@ -117,8 +132,24 @@ setup() {
 	ensure_peer bpftrace bpftrace || NA[bpftrace]="n/a (bpftrace not installed)"
 	ensure_peer heaptrack heaptrack || NA[heaptrack]="n/a (heaptrack not installed)"
 	ensure_peer valgrind valgrind || NA[valgrind]="n/a (valgrind not installed)"
+	find_allocators
 	mode_args
 	write_bpftrace_script
+}
+
+# The other allocators' libraries, as the dynamic loader finds them.
+find_allocators() {
+	local a lib
+
+	for a in "${ALLOCATORS[@]}"; do
+		lib=$(ldconfig -p | awk -v l="${ALLOC_LIB[$a]}" '$1 == l && /x86-64|AArch64/ { print $NF; exit }')
+		if [[ -r $lib ]]; then
+			PRELOAD[$a]=$lib
+		else
+			NA[${a}_native]="n/a (${ALLOC_LIB[$a]} not installed)"
+			NA[${a}_full]=${NA[${a}_native]}
+		fi
+	done
 }
 
 # The bpftrace tracker does the same job: size and stack of every live
@@ -149,15 +180,17 @@ run_pairs() {
 	local v=$1 t=$2 out=$3 n=$PAIRS
 	local -a cmd
 
-	[[ $v == native || $v == bigonly ]] && n=$NATIVE_PAIRS
+	[[ $v == native || $v == bigonly || $v == *_native ]] && n=$NATIVE_PAIRS
 	cmd=("$B/pairs" "$n" "$t" "$out")
+	# env sets LD_PRELOAD for the loop alone; alloctrace follows its exec.
+	[[ $v == *_native || $v == *_full ]] && cmd=(env LD_PRELOAD="${PRELOAD[${v%_*}]}" "${cmd[@]}")
 	case $v in
 	native) ;;
 	naive) cmd=("$B/floor" naive -- "${cmd[@]}") ;;
 	floor) cmd=("$B/floor" best -- "${cmd[@]}") ;;
 	walk) cmd=("$B/floor" best --stack -- "${cmd[@]}") ;;
 	live) cmd=("$B/floor" best --live -- "${cmd[@]}") ;;
-	full) cmd=("$TOOL" -i 3600 --format json -- "${cmd[@]}") ;;
+	full | *_full) cmd=("$TOOL" -i 3600 --format json -- "${cmd[@]}") ;;
 	# The per-process map's lookups instead of the one-process filter.
 	multi) cmd=("$TOOL" --follow-forks -i 3600 --format json -- "${cmd[@]}") ;;
 	sample) cmd=("$TOOL" "${SAMPLE_ARGS[@]}" -i 3600 --format json -- "${cmd[@]}") ;;
@@ -174,7 +207,7 @@ run_pairs() {
 check_tracked() {
 	local v=$1 t=$2 allocs
 
-	[[ $v == full || $v == multi ]] || return 0
+	[[ $v == full || $v == multi || $v == *_full ]] || return 0
 	allocs=$(jq -r 'select(.final) | .totals.allocs' "$TMP/stdout.$v" 2>/dev/null | tail -n 1)
 	if ((${allocs:-0} < PAIRS * t)); then
 		echo "bench: alloctrace saw ${allocs:-no} allocations of $((PAIRS * t))" >&2
@@ -300,6 +333,8 @@ ratio_row() {
 }
 
 print_ratios() {
+	local a
+
 	echo
 	echo "== ratios, median [min-max] of per-round ratios =="
 	printf '%-36s %-24s %s\n' ratio "1 thread" "2 threads"
@@ -316,6 +351,10 @@ print_ratios() {
 	ratio_row live floor
 	ratio_row sample floor
 	ratio_row bigonly native
+	for a in "${ALLOCATORS[@]}"; do
+		ratio_row "${a}_full" floor
+		ratio_row "${a}_full" "${a}_native"
+	done
 }
 
 # --- 2 and 3. scale ----------------------------------------------------------
@@ -637,7 +676,7 @@ median_ratio() {
 }
 
 print_summary() {
-	local cpu
+	local cpu a
 
 	cpu=$(scale_col blocks 7 | awk '{ print ($1 == "-" ? "-" : sprintf("%.2f", $1)) }')
 	echo
@@ -647,6 +686,10 @@ print_summary() {
 	target_row "full tracking / floor, 2 threads" "$(median_ratio full floor 2)" 1.25
 	target_row "full tracking / bpftrace tracker, 1 thread" "$(median_ratio full bpftrace 1)" 0.4
 	target_row "full tracking / bpftrace tracker, 2 threads" "$(median_ratio full bpftrace 2)" 0.4
+	for a in "${ALLOCATORS[@]}"; do
+		target_row "$a full tracking / glibc's floor, 1 thread" \
+			"$(median_ratio "${a}_full" floor 1)" 1.3
+	done
 	target_row "--big-only / native, 1 thread" "$(median_ratio bigonly native 1)" 1.05
 	target_row "loader CPU, idle target, -i 1 (% of one core)" "$cpu" 2
 }
@@ -655,6 +698,7 @@ print_header() {
 	echo "alloctrace benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
 		"$(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo))"
 	echo "tool: $TOOL_BUILD; libc: $LIBC"
+	echo "other allocators (LD_PRELOAD): ${PRELOAD[*]:-none}"
 	echo "probes of the floor: ${PLACEMENT:-unknown}"
 	echo "load average at start: $LOADAVG"
 	echo "peers: $(bpftrace --version 2>/dev/null || echo 'no bpftrace');" \

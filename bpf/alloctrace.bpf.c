@@ -131,6 +131,55 @@ static __always_inline void settle_old_block(const struct inflight *rec, const s
 		count_untracked(o->ps);
 }
 
+#if defined(__TARGET_ARCH_x86)
+/*
+ * A general register by its x86 encoding, as COOKIE_ARG_SHIFT numbers them.
+ * The barrier keeps each case's load apart: merged into one load at a
+ * computed offset, it is a context access the verifier refuses.
+ */
+#define REG_CASE(n, field)               \
+	case n:                          \
+		val = ctx->field;        \
+		barrier_var(val);        \
+		return val
+static __always_inline __u64 x86_reg(const struct pt_regs *ctx, __u32 reg)
+{
+	__u64 val;
+
+	switch (reg) {
+	REG_CASE(0, ax);
+	REG_CASE(1, cx);
+	REG_CASE(2, dx);
+	REG_CASE(3, bx);
+	REG_CASE(4, sp);
+	REG_CASE(5, bp);
+	REG_CASE(6, si);
+	REG_CASE(7, di);
+	REG_CASE(8, r8);
+	REG_CASE(9, r9);
+	REG_CASE(10, r10);
+	REG_CASE(11, r11);
+	REG_CASE(12, r12);
+	REG_CASE(13, r13);
+	REG_CASE(14, r14);
+	REG_CASE(15, r15);
+	}
+	return 0;
+}
+
+/* Argument @i (from 0) where the probe's placement found it (see COOKIE_ARG_SHIFT). */
+#define ARG(i)                                                                        \
+	x86_reg(ctx, ((bpf_get_attach_cookie(ctx) >> COOKIE_ARG_SHIFT(i)) & 15) ^ \
+			     ABI_ARG_REG(i))
+#else
+/* Placement moves probes only on x86: elsewhere the arguments are where the call put them. */
+#define ARG(i)                       \
+	((i) == 0   ? PT_REGS_PARM1(ctx) \
+	 : (i) == 1 ? PT_REGS_PARM2(ctx) \
+	 : (i) == 2 ? PT_REGS_PARM3(ctx) \
+		    : PT_REGS_PARM4(ctx))
+#endif
+
 static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)
 {
 	__u64 sp = PT_REGS_SP(ctx);
@@ -142,7 +191,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)
 	rec = thread_record(o.ps);
 	if (!rec || entry_verdict(rec, sp) == CALL_INNER)
 		return 0;
-	open_call(rec, bpf_get_attach_cookie(ctx), sp);
+	open_call(rec, (__u32)bpf_get_attach_cookie(ctx), sp);
 	rec->size = size;
 	rec->ptr = ptr;
 	rec->gen = o.gen;
@@ -152,64 +201,64 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)
 }
 
 SEC("uprobe")
-int BPF_KPROBE(size_enter, __u64 size)
+int size_enter(struct pt_regs *ctx)
 {
-	return enter(ctx, size, 0);
+	return enter(ctx, ARG(0), 0);
 }
 
 SEC("uprobe")
-int BPF_KPROBE(calloc_enter, __u64 nmemb, __u64 size)
+int calloc_enter(struct pt_regs *ctx)
 {
 	__u64 total;
 
 	/* On overflow calloc fails: nothing will be allocated. */
-	if (!mul_size(nmemb, size, &total))
+	if (!mul_size(ARG(0), ARG(1), &total))
 		return 0;
 	return enter(ctx, total, 0);
 }
 
 SEC("uprobe")
-int BPF_KPROBE(realloc_enter, __u64 ptr, __u64 size)
+int realloc_enter(struct pt_regs *ctx)
 {
-	return enter(ctx, size, ptr);
+	return enter(ctx, ARG(1), ARG(0));
 }
 
 SEC("uprobe")
-int BPF_KPROBE(reallocarray_enter, __u64 ptr, __u64 nmemb, __u64 size)
+int reallocarray_enter(struct pt_regs *ctx)
 {
 	__u64 total;
 
 	/* On overflow reallocarray fails and leaves ptr alone. */
-	if (!mul_size(nmemb, size, &total))
+	if (!mul_size(ARG(1), ARG(2), &total))
 		return 0;
-	return enter(ctx, total, ptr);
+	return enter(ctx, total, ARG(0));
 }
 
 SEC("uprobe")
-int BPF_KPROBE(memalign_enter, __u64 align, __u64 size)
+int memalign_enter(struct pt_regs *ctx)
 {
-	return enter(ctx, size, 0);
+	return enter(ctx, ARG(1), 0);
 }
 
 SEC("uprobe")
-int BPF_KPROBE(mmap_enter, __u64 addr, __u64 len, __u64 prot, __u64 flags)
+int mmap_enter(struct pt_regs *ctx)
 {
 	/* File mappings are not allocations. */
-	if (!(flags & MAP_ANONYMOUS))
+	if (!(ARG(3) & MAP_ANONYMOUS))
 		return 0;
-	return enter(ctx, len, 0);
+	return enter(ctx, ARG(1), 0);
 }
 
 SEC("uprobe")
-int BPF_KPROBE(mremap_enter, __u64 old, __u64 old_len, __u64 new_len)
+int mremap_enter(struct pt_regs *ctx)
 {
-	return enter(ctx, new_len, old);
+	return enter(ctx, ARG(2), ARG(0));
 }
 
 SEC("uprobe")
-int BPF_KPROBE(posix_memalign_enter, __u64 memptr, __u64 align, __u64 size)
+int posix_memalign_enter(struct pt_regs *ctx)
 {
-	return enter(ctx, size, memptr);
+	return enter(ctx, ARG(2), ARG(0));
 }
 
 SEC("uretprobe")
@@ -271,8 +320,9 @@ static __always_inline int release_block(const struct owner *o, __u64 ptr)
 }
 
 SEC("uprobe")
-int BPF_KPROBE(free_enter, __u64 ptr)
+int free_enter(struct pt_regs *ctx)
 {
+	__u64 ptr = ARG(0);
 	struct owner o;
 
 	if (!ptr || !owner_of(bpf_get_current_pid_tgid(), &o) || release_block(&o, ptr))
@@ -285,9 +335,9 @@ int BPF_KPROBE(free_enter, __u64 ptr)
 
 /* Releases other than free: operator delete, dallocx, sdallocx, free_sized, munmap. */
 SEC("uprobe")
-int BPF_KPROBE(release_enter, __u64 ptr)
+int release_enter(struct pt_regs *ctx)
 {
-	__u64 sp = PT_REGS_SP(ctx);
+	__u64 sp = PT_REGS_SP(ctx), ptr = ARG(0);
 	__u32 func = bpf_get_attach_cookie(ctx);
 	struct inflight *rec;
 	struct owner o;

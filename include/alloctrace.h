@@ -78,6 +78,19 @@ enum alloc_func {
 };
 
 /*
+ * A probe's BPF cookie: the function id in its low 32 bits; above them 4
+ * bits per argument, the x86 register (by encoding: rax 0, rcx 1, ... r15
+ * 15) the entry program reads it from, XORed with the one the ABI passes
+ * it in, so that a cookie of the id alone reads each argument where the
+ * call put it. Placement may move a probe past code that copies an
+ * argument to another register and reuses the first.
+ */
+#define COOKIE_ARGS 6
+#define COOKIE_ARG_SHIFT(i) (32 + 4 * (i))
+#define ABI_ARG_REG(i) \
+	((i) == 0 ? 7 : (i) == 1 ? 6 : (i) == 2 ? 2 : (i) == 3 ? 1 : (i) == 4 ? 8 : 9)
+
+/*
  * Per-CPU counters. Everything the tool could not record is counted under
  * one of the LOST_* names so that every report can say so.
  */

@@ -153,6 +153,14 @@ wait_for() {
 	done
 }
 
+# unsaid FILE: the tool's stderr in FILE but for what every run that
+# attached says: its "tracing pid" line, and the warning naming probes the
+# kernel single-steps (glibc's reallocarray has one).
+unsaid() {
+	grep -v -e '^alloctrace: tracing pid ' \
+		-e '^alloctrace: warning: .* on instructions the kernel single-steps ' "$1"
+}
+
 # The pid in the tool's "tracing pid N" line on stderr, or nothing.
 traced_pid() {
 	# The file may not exist yet: the background job opens it.

@@ -53,13 +53,30 @@ expect_one_stack() {
 }
 
 # expect_placement NAME FUNC WHERE: the -v run NAME put FUNC's entry probe
-# at WHERE, e.g. "free+3 (je: emulated; skipped test)": the offset from
-# the function's start that user/probe/placement.c picks from its instructions,
-# and why. Release probes moved there must still count exactly.
+# at WHERE, e.g. "free+3 (je at +3, emulated; past test; args in rdi)": the
+# offset from the function's start that user/probe/placement.c picks from
+# its instructions, why, and the registers the entry program reads the
+# arguments from there. FUNC's return probe, unless it is free or munmap
+# (which have none), shares the offset. Probes moved there must still
+# count exactly.
 expect_placement() {
-	local line
+	local line ret
 	line=$(grep -m1 -F "uprobe $2 at " "$TMP/$1.err")
 	expect_eq "$1: where $2 is probed" "$3" "${line#*, }"
+	ret=$(grep -m1 -F "uretprobe $2 at " "$TMP/$1.err")
+	case $2 in
+	free | munmap) expect_eq "$1: $2 has no return probe" "" "$ret" ;;
+	*) expect_eq "$1: where $2's return probe is" "${3%% *}" "${ret#*, }" ;;
+	esac
+}
+
+# expect_stepped NAME FUNCS: run NAME said in its one warning line that
+# the probes of FUNCS ("a, b") sit on instructions the kernel
+# single-steps; "" when it said nothing of the kind.
+expect_stepped() {
+	expect_eq "$1: single-stepped probes" "$2" \
+		"$(sed -n 's/.* on instructions the kernel single-steps (\(.*\)): about .*/\1/p' \
+			"$TMP/$1.err" | paste -sd ';')"
 }
 
 # expect_clean NAME REPORT: the report's own consistency, for runs whose
@@ -76,8 +93,16 @@ test_jemalloc() {
 	need_file libjemalloc2 "$JEMALLOC" || return
 	run jemalloc -- "$WL/alloc_jemalloc" || return
 	expect_allocator jemalloc "$JEMALLOC"
-	expect_placement jemalloc free "free+0 (mov at +3 writes rdx)"
-	expect_placement jemalloc sdallocx "sdallocx+0 (shares the return probe's breakpoint)"
+	# Past the single-stepped cmp, mov and their kin to the first emulated
+	# instruction; free keeps only rdi, and never moves the stack pointer.
+	expect_placement jemalloc malloc "malloc+7 (ja at +7, emulated; past cmp; args in rdi)"
+	expect_placement jemalloc free \
+		"free+48 (jne at +48, emulated; past mov, mov, mov, shr, and, and, add, add, cmp; args in rdi)"
+	expect_placement jemalloc sdallocx \
+		"sdallocx+10 (ja at +10, emulated; past mov, cmp; args in rdi, rsi, rdx)"
+	expect_placement jemalloc rallocx "rallocx+2 (jmp at +2, emulated; past xor; args in rdi, rsi, rdx)"
+	expect_placement jemalloc posix_memalign "posix_memalign+0 (push at +0, emulated; args in rdi, rsi, rdx)"
+	expect_stepped jemalloc ""
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" leak_malloc                 2400     50     50
 	expect_leak "$R" leak_calloc                 3072     6      6
@@ -113,6 +138,8 @@ expect_preload_leaks() {
 	expect_leak "$1" leak_calloc                 2000   4      4
 	expect_leak "$1" leak_realloc                15000  3      3
 	expect_leak "$1" leak_posix_memalign         6000   2      2
+	expect_leak "$1" leak_memalign               1400   2      2
+	expect_leak "$1" leak_aligned_alloc          1536   3      3
 	expect_no_stack "$1" churn
 }
 
@@ -122,10 +149,17 @@ test_preload_control() {
 	need_file libc6 "$LIBC" || return
 	run preload_none -- "$WL/alloc_jemalloc_preload" || return
 	expect_allocator preload_none "$LIBC"
-	expect_placement preload_none free "free+3 (je: emulated; skipped test)"
-	expect_placement preload_none malloc "malloc+0 (shares the return probe's breakpoint)"
+	expect_placement preload_none free "free+3 (je at +3, emulated; past test; args in rdi)"
+	expect_placement preload_none malloc "malloc+0 (push at +0, emulated; args in rdi)"
+	# Past a rip-relative cmpb, which the kernel would single-step.
+	expect_placement preload_none posix_memalign \
+		"posix_memalign+7 (push at +7, emulated; past cmp; args in rdi, rsi, rdx)"
+	# aligned_alloc is memalign (one address, one probe).
+	expect_placement preload_none memalign "memalign+7 (je at +7, emulated; past cmp; args in rdi, rsi)"
+	# Its mul overwrites the size before any emulated instruction.
+	expect_stepped preload_none reallocarray
 	expect_preload_leaks "$R"
-	expect_totals preload_none "$R" 26000 39 10042 10003
+	expect_totals preload_none "$R" 28936 44 10047 10003
 }
 
 # The command is env, which sets LD_PRELOAD for the workload alone (not
@@ -182,8 +216,10 @@ test_preload_attach() {
 	expect_tool_ok preload_p || return
 	R=$(final_report "$TMP/preload_p.out")
 	expect_allocator preload_p "$JEMALLOC"
+	expect_placement preload_p malloc "malloc+7 (ja at +7, emulated; past cmp; args in rdi)"
+	expect_stepped preload_p ""
 	expect_preload_leaks "$R"
-	expect_totals preload_p "$R" 26000 39 10042 10003
+	expect_totals preload_p "$R" 28936 44 10047 10003
 }
 
 test_preload() {
@@ -207,7 +243,10 @@ test_tcmalloc() {
 	run tcmalloc -- "$WL/alloc_tcmalloc" || return
 	expect_allocator tcmalloc "$TCMALLOC"
 	# free is also operator delete(void *) here: one probe, past two loads.
-	expect_placement tcmalloc free "free+10 (jne: emulated; skipped mov, test)"
+	expect_placement tcmalloc free "free+10 (jne at +10, emulated; past mov, test; args in rdi)"
+	expect_placement tcmalloc malloc "malloc+10 (jne at +10, emulated; past mov, test; args in rdi)"
+	expect_placement tcmalloc calloc "calloc+0 (push at +0, emulated; args in rdi, rsi)"
+	expect_stepped tcmalloc ""
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" leak_malloc                 2000     25     25
 	expect_leak "$R" leak_calloc                 1000     5      5
@@ -235,7 +274,14 @@ test_mimalloc() {
 	need_file libmimalloc2.0 "$MIMALLOC" || return
 	run mimalloc -- "$WL/alloc_mimalloc" || return
 	expect_allocator mimalloc "$MIMALLOC"
-	expect_placement mimalloc free "free+0 (mov at +0 writes rcx)"
+	expect_placement mimalloc free "free+6 (je at +6, emulated; past mov, test; args in rdi)"
+	# malloc copies the size to rsi and reuses rdi; calloc keeps nmemb in rax.
+	expect_placement mimalloc malloc "malloc+21 (ja at +21, emulated; past mov, mov, mov, cmp; args in rsi)"
+	expect_placement mimalloc calloc "calloc+18 (je at +18, emulated; past mov, mov, mov, cmp; args in rax, rsi)"
+	expect_placement mimalloc realloc \
+		"realloc+20 (jmp at +20, emulated; past mov, mov, mov, mov, mov; args in rsi, rdx)"
+	expect_placement mimalloc posix_memalign "posix_memalign+0 (jmp at +0, emulated; args in rdi, rsi, rdx)"
+	expect_stepped mimalloc ""
 	#                       function             bytes  blocks allocs
 	expect_leak "$R" leak_malloc                 2560   40     40
 	expect_leak "$R" leak_calloc                 6000   3      3
@@ -257,7 +303,8 @@ test_mimalloc() {
 expect_musl() {
 	run "$1" -- "$WL/$1" || return
 	expect_allocator "$1" "$2"
-	expect_placement "$1" free "free+0 (jmp: emulated)"
+	expect_placement "$1" free "free+0 (jmp at +0, emulated; args in rdi)"
+	expect_stepped "$1" ""
 	#                       function             bytes  blocks allocs
 	expect_leak "$R" leak_malloc                 2400   60     60
 	expect_leak "$R" leak_calloc                 3000   5      5
@@ -350,7 +397,11 @@ mremap 2097152 mremap_grow'
 test_mmap() {
 	run mmap --mmap --big 64K -- "$WL/alloc_mmap" || return
 	# glibc's munmap makes its system call first.
-	expect_placement mmap munmap "munmap+0 (unknown instruction at +5)"
+	expect_placement mmap munmap "munmap+0 (single-stepped: unknown instruction at +5)"
+	# mremap moves the stack pointer first, and it has a return probe.
+	expect_placement mmap mremap "mremap+0 (single-stepped: sub at +0 moves the stack pointer)"
+	expect_placement mmap mmap "mmap+10 (jne at +10, emulated; past mov, test; args in rdi, rsi, rdx, rcx, r8, r9)"
+	expect_stepped mmap "reallocarray, munmap, mremap"
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" mmap_leak                   3145728  3      3
 	expect_leak "$R" mremap_grow                 2097152  1      1

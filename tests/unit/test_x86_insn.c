@@ -360,6 +360,36 @@ static void test_followed_by_more(void **state)
 	assert_true(insn.emulated);
 }
 
+/* One instruction's copy source ("-" for none) and displacement. */
+static void check_copy(const uint8_t *code, size_t size, const char *copy, int32_t disp)
+{
+	struct x86_insn insn;
+
+	assert_int_equal(x86_insn__decode(&insn, code, size), 0);
+	assert_string_equal(insn.copy ? x86_reg_name(insn.copy_src) : "-", copy);
+	assert_int_equal(insn.disp, disp);
+}
+
+#define CHECK_COPY(copy, disp, ...) \
+	check_copy((const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ }), copy, disp)
+
+/* What placement follows: whole register copies, and where a relative branch goes. */
+static void test_copies_and_targets(void **state)
+{
+	CHECK_COPY("rdi", 0, 0x48, 0x89, 0xfe);		/* mov %rdi,%rsi */
+	CHECK_COPY("rdi", 0, 0x48, 0x8b, 0xf7);		/* mov %rdi,%rsi, the 0x8b form */
+	CHECK_COPY("r8", 0, 0x4c, 0x89, 0xc7);		/* mov %r8,%rdi */
+	CHECK_COPY("rax", 0, 0x49, 0x89, 0xc3);		/* mov %rax,%r11 */
+	CHECK_COPY("-", 0, 0x89, 0xfe);			/* mov %edi,%esi: 32 bits, zero-extended */
+	CHECK_COPY("-", 0, 0x48, 0x8b, 0x37);		/* mov (%rdi),%rsi: a load */
+	CHECK_COPY("-", 0, 0x48, 0x89, 0x3e);		/* mov %rdi,(%rsi): a store */
+	CHECK_COPY("-", 0, 0x4c, 0x63, 0xe6);		/* movslq %esi,%r12 */
+	CHECK_COPY("-", -5, 0x75, 0xfb);		/* jne .-3 */
+	CHECK_COPY("-", 0x93, 0x0f, 0x87, 0x93, 0x00, 0x00, 0x00);	/* ja +0x93 */
+	CHECK_COPY("-", -0x1715, 0xe9, 0xeb, 0xe8, 0xff, 0xff);	/* jmp back */
+	CHECK_COPY("-", 0x12, 0xe8, 0x12, 0x00, 0x00, 0x00);	/* call */
+}
+
 static void test_reg_names(void **state)
 {
 	assert_string_equal(x86_reg_name(X86_REG_RDI), "rdi");
@@ -381,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_followed_by_more),
+		cmocka_unit_test(test_copies_and_targets),
 		cmocka_unit_test(test_reg_names),
 	};
 

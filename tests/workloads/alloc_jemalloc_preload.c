@@ -9,9 +9,11 @@
  *   leak_calloc            4 x calloc(10, 50)              =  2000
  *   leak_realloc           3 x 10 -> 5000 (realloc)        = 15000
  *   leak_posix_memalign    2 x posix_memalign(4096, 3000)  =  6000
+ *   leak_memalign          2 x memalign(64, 700)           =  1400
+ *   leak_aligned_alloc     3 x aligned_alloc(256, 512)     =  1536
  *   churn                 10,000 malloc/free pairs         =     0
  *
- * In all 26,000 bytes in 39 blocks; 10,042 allocation calls, 10,003
+ * In all 28,936 bytes in 44 blocks; 10,047 allocation calls, 10,003
  * releases. Nothing else allocates: no stdio.
  *
  * Usage:
@@ -27,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include "handshake.h"
@@ -52,12 +55,27 @@ NOINLINE void leak_posix_memalign(void)
 	}
 }
 
+/* glibc's memalign and aligned_alloc start with a single-stepped cmpb: probed past it. */
+NOINLINE void leak_memalign(void)
+{
+	for (int i = 0; i < 2; i++)
+		keep(memalign(64, 700));
+}
+
+NOINLINE void leak_aligned_alloc(void)
+{
+	for (int i = 0; i < 3; i++)
+		keep(aligned_alloc(256, 512));
+}
+
 static void leak_all(void)
 {
 	leak_malloc(30, 100);
 	leak_calloc(4, 10, 50);
 	leak_realloc();
 	leak_posix_memalign();
+	leak_memalign();
+	leak_aligned_alloc();
 	churn();
 }
 

@@ -19,59 +19,62 @@ enum func_group {
 	GROUP_SYSCALL,	/* seen at the syscall by --big-only, never probed */
 };
 
+/* @nr_args: its parameters, which probe placement keeps readable (see placement.c). */
 struct func_desc {
 	const char *symbol;
 	const char *display;
 	enum func_group group;
+	unsigned int nr_args;
 };
 
-#define C_FUNC(id, sym) [id] = { sym, sym, GROUP_C }
-#define CXX_FUNC(id, sym, name) [id] = { sym, name, GROUP_CXX }
+#define C_FUNC(id, sym, args) [id] = { sym, sym, GROUP_C, args }
+#define CXX_FUNC(id, sym, name, args) [id] = { sym, name, GROUP_CXX, args }
 
 static const struct func_desc funcs[FUNC_MAX] = {
-	C_FUNC(FUNC_MALLOC, "malloc"),
-	C_FUNC(FUNC_CALLOC, "calloc"),
-	C_FUNC(FUNC_REALLOC, "realloc"),
-	C_FUNC(FUNC_REALLOCARRAY, "reallocarray"),
-	C_FUNC(FUNC_POSIX_MEMALIGN, "posix_memalign"),
-	C_FUNC(FUNC_MEMALIGN, "memalign"),
-	C_FUNC(FUNC_ALIGNED_ALLOC, "aligned_alloc"),
-	C_FUNC(FUNC_VALLOC, "valloc"),
-	C_FUNC(FUNC_PVALLOC, "pvalloc"),
-	C_FUNC(FUNC_FREE, "free"),
-	C_FUNC(FUNC_MALLOCX, "mallocx"),
-	C_FUNC(FUNC_RALLOCX, "rallocx"),
-	C_FUNC(FUNC_DALLOCX, "dallocx"),
-	C_FUNC(FUNC_SDALLOCX, "sdallocx"),
-	C_FUNC(FUNC_FREE_SIZED, "free_sized"),
-	C_FUNC(FUNC_FREE_ALIGNED_SIZED, "free_aligned_sized"),
-	CXX_FUNC(FUNC_NEW, "_Znwm", "operator new"),
-	CXX_FUNC(FUNC_NEW_NOTHROW, "_ZnwmRKSt9nothrow_t", "operator new"),
-	CXX_FUNC(FUNC_NEW_ALIGNED, "_ZnwmSt11align_val_t", "operator new"),
-	CXX_FUNC(FUNC_NEW_ALIGNED_NOTHROW, "_ZnwmSt11align_val_tRKSt9nothrow_t", "operator new"),
-	CXX_FUNC(FUNC_NEW_ARRAY, "_Znam", "operator new[]"),
-	CXX_FUNC(FUNC_NEW_ARRAY_NOTHROW, "_ZnamRKSt9nothrow_t", "operator new[]"),
-	CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED, "_ZnamSt11align_val_t", "operator new[]"),
+	C_FUNC(FUNC_MALLOC, "malloc", 1),
+	C_FUNC(FUNC_CALLOC, "calloc", 2),
+	C_FUNC(FUNC_REALLOC, "realloc", 2),
+	C_FUNC(FUNC_REALLOCARRAY, "reallocarray", 3),
+	C_FUNC(FUNC_POSIX_MEMALIGN, "posix_memalign", 3),
+	C_FUNC(FUNC_MEMALIGN, "memalign", 2),
+	C_FUNC(FUNC_ALIGNED_ALLOC, "aligned_alloc", 2),
+	C_FUNC(FUNC_VALLOC, "valloc", 1),
+	C_FUNC(FUNC_PVALLOC, "pvalloc", 1),
+	C_FUNC(FUNC_FREE, "free", 1),
+	C_FUNC(FUNC_MALLOCX, "mallocx", 2),
+	C_FUNC(FUNC_RALLOCX, "rallocx", 3),
+	C_FUNC(FUNC_DALLOCX, "dallocx", 2),
+	C_FUNC(FUNC_SDALLOCX, "sdallocx", 3),
+	C_FUNC(FUNC_FREE_SIZED, "free_sized", 2),
+	C_FUNC(FUNC_FREE_ALIGNED_SIZED, "free_aligned_sized", 3),
+	CXX_FUNC(FUNC_NEW, "_Znwm", "operator new", 1),
+	CXX_FUNC(FUNC_NEW_NOTHROW, "_ZnwmRKSt9nothrow_t", "operator new", 2),
+	CXX_FUNC(FUNC_NEW_ALIGNED, "_ZnwmSt11align_val_t", "operator new", 2),
+	CXX_FUNC(FUNC_NEW_ALIGNED_NOTHROW, "_ZnwmSt11align_val_tRKSt9nothrow_t", "operator new", 3),
+	CXX_FUNC(FUNC_NEW_ARRAY, "_Znam", "operator new[]", 1),
+	CXX_FUNC(FUNC_NEW_ARRAY_NOTHROW, "_ZnamRKSt9nothrow_t", "operator new[]", 2),
+	CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED, "_ZnamSt11align_val_t", "operator new[]", 2),
 	CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED_NOTHROW, "_ZnamSt11align_val_tRKSt9nothrow_t",
-		 "operator new[]"),
-	CXX_FUNC(FUNC_DELETE, "_ZdlPv", "operator delete"),
-	CXX_FUNC(FUNC_DELETE_SIZED, "_ZdlPvm", "operator delete"),
-	CXX_FUNC(FUNC_DELETE_ALIGNED, "_ZdlPvSt11align_val_t", "operator delete"),
-	CXX_FUNC(FUNC_DELETE_SIZED_ALIGNED, "_ZdlPvmSt11align_val_t", "operator delete"),
-	CXX_FUNC(FUNC_DELETE_NOTHROW, "_ZdlPvRKSt9nothrow_t", "operator delete"),
+		 "operator new[]", 3),
+	CXX_FUNC(FUNC_DELETE, "_ZdlPv", "operator delete", 1),
+	CXX_FUNC(FUNC_DELETE_SIZED, "_ZdlPvm", "operator delete", 2),
+	CXX_FUNC(FUNC_DELETE_ALIGNED, "_ZdlPvSt11align_val_t", "operator delete", 2),
+	CXX_FUNC(FUNC_DELETE_SIZED_ALIGNED, "_ZdlPvmSt11align_val_t", "operator delete", 3),
+	CXX_FUNC(FUNC_DELETE_NOTHROW, "_ZdlPvRKSt9nothrow_t", "operator delete", 2),
 	CXX_FUNC(FUNC_DELETE_ALIGNED_NOTHROW, "_ZdlPvSt11align_val_tRKSt9nothrow_t",
-		 "operator delete"),
-	CXX_FUNC(FUNC_DELETE_ARRAY, "_ZdaPv", "operator delete[]"),
-	CXX_FUNC(FUNC_DELETE_ARRAY_SIZED, "_ZdaPvm", "operator delete[]"),
-	CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED, "_ZdaPvSt11align_val_t", "operator delete[]"),
-	CXX_FUNC(FUNC_DELETE_ARRAY_SIZED_ALIGNED, "_ZdaPvmSt11align_val_t", "operator delete[]"),
-	CXX_FUNC(FUNC_DELETE_ARRAY_NOTHROW, "_ZdaPvRKSt9nothrow_t", "operator delete[]"),
+		 "operator delete", 3),
+	CXX_FUNC(FUNC_DELETE_ARRAY, "_ZdaPv", "operator delete[]", 1),
+	CXX_FUNC(FUNC_DELETE_ARRAY_SIZED, "_ZdaPvm", "operator delete[]", 2),
+	CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED, "_ZdaPvSt11align_val_t", "operator delete[]", 2),
+	CXX_FUNC(FUNC_DELETE_ARRAY_SIZED_ALIGNED, "_ZdaPvmSt11align_val_t", "operator delete[]", 3),
+	CXX_FUNC(FUNC_DELETE_ARRAY_NOTHROW, "_ZdaPvRKSt9nothrow_t", "operator delete[]", 2),
 	CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, "_ZdaPvSt11align_val_tRKSt9nothrow_t",
-		 "operator delete[]"),
-	[FUNC_MMAP] = { "mmap", "mmap", GROUP_MMAP },
-	[FUNC_MUNMAP] = { "munmap", "munmap", GROUP_MMAP },
-	[FUNC_MREMAP] = { "mremap", "mremap", GROUP_MMAP },
-	[FUNC_BRK] = { "brk", "brk", GROUP_SYSCALL },
+		 "operator delete[]", 3),
+	[FUNC_MMAP] = { "mmap", "mmap", GROUP_MMAP, 6 },
+	[FUNC_MUNMAP] = { "munmap", "munmap", GROUP_MMAP, 2 },
+	/* the fifth, new_address, only with MREMAP_FIXED */
+	[FUNC_MREMAP] = { "mremap", "mremap", GROUP_MMAP, 5 },
+	[FUNC_BRK] = { "brk", "brk", GROUP_SYSCALL, 1 },
 };
 
 const char *alloc_func_name(enum alloc_func func)
@@ -98,27 +101,30 @@ bool alloc_func_has_return_probe(enum alloc_func func)
 }
 
 /* Past the instructions the kernel would single-step, on x86-64 (see placement.c). */
-static uint64_t pick_entry_offset(struct elf_file *ef, uint64_t vaddr, char *why, size_t size)
+static void place_probe(struct elf_file *ef, uint64_t vaddr, enum alloc_func func,
+			struct placement *out)
 {
+	struct placement_need need = {
+		.nr_args = funcs[func].nr_args,
+		.keep_sp = alloc_func_has_return_probe(func),
+	};
 #if defined(__x86_64__)
 	uint8_t code[PLACEMENT_CODE_MAX];
 	long len = elf_file__read(ef, vaddr, code, sizeof(code));
 
-	if (len >= 0)
-		return placement__x86(code, len, why, size);
-	snprintf(why, size, "cannot read its code: %s", strerror((int)-len));
+	if (len >= 0) {
+		placement__x86(code, len, &need, out);
+		return;
+	}
+	placement__entry(out);
+	snprintf(out->why, sizeof(out->why), "single-stepped: cannot read its code: %s",
+		 strerror((int)-len));
 #else
-	snprintf(why, size, "no instruction decoder for this architecture");
+	placement__entry(out);
+	snprintf(out->why, sizeof(out->why), "no instruction decoder for this architecture");
 #endif
-	return 0;
 }
 
-/*
- * A function that also carries a return probe keeps its entry probe on its
- * first instruction: the return probe must be there, where the return
- * address is on top of the stack; the two then share one breakpoint, and
- * the return program matches the stack pointer the entry program saw.
- */
 static int fill_site(struct elf_file *ef, struct probe_site *site, enum alloc_func func,
 		     uint64_t vaddr)
 {
@@ -128,11 +134,7 @@ static int fill_site(struct elf_file *ef, struct probe_site *site, enum alloc_fu
 	err = elf_file__vaddr_to_offset(ef, vaddr, &site->entry);
 	if (err)
 		return err;
-	site->offset = site->entry;
-	if (alloc_func_has_return_probe(func))
-		snprintf(site->why, sizeof(site->why), "shares the return probe's breakpoint");
-	else
-		site->offset += pick_entry_offset(ef, vaddr, site->why, sizeof(site->why));
+	place_probe(ef, vaddr, func, &site->place);
 	return 0;
 }
 

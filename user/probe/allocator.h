@@ -9,15 +9,25 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "alloctrace.h"
+#include "probe/placement.h"
 
-/* Where one allocator function is probed, as offsets in the object's file. */
+/*
+ * Where one allocator function is probed: its entry and return probes
+ * share one breakpoint, @place.offset past the function's first
+ * instruction, where @place.arg_reg holds its arguments.
+ */
 struct probe_site {
 	enum alloc_func func;
-	uint64_t entry;		/* the function's first instruction: return probes */
-	uint64_t offset;	/* where the entry probe goes (see fill_site) */
+	uint64_t entry;		/* the function's first instruction, as an offset in the file */
+	struct placement place;
 	bool alias;		/* same address as an earlier site: not probed again */
-	char why[96];		/* why the entry probe is at offset, for --verbose */
 };
+
+/* Where @site's probes go, as an offset in the object's file. */
+static inline uint64_t probe_site__offset(const struct probe_site *site)
+{
+	return site->entry + site->place.offset;
+}
 
 /* One object to probe and the functions in it. */
 struct probe_object {

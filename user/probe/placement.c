@@ -2,26 +2,138 @@
 /*
  * A uprobe on an instruction the kernel emulates costs about 0.8 us a hit;
  * on one it single-steps out of line, about 5.5 us under KVM, where each
- * step exits the VM. So an entry probe goes on the function's first
- * emulated instruction, when every call reaches it with the arguments
- * still in their registers: only straight-line instructions that leave
- * rdi, rsi, rdx, rcx, r8 and r9 alone may come before it. The walk stops
- * at the first emulated instruction and gives up at any other branch, so
- * it never passes one: a probe on the branch itself (glibc free's `je` on
- * NULL) still sees every call. Whatever the walk cannot vouch for keeps
- * the probe at the entry: a wrong offset loses events, a missed one only
- * costs time.
+ * step exits the VM. So a probe goes on the function's first emulated
+ * instruction that every call reaches with what the probe needs:
+ *
+ * - The arguments. Straight-line code before the probe may overwrite an
+ *   argument's register once it has copied the argument to another one
+ *   (`mov %rdi,%rsi`): the probe then reads the copy. Registers that hold
+ *   no argument of the function are the code's own to use.
+ * - For a function with a return probe, the stack pointer as the call left
+ *   it: the kernel takes the return address from *sp when the breakpoint
+ *   hits, and the two probes share it.
+ *
+ * The walk stops at the first emulated instruction and gives up at any
+ * other branch, so it never passes one: a probe on the branch itself
+ * (glibc free's `je` on NULL) still sees every call, once, unless the
+ * branch jumps back over the probe, which is refused. Whatever the walk
+ * cannot vouch for keeps the probe at the entry: a wrong offset loses
+ * events, a missed one only costs time.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include "probe/placement.h"
 #include "probe/x86_insn.h"
 
-/* A prologue longer than this is the function's real work already. */
-#define PLACEMENT_SPAN 32
-
 _Static_assert(PLACEMENT_CODE_MAX >= PLACEMENT_SPAN + 15, "room for the last instruction");
+_Static_assert(PLACEMENT_ARGS <= X86_REG_MAX, "an argument per register at most");
+
+/* The arguments' registers along the walk. */
+struct walk {
+	const struct placement_need *need;
+	int8_t holds[X86_REG_MAX]; /* the argument each register holds, or -1 */
+	char skipped[96];	   /* the instructions passed, for the reason */
+};
+
+static void walk_init(struct walk *w, const struct placement_need *need)
+{
+	memset(w->holds, -1, sizeof(w->holds));
+	for (unsigned int i = 0; i < need->nr_args && i < PLACEMENT_ARGS; i++)
+		w->holds[ABI_ARG_REG(i)] = i;
+	w->skipped[0] = '\0';
+	w->need = need;
+}
+
+/* The register holding argument @arg, the ABI's while it still does; -1 for none. */
+static int find_arg(const struct walk *w, int arg)
+{
+	if (w->holds[ABI_ARG_REG(arg)] == arg)
+		return ABI_ARG_REG(arg);
+	for (int reg = 0; reg < X86_REG_MAX; reg++) {
+		if (w->holds[reg] == arg)
+			return reg;
+	}
+	return -1;
+}
+
+/* Follow @insn's writes; the argument it leaves in no register, or -1, and where it was. */
+static int follow(struct walk *w, const struct x86_insn *insn, enum x86_reg *lost)
+{
+	int8_t from = insn->copy ? w->holds[insn->copy_src] : -1;
+
+	for (int reg = 0; reg < X86_REG_MAX; reg++) {
+		int8_t old = w->holds[reg];
+
+		if (!(insn->writes & X86_REG_BIT(reg)))
+			continue;
+		w->holds[reg] = from;
+		if (old >= 0 && find_arg(w, old) < 0) {
+			*lost = reg;
+			return old;
+		}
+	}
+	return -1;
+}
+
+/* The probe stays on the entry, single-stepped; the reason from @fmt. */
+__attribute__((format(printf, 2, 3))) static void stay(struct placement *out, const char *fmt, ...)
+{
+	size_t used;
+	va_list ap;
+
+	used = snprintf(out->why, sizeof(out->why), "single-stepped: ");
+	va_start(ap, fmt);
+	vsnprintf(out->why + used, sizeof(out->why) - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Why the walk cannot pass @insn at @off, in @out; false when it can. */
+static bool blocked(struct walk *w, const struct x86_insn *insn, size_t off, struct placement *out)
+{
+	enum x86_reg lost;
+	int arg;
+
+	if (insn->branch) {
+		stay(out, "%s at +%zu, a branch the kernel single-steps", insn->name, off);
+		return true;
+	}
+	if (w->need->keep_sp && (insn->writes & X86_REG_BIT(X86_REG_RSP))) {
+		stay(out, "%s at +%zu moves the stack pointer", insn->name, off);
+		return true;
+	}
+	arg = follow(w, insn, &lost);
+	if (arg >= 0)
+		stay(out, "%s at +%zu overwrites %s, argument %d's last copy", insn->name, off,
+		     x86_reg_name(lost), arg + 1);
+	return arg >= 0;
+}
+
+/* A branch back to @off or before would hit the probe twice in one call. */
+static bool loops_back(const struct x86_insn *insn, size_t off)
+{
+	int64_t target = (int64_t)(off + insn->len) + insn->disp;
+
+	return insn->branch && target >= 0 && target <= (int64_t)off;
+}
+
+static void choose(const struct walk *w, const struct x86_insn *insn, size_t off,
+		   struct placement *out)
+{
+	char regs[64] = "";
+	size_t used = 0;
+
+	out->offset = off;
+	out->stepped = false;
+	for (unsigned int i = 0; i < w->need->nr_args && i < PLACEMENT_ARGS; i++) {
+		out->arg_reg[i] = find_arg(w, i);
+		used += snprintf(regs + used, sizeof(regs) - used, "%s%s", i ? ", " : "",
+				 x86_reg_name(out->arg_reg[i]));
+	}
+	snprintf(out->why, sizeof(out->why), "%s at +%zu, emulated%s%s; args in %s", insn->name,
+		 off, *w->skipped ? "; past " : "", w->skipped, *regs ? regs : "none");
+}
 
 /* Append @name to the list in @buf, as much as fits. */
 static void append_name(char *buf, size_t size, const char *name)
@@ -31,53 +143,44 @@ static void append_name(char *buf, size_t size, const char *name)
 	snprintf(buf + used, size - used, "%s%s", used ? ", " : "", name);
 }
 
-static enum x86_reg first_reg(uint16_t mask)
+void placement__entry(struct placement *out)
 {
-	enum x86_reg reg = 0;
-
-	while (reg < X86_REG_MAX && !(mask & X86_REG_BIT(reg)))
-		reg++;
-	return reg;
+	memset(out, 0, sizeof(*out));
+	for (unsigned int i = 0; i < PLACEMENT_ARGS; i++)
+		out->arg_reg[i] = ABI_ARG_REG(i);
+	out->stepped = true;
 }
 
-/* Why the instruction at @off stops the walk short of an emulated one. */
-static void explain_stop(const struct x86_insn *insn, size_t off, char *why, size_t size)
+void placement__x86(const uint8_t *code, size_t len, const struct placement_need *need,
+		    struct placement *out)
 {
-	if (insn->branch)
-		snprintf(why, size, "%s at +%zu: a branch the kernel single-steps", insn->name,
-			 off);
-	else
-		snprintf(why, size, "%s at +%zu writes %s", insn->name, off,
-			 x86_reg_name(first_reg(insn->writes & X86_ARG_REGS)));
-}
-
-uint64_t placement__x86(const uint8_t *code, size_t len, char *why, size_t size)
-{
-	char skipped[96] = "";
 	struct x86_insn insn;
-	size_t off = 0;
+	struct walk w;
+	size_t off;
 	int err;
 
-	for (; off < PLACEMENT_SPAN; off += insn.len) {
+	placement__entry(out);
+	walk_init(&w, need);
+	for (off = 0; off < PLACEMENT_SPAN; off += insn.len) {
 		err = x86_insn__decode(&insn, code + off, len - off);
 		if (err) {
-			snprintf(why, size,
-				 err == -ENODATA ? "code cut short at +%zu"
-						 : "unknown instruction at +%zu",
-				 off);
-			return 0;
+			stay(out,
+			     err == -ENODATA ? "code cut short at +%zu"
+					     : "unknown instruction at +%zu",
+			     off);
+			return;
+		}
+		if (insn.emulated && loops_back(&insn, off)) {
+			stay(out, "%s at +%zu jumps back before itself", insn.name, off);
+			return;
 		}
 		if (insn.emulated) {
-			snprintf(why, size, "%s: emulated%s%s", insn.name,
-				 *skipped ? "; skipped " : "", skipped);
-			return off;
+			choose(&w, &insn, off, out);
+			return;
 		}
-		if (insn.branch || (insn.writes & X86_ARG_REGS)) {
-			explain_stop(&insn, off, why, size);
-			return 0;
-		}
-		append_name(skipped, sizeof(skipped), insn.name);
+		if (blocked(&w, &insn, off, out))
+			return;
+		append_name(w.skipped, sizeof(w.skipped), insn.name);
 	}
-	snprintf(why, size, "nothing the kernel emulates in the first %d bytes", PLACEMENT_SPAN);
-	return 0;
+	stay(out, "nothing the kernel emulates in the first %d bytes", PLACEMENT_SPAN);
 }

@@ -193,9 +193,14 @@ static int modrm_op(struct decoder *d, const char *name, unsigned int dest, bool
 static int rel_branch(struct decoder *d, const char *name, size_t size, uint16_t writes)
 {
 	int err = d->opsize ? -EINVAL : skip(d, size);
+	const uint8_t *imm;
 
 	if (err)
 		return err;
+	imm = d->code + d->pos - size;
+	d->insn->disp = size == 1 ? (int8_t)imm[0]
+				  : (int32_t)(imm[0] | imm[1] << 8 | imm[2] << 16 |
+					      (uint32_t)imm[3] << 24);
 	d->insn->branch = true;
 	d->insn->emulated = true;
 	return set(d, name, writes);
@@ -319,6 +324,23 @@ static int decode_mov_rm_imm(struct decoder *d, uint8_t op)
 	return skip(d, op == 0xc6 ? 1 : imm_z(d));
 }
 
+/*
+ * 0x89 and 0x8b. Between 64-bit registers it is a whole copy, which probe
+ * placement follows: an argument moved so is still there to read.
+ */
+static int decode_mov(struct decoder *d, uint8_t op)
+{
+	int err = modrm_op(d, "mov", op == 0x89 ? DEST_RM : DEST_REG, false);
+	unsigned int reg = (d->rex & 4) << 1 | modrm_reg(d);
+	unsigned int rm = (d->rex & 1) << 3 | (d->modrm & 7);
+
+	if (!err && (d->rex & 8) && (d->modrm >> 6) == 3) {
+		d->insn->copy = true;
+		d->insn->copy_src = op == 0x89 ? reg : rm;
+	}
+	return err;
+}
+
 /* 0x90 is a NOP the kernel emulates, but with REX.B it is xchg r8, rax. */
 static int decode_nop(struct decoder *d)
 {
@@ -377,11 +399,12 @@ static int decode_misc(struct decoder *d, uint8_t op)
 	case 0x87:
 		return modrm_op(d, "xchg", DEST_REG | DEST_RM, op == 0x86);
 	case 0x88:
-	case 0x89:
-		return modrm_op(d, "mov", DEST_RM, op == 0x88);
+		return modrm_op(d, "mov", DEST_RM, true);
 	case 0x8a:
+		return modrm_op(d, "mov", DEST_REG, true);
+	case 0x89:
 	case 0x8b:
-		return modrm_op(d, "mov", DEST_REG, op == 0x8a);
+		return decode_mov(d, op);
 	case 0x8d:
 		return modrm_op(d, "lea", DEST_REG, false);
 	case 0x90:

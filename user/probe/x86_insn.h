@@ -35,6 +35,9 @@ struct x86_insn {
 	bool branch;		/* may continue elsewhere than at the next instruction */
 	bool emulated;		/* a uprobe on it is emulated by the kernel, not single-stepped */
 	uint16_t writes;	/* the general registers it may change, X86_REG_BIT()s */
+	bool copy;		/* mov between 64-bit registers: copy_src into the one it writes */
+	uint8_t copy_src;	/* enum x86_reg */
+	int32_t disp;		/* relative branches: target minus the next instruction */
 };
 
 /*
