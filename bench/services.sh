@@ -8,7 +8,7 @@
 #
 # redis-server (jemalloc) and nginx (one worker, glibc) are started here on
 # 127.0.0.1 only, with private configs and runtime files in a scratch
-# directory, and stopped at the end whatever happens. Each round measures
+# directory, and stopped at the end. Each round measures
 # every variant once, rotating the order; a variant's figure is its
 # requests/s over the untraced server's in the same round.
 #
