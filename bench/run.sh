@@ -9,6 +9,8 @@
 # Comparisons are medians of per-round ratios, so that a slow minute hits
 # both sides of a ratio alike.
 #
+# The real-service part (bench/services.sh) runs last.
+#
 # Environment: BENCH_QUICK=1 (about 2 minutes instead of 5),
 # BENCH_ROUNDS, BENCH_PAIRS, BENCH_NO_INSTALL=1 (never apt-get a peer),
 # BENCH_KEEP=1 (keep the scratch directory), ALLOCTRACE (another build),
@@ -17,6 +19,8 @@ set -u
 export LC_ALL=C	# join, sort and printf agree on order and decimal points
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 B=$ROOT/bench/build
 TOOL=${ALLOCTRACE:-$ROOT/alloctrace}
 TMP=$(mktemp -d /tmp/alloctrace-bench.XXXXXX)
@@ -81,28 +85,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-die() {
-	echo "bench: $*" >&2
-	exit 1
-}
-
 # --- setup -------------------------------------------------------------------
-
-# Install a peer's Debian package when it is missing; 1 if still missing.
-ensure_peer() {
-	local cmd=$1 pkg=$2
-
-	command -v "$cmd" >/dev/null && return 0
-	if [[ ${BENCH_NO_INSTALL:-0} == 1 ]] || ! command -v apt-get >/dev/null; then
-		echo "bench: $cmd is missing (Debian package $pkg): its row will say so" >&2
-		return 1
-	fi
-	echo "bench: $cmd is missing: installing Debian package $pkg for the comparison" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -qq --no-install-recommends "$pkg" >&2 ||
-		{ apt-get update -qq && apt-get install -y -qq --no-install-recommends "$pkg" >&2; }
-	command -v "$cmd" >/dev/null
-}
 
 # The options of the sampling and big-only rows: tcmalloc's default rate,
 # and the threshold of the man page's example.
@@ -115,11 +98,7 @@ setup() {
 	local prog
 
 	[[ $(id -u) == 0 ]] || die "run as root: the tracers load BPF programs"
-	[[ -x $TOOL ]] || die "$TOOL is not built (make)"
-	# One build for the whole run, even if the tree is rebuilt meanwhile.
-	cp "$TOOL" "$TMP/alloctrace" || die "cannot copy $TOOL"
-	TOOL_BUILD="$TOOL, built $(date -u -r "$TOOL" '+%Y-%m-%d %H:%M UTC')"
-	TOOL=$TMP/alloctrace
+	freeze_tool
 	for prog in pairs scale floor depth-cfi depth-fp; do
 		[[ -x $B/$prog ]] || die "$B/$prog is not built (make bench)"
 	done
@@ -254,16 +233,6 @@ pair_rounds() {
 
 # --- statistics --------------------------------------------------------------
 
-# "median min max" of the numbers on stdin, "-" for none.
-summarize() {
-	sort -g | awk '{ v[NR] = $1 }
-		END {
-			if (!NR) { print "-"; exit }
-			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			print m, v[1], v[NR]
-		}'
-}
-
 values() {
 	awk -v v="$1" -v t="$2" '$2 == v && $3 == t { print $4 }' "$RESULTS" | summarize
 }
@@ -274,19 +243,6 @@ ratios() {
 		$3 == t && $2 == a { x[$1] = $4 }
 		$3 == t && $2 == b { y[$1] = $4 }
 		END { for (r in x) if ((r in y) && y[r] > 0) print x[r] / y[r] }' "$RESULTS" | summarize
-}
-
-# fmt FORMAT "median min max" -> "median [min-max]"
-fmt() {
-	local f=$1 m lo hi
-
-	read -r m lo hi <<<"$2"
-	if [[ $m == - ]]; then
-		echo "-"
-	else
-		# shellcheck disable=SC2059 # the format is the caller's
-		printf "$f [$f-$f]" "$m" "$lo" "$hi"
-	fi
 }
 
 # A variant's figure; runs that failed are said, and with no run left the
@@ -358,36 +314,6 @@ print_ratios() {
 }
 
 # --- 2 and 3. scale ----------------------------------------------------------
-
-# Where a process's stdout stands (its file offset): the report is written
-# when this stops moving. Read with builtins, as often as possible.
-stdout_pos() {
-	local key val
-
-	while read -r key val; do
-		[[ $key == pos: ]] && echo "$val" && return
-	done 2>/dev/null <"/proc/$1/fdinfo/1"
-	echo -1
-}
-
-# Follow a process until it is gone (a zombie has no VmHWM). Prints its
-# peak RSS in KiB, when its stdout last grew and when it went:
-# "kib report_end exit".
-watch_exit() {
-	local pid=$1 hwm=0 seen key val pos last=-1 wrote=$EPOCHREALTIME
-
-	while [[ -r /proc/$pid/status ]]; do
-		seen=0
-		while read -r key val _; do
-			[[ $key == VmHWM: ]] && hwm=$val seen=1
-		done 2>/dev/null <"/proc/$pid/status"
-		((seen)) || break
-		pos=$(stdout_pos "$pid")
-		[[ $pos != "$last" ]] && last=$pos wrote=$EPOCHREALTIME
-		sleep 0.002
-	done
-	echo "$hwm $wrote $EPOCHREALTIME"
-}
 
 # utime + stime of a process, in clock ticks.
 cpu_ticks() {
@@ -721,6 +647,8 @@ main() {
 		print_unwind
 		print_summary
 	} | tee "$B/results.txt"
+	# Then the same tracer on real services, which the pair loop cannot stand for.
+	"$ROOT/bench/services.sh"
 }
 
 main "$@"

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# shellcheck shell=bash
+# bench/lib.sh: what bench/run.sh and bench/services.sh share, sourced by
+# both: error exit, installing a missing peer, medians and ranges, and
+# following a tracer to its exit for its peak RSS.
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+# Install a peer's Debian package when it is missing; 1 if still missing.
+ensure_peer() {
+	local cmd=$1 pkg=$2
+
+	command -v "$cmd" >/dev/null && return 0
+	if [[ ${BENCH_NO_INSTALL:-0} == 1 ]] || ! command -v apt-get >/dev/null; then
+		echo "bench: $cmd is missing (Debian package $pkg): its row will say so" >&2
+		return 1
+	fi
+	echo "bench: $cmd is missing: installing Debian package $pkg for the comparison" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq --no-install-recommends "$pkg" >&2 ||
+		{ apt-get update -qq && apt-get install -y -qq --no-install-recommends "$pkg" >&2; }
+	command -v "$cmd" >/dev/null
+}
+
+# "median min max" of the numbers on stdin, "-" for none.
+summarize() {
+	sort -g | awk '{ v[NR] = $1 }
+		END {
+			if (!NR) { print "-"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			print m, v[1], v[NR]
+		}'
+}
+
+# fmt FORMAT "median min max" -> "median [min-max]"
+fmt() {
+	local f=$1 m lo hi
+
+	read -r m lo hi <<<"$2"
+	if [[ $m == - ]]; then
+		echo "-"
+	else
+		# shellcheck disable=SC2059 # the format is the caller's
+		printf "$f [$f-$f]" "$m" "$lo" "$hi"
+	fi
+}
+
+# Where a process's stdout stands (its file offset): the report is written
+# when this stops moving. Read with builtins, as often as possible.
+stdout_pos() {
+	local key val
+
+	while read -r key val; do
+		[[ $key == pos: ]] && echo "$val" && return
+	done 2>/dev/null <"/proc/$1/fdinfo/1"
+	echo -1
+}
+
+# Follow a process until it is gone (a zombie has no VmHWM). Prints its
+# peak RSS in KiB, when its stdout last grew and when it went:
+# "kib report_end exit".
+watch_exit() {
+	local pid=$1 hwm=0 seen key val pos last=-1 wrote=$EPOCHREALTIME
+
+	while [[ -r /proc/$pid/status ]]; do
+		seen=0
+		while read -r key val _; do
+			[[ $key == VmHWM: ]] && hwm=$val seen=1
+		done 2>/dev/null <"/proc/$pid/status"
+		((seen)) || break
+		pos=$(stdout_pos "$pid")
+		[[ $pos != "$last" ]] && last=$pos wrote=$EPOCHREALTIME
+		sleep 0.002
+	done
+	echo "$hwm $wrote $EPOCHREALTIME"
+}
+
+# One build for the whole run, even if the tree is rebuilt meanwhile: TOOL
+# becomes a copy in TMP, TOOL_BUILD says which.
+freeze_tool() {
+	[[ -x $TOOL ]] || die "$TOOL is not built (make)"
+	cp "$TOOL" "$TMP/alloctrace" || die "cannot copy $TOOL"
+	# shellcheck disable=SC2034 # for the includer's header
+	TOOL_BUILD="$TOOL, built $(date -u -r "$TOOL" '+%Y-%m-%d %H:%M UTC')"
+	TOOL=$TMP/alloctrace
+}

@@ -1,0 +1,441 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# bench/services.sh: what tracing costs a real service, measured on that
+# service. A pair loop says what one malloc costs; a server's requests/s
+# say what its users would lose, which depends on its allocations per
+# request, its allocator's entry instructions and its work between them.
+# Run last by bench/run.sh (`make bench`), or alone: `make bench-services`.
+#
+# redis-server (jemalloc) and nginx (one worker, glibc) are started here on
+# 127.0.0.1 only, with private configs and runtime files in a scratch
+# directory, and stopped at the end. Each round measures
+# every variant once, rotating the order; a variant's figure is its
+# requests/s over the untraced server's in the same round.
+#
+# Environment: BENCH_QUICK=1 (a few minutes), BENCH_SERVICE_ROUNDS,
+# BENCH_NO_INSTALL=1 (never apt-get a server), BENCH_KEEP=1 (keep the
+# scratch directory), ALLOCTRACE (another build).
+set -u
+export LC_ALL=C
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+B=$ROOT/bench/build
+TOOL=${ALLOCTRACE:-$ROOT/alloctrace}
+TMP=$(mktemp -d /tmp/alloctrace-services.XXXXXX)
+RESULTS=$TMP/services.tsv	# round server variant requests_per_s loader_kib allocs_per_request
+
+# Requests per run: under full tracking a server answers about ten times
+# slower, so the untraced, big-only and growth runs get ten times more, to
+# last about as long.
+if [[ ${BENCH_QUICK:-0} == 1 ]]; then
+	ROUNDS=${BENCH_SERVICE_ROUNDS:-3} LOAD=5000
+else
+	ROUNDS=${BENCH_SERVICE_ROUNDS:-5} LOAD=10000
+fi
+LOAD_FAST=$((LOAD * 10))
+LOAD_LIMIT=300		# seconds, for any one load run
+REDIS_CLIENTS=50	# redis-benchmark's default
+AB_CLIENTS=10
+
+SERVERS=(redis nginx)
+VARIANTS=(untraced full sample bigonly growth)
+FAST=" untraced bigonly growth "
+# alloctrace's options in each variant, besides -p PID.
+declare -A ARGS=(
+	[full]=""
+	[sample]="--sample 64K"
+	[bigonly]="--big 1M --big-only"
+	[growth]="--growth --big 8M"
+)
+declare -A NA=()	# "server" or "variant" -> why it is not measured
+declare -A FAILED=()	# "server variant" -> "count|last reason"
+declare -A SERVER_PID=() TRACED=()
+
+cleanup() {
+	local pid
+
+	[[ -n ${APID:-} ]] && kill -INT "$APID" 2>/dev/null && wait "$APID"
+	for pid in "${SERVER_PID[@]}"; do
+		kill "$pid" 2>/dev/null && wait "$pid"
+	done
+	if [[ ${BENCH_KEEP:-0} == 1 ]]; then
+		echo "bench: scratch files kept in $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# --- servers -----------------------------------------------------------------
+
+# A TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+	local port
+
+	for _ in {1..50}; do
+		port=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
+	done
+	return 1
+}
+
+# wait_until SECONDS PID COMMAND...: poll COMMAND while PID lives.
+wait_until() {
+	local deadline=$((SECONDS + $1)) pid=$2
+	shift 2
+
+	until "$@"; do
+		kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
+redis_answers() {
+	[[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]]
+}
+
+start_redis() {
+	mkdir -p "$TMP/redis"
+	REDIS_PORT=$(free_port) || die "no free port for redis-server"
+	redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--daemonize no --dir "$TMP/redis" --logfile "$TMP/redis/redis.log" &
+	SERVER_PID[redis]=$!
+	wait_until 30 "${SERVER_PID[redis]}" redis_answers ||
+		die "redis-server did not answer on 127.0.0.1:$REDIS_PORT; see $TMP/redis/redis.log"
+	TRACED[redis]=${SERVER_PID[redis]}
+}
+
+# One worker, a separate process from the master, so that -p traces it
+# alone. The worker runs as nobody: the page must be readable by it.
+write_nginx_conf() {
+	local d=$TMP/nginx
+
+	mkdir -p "$d/www"
+	printf 'hello from alloctrace bench\n' >"$d/www/index.html"
+	chmod 711 "$TMP" "$d" && chmod 755 "$d/www" && chmod 644 "$d/www/index.html"
+	cat >"$d/nginx.conf" <<EOF
+daemon off;
+master_process on;
+worker_processes 1;
+pid $d/nginx.pid;
+error_log $d/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $d/client_body;
+	proxy_temp_path $d/proxy;
+	fastcgi_temp_path $d/fastcgi;
+	uwsgi_temp_path $d/uwsgi;
+	scgi_temp_path $d/scgi;
+	server {
+		listen 127.0.0.1:$NGINX_PORT;
+		root $d/www;
+	}
+}
+EOF
+}
+
+nginx_worker() {
+	local pid
+
+	pid=$(pgrep -P "${SERVER_PID[nginx]}" | head -n 1)
+	[[ -n $pid ]] && (exec 3<>"/dev/tcp/127.0.0.1/$NGINX_PORT") 2>/dev/null &&
+		TRACED[nginx]=$pid
+}
+
+start_nginx() {
+	local d=$TMP/nginx
+
+	NGINX_PORT=$(free_port) || die "no free port for nginx"
+	write_nginx_conf
+	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" &
+	SERVER_PID[nginx]=$!
+	wait_until 30 "${SERVER_PID[nginx]}" nginx_worker ||
+		die "nginx did not answer on 127.0.0.1:$NGINX_PORT; see $d/error.log"
+}
+
+# A server harmed by tracing (dead, or a worker respawned by its master)
+# ends the run: it is the bug to report, not a figure.
+check_server() {
+	local s=$1 v=$2
+
+	kill -0 "${TRACED[$s]}" 2>/dev/null ||
+		die "$s (pid ${TRACED[$s]}) is gone after the $v run"
+}
+
+# --- load --------------------------------------------------------------------
+
+# redis_load N: N/2 SETs then N/2 GETs; prints requests/s over both.
+redis_load() {
+	local n=$1 out=$TMP/load.out
+
+	timeout "$LOAD_LIMIT" redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -q -t set,get \
+		-n $((n / 2)) -c "$REDIS_CLIENTS" --csv >"$out" 2>"$TMP/load.err" || return 1
+	# Equal counts: the rate over both is the harmonic mean of the two.
+	awk -F'"' '$2 == "SET" { s = $4 } $2 == "GET" { g = $4 }
+		END { if (s > 0 && g > 0) printf "%.0f\n", 2 / (1 / s + 1 / g); else exit 1 }' "$out"
+}
+
+# nginx_load N: N GETs of the page, each on a new connection (ab's default).
+nginx_load() {
+	local n=$1 out=$TMP/load.out
+
+	timeout "$LOAD_LIMIT" ab -q -n "$n" -c "$AB_CLIENTS" \
+		"http://127.0.0.1:$NGINX_PORT/index.html" >"$out" 2>"$TMP/load.err" || return 1
+	if ! grep -q "^Complete requests: *$n$" "$out" || ! grep -q '^Failed requests: *0$' "$out" ||
+		grep -q '^Non-2xx' "$out"; then
+		echo "ab: not every request answered 200; see $out" >"$TMP/load.err"
+		return 1
+	fi
+	awk '/^Requests per second:/ { printf "%.0f\n", $4 }' "$out"
+}
+
+# Requests in one run of VARIANT.
+requests_of() {
+	if [[ $FAST == *" $1 "* ]]; then
+		echo "$LOAD_FAST"
+	else
+		echo "$LOAD"
+	fi
+}
+
+# --- tracer ------------------------------------------------------------------
+
+tracing() {
+	grep -q "tracing pid ${TRACED[$1]}" "$TMP/trace.err" 2>/dev/null
+}
+
+# start_tracer SERVER VARIANT: alloctrace on the server, as a user would
+# run it, ready (its probes attached) when this returns 0. Sets APID.
+start_tracer() {
+	local -a args
+
+	read -r -a args <<<"${ARGS[$2]}"
+	# The last run's "tracing pid N" (the same pid) must not pass for this
+	# one's: the background job truncates the file only some time after.
+	rm -f "$TMP/trace.out" "$TMP/trace.err"
+	"$TOOL" "${args[@]}" --format json -p "${TRACED[$1]}" >"$TMP/trace.out" 2>"$TMP/trace.err" &
+	APID=$!
+	wait_until 120 "$APID" tracing "$1" && return 0
+	kill -INT "$APID" 2>/dev/null
+	wait "$APID"
+	APID=''
+	return 1
+}
+
+# Detach; sets HWM (peak RSS in KiB) and ALLOCS (allocations its final
+# report counted), or fails when alloctrace did not exit 0. Not in a
+# subshell: only this shell can wait for alloctrace.
+stop_tracer() {
+	local rc=0 before
+
+	# The peak so far: a quick exit leaves watch_exit nothing to read.
+	before=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$APID/status" 2>/dev/null)
+	kill -INT "$APID"
+	read -r HWM _ < <(watch_exit "$APID")
+	((HWM >= ${before:-0})) || HWM=$before
+	wait "$APID" || rc=$?
+	APID=''
+	((rc == 0)) || { echo "alloctrace exited with status $rc" >>"$TMP/trace.err"; return 1; }
+	ALLOCS=$(jq -r 'select(.type == "report" and .final) | .totals.allocs' "$TMP/trace.out" |
+		tail -n 1)
+	ALLOCS=${ALLOCS:--}
+}
+
+# --- rounds ------------------------------------------------------------------
+
+last_line() {
+	grep -v '^$' "$1" 2>/dev/null | tail -n 1 | cut -c1-70
+}
+
+# failed ROUND SERVER VARIANT WHY: counted, said, and its files kept.
+failed() {
+	local key="$2 $3" count
+
+	count=${FAILED[$key]:-}
+	count=${count%%|*}
+	FAILED[$key]="$((${count:-0} + 1))|$4"
+	echo "bench: $2, $3, round $1 failed: $4" >&2
+	cp "$TMP/trace.err" "$TMP/failed.$2.$3.$1" 2>/dev/null
+	BENCH_KEEP=1
+}
+
+# measure ROUND SERVER VARIANT: one load run under one variant, the tracer
+# attached before the load starts and detached after it ends.
+measure() {
+	local r=$1 s=$2 v=$3 n rps
+
+	n=$(requests_of "$v")
+	if [[ $v != untraced ]] && ! start_tracer "$s" "$v"; then
+		failed "$r" "$s" "$v" "not tracing: $(last_line "$TMP/trace.err")"
+		return
+	fi
+	rps=$("${s}_load" "$n") || rps=''
+	HWM=- ALLOCS=-
+	if [[ $v != untraced ]] && ! stop_tracer; then
+		failed "$r" "$s" "$v" "$(last_line "$TMP/trace.err")"
+		return
+	fi
+	check_server "$s" "$v"
+	[[ -n $rps ]] || { failed "$r" "$s" "$v" "$(last_line "$TMP/load.err")"; return; }
+	# Full tracking counts every allocation and sampling estimates them:
+	# either way at least one a request, or the probes were not there.
+	if [[ $v == full || $v == sample ]] && ((${ALLOCS/-/0} < n)); then
+		failed "$r" "$s" "$v" "alloctrace saw $ALLOCS allocations in $n requests"
+		return
+	fi
+	[[ $ALLOCS == - ]] || ALLOCS=$(awk -v a="$ALLOCS" -v n="$n" 'BEGIN { print a / n }')
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$s" "$v" "$rps" "$HWM" "$ALLOCS" >>"$RESULTS"
+}
+
+# Every round runs every variant on each server, starting one further along
+# the list each time.
+service_rounds() {
+	local r i s n=${#VARIANTS[@]} v
+
+	for ((r = 1; r <= ROUNDS; r++)); do
+		for s in "${SERVERS[@]}"; do
+			[[ -n ${NA[$s]:-} ]] && continue
+			echo "bench: $s, round $r of $ROUNDS" >&2
+			for ((i = 0; i < n; i++)); do
+				v=${VARIANTS[$(((i + r) % n))]}
+				[[ -n ${NA[$v]:-} ]] || measure "$r" "$s" "$v"
+			done
+		done
+	done
+}
+
+# --- statistics --------------------------------------------------------------
+
+label() {
+	case $1 in
+	untraced) echo untraced ;;
+	full) echo "alloctrace -p PID" ;;
+	*) echo "${ARGS[$1]}" ;;
+	esac
+}
+
+# col SERVER VARIANT COLUMN [DIVISOR]: summary of one column of the results.
+col() {
+	awk -F'\t' -v s="$1" -v v="$2" -v c="$3" -v d="${4:-1}" \
+		'$2 == s && $3 == v && $c != "-" { print $c / d }' "$RESULTS" | summarize
+}
+
+# Per-round ratios of VARIANT's requests/s to the untraced server's, summarized.
+ratio() {
+	awk -F'\t' -v s="$1" -v v="$2" '
+		$2 == s && $3 == v { x[$1] = $4 }
+		$2 == s && $3 == "untraced" { y[$1] = $4 }
+		END { for (r in x) if ((r in y) && y[r] > 0) print x[r] / y[r] }' "$RESULTS" | summarize
+}
+
+# A row's cells after its variant, or why there are none.
+cells() {
+	local s=$1 v=$2 why=${NA[$1]:-${NA[$2]:-}} f
+
+	if [[ -n $why ]]; then
+		echo "$why"
+		return
+	fi
+	f=${FAILED["$s $v"]:-}
+	if [[ $(col "$s" "$v" 4) == - ]]; then
+		echo "failed: ${f#*|}"
+		return
+	fi
+	printf '%-22s %-19s %-21s %s' "$(fmt %.0f "$(col "$s" "$v" 4)")" \
+		"$(fmt %.2f "$(ratio "$s" "$v")")" "$(fmt %.1f "$(col "$s" "$v" 5 1024)")" \
+		"$(fmt %.1f "$(col "$s" "$v" 6)")"
+	[[ -z $f ]] || printf ' (%s runs failed: %s)' "${f%%|*}" "${f#*|}"
+	echo
+}
+
+print_services() {
+	local s v
+
+	echo
+	echo "== 4. real services, requests/s: median [min-max] of $ROUNDS rounds =="
+	echo "   ratio: to the untraced server's requests/s in the same round;"
+	echo "   loader MiB: alloctrace's peak RSS (VmHWM) from attach to exit;"
+	echo "   allocs/req: allocations alloctrace counted over the requests sent"
+	printf '%-7s %-20s %-22s %-19s %-21s %s\n' server variant requests/s ratio \
+		"loader MiB" allocs/req
+	for s in "${SERVERS[@]}"; do
+		for v in "${VARIANTS[@]}"; do
+			printf '%-7s %-20s %s\n' "$s" "$(label "$v")" "$(cells "$s" "$v")"
+		done
+	done
+}
+
+target_row() {
+	local s=$1 v=$2 limit=$3 value=-
+
+	[[ -n ${NA[$s]:-} || -n ${NA[$v]:-} ]] ||
+		value=$(ratio "$s" "$v" | awk '{ print ($1 == "-" ? "-" : sprintf("%.2f", $1)) }')
+	printf '%-44s %-8s %-8s %s\n' "$s: $(label "$v") / untraced" "$value" ">= $limit" \
+		"$(awk -v x="$value" -v l="$limit" \
+			'BEGIN { print (x == "-" ? "n/a" : x >= l ? "PASS" : "FAIL") }')"
+}
+
+print_targets() {
+	echo
+	echo "== real-service targets (medians of per-round ratios) =="
+	printf '%-44s %-8s %-8s %s\n' target value limit verdict
+	target_row redis full 0.4
+	target_row nginx full 0.7
+	target_row redis growth 0.95
+	target_row nginx growth 0.95
+}
+
+# --- main --------------------------------------------------------------------
+
+# The allocator a server's binary links, as ldd says.
+allocator_of() {
+	local lib
+
+	lib=$(ldd "$(command -v "$1")" | grep -o -E 'lib(jemalloc|tcmalloc[a-z_]*|mimalloc)\.so[.0-9]*' |
+		head -n 1)
+	echo "${lib:-glibc malloc}"
+}
+
+print_header() {
+	echo "alloctrace real-service benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
+		"$(nproc) CPUs; load average at start: $LOADAVG"
+	echo "tool: $TOOL_BUILD"
+	[[ -n ${NA[redis]:-} ]] || echo "redis: $(redis-server --version | cut -d' ' -f1-3) ($(allocator_of redis-server))," \
+		"redis-benchmark -q -t set,get -c $REDIS_CLIENTS, $LOAD requests a run traced, $LOAD_FAST untraced, big-only, growth"
+	[[ -n ${NA[nginx]:-} ]] || echo "nginx: $(nginx -v 2>&1 | cut -d' ' -f3), one worker ($(allocator_of nginx))," \
+		"ab -c $AB_CLIENTS of a 28-byte page, $LOAD / $LOAD_FAST requests a run likewise"
+}
+
+setup() {
+	[[ $(id -u) == 0 ]] || die "run as root: alloctrace loads BPF programs"
+	freeze_tool
+	command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
+	{ ensure_peer redis-server redis-server && ensure_peer redis-benchmark redis-tools; } ||
+		NA[redis]="n/a (redis-server or redis-tools not installed)"
+	{ ensure_peer nginx nginx-light && ensure_peer ab apache2-utils; } ||
+		NA[nginx]="n/a (nginx-light or apache2-utils not installed)"
+	"$TOOL" --help 2>&1 | grep -q -- '--growth' || NA[growth]="n/a: not built"
+	mkdir -p "$B"
+}
+
+main() {
+	local s
+
+	LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
+	setup
+	for s in "${SERVERS[@]}"; do
+		[[ -n ${NA[$s]:-} ]] || "start_$s"
+	done
+	service_rounds
+	{
+		print_header
+		print_services
+		print_targets
+	} | tee "$B/services.txt"
+}
+
+main "$@"
