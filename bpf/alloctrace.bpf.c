@@ -20,6 +20,7 @@
 #include "cfi.bpf.h"
 #include "stacks.bpf.h"
 #include "syscalls.bpf.h"
+#include "faults.bpf.h"
 
 #define MAP_FAILED_ADDR ((__u64)-1)
 
@@ -419,7 +420,31 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
 	user.ip = PT_REGS_IP_CORE(regs);
 	user.sp = PT_REGS_SP_CORE(regs);
 	user.bp = PT_REGS_FP_CORE(regs);
-	record_alloc(ctx, &user, &o, pid_tgid, addr, size, rec->func, rec->func != FUNC_BRK);
+	/* --growth counts pages, not blocks: its mappings are alerts only. */
+	record_alloc(ctx, &user, &o, pid_tgid, addr, size, rec->func,
+		     rec->func != FUNC_BRK && !cfg.growth);
+	return 0;
+}
+
+/* --growth: a user page fault, x86's exceptions:page_fault_user. */
+SEC("raw_tp/page_fault_user")
+int BPF_PROG(page_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct big_alloc_event *ev;
+	struct user_regs user;
+	struct owner o;
+	__u32 zero = 0;
+
+	if (!owner_of(pid_tgid, &o) || !first_touch(address, error_code))
+		return 0;
+	ev = bpf_map_lookup_elem(&scratch, &zero);
+	if (!ev)
+		return 0;
+	user.ip = PT_REGS_IP_CORE(regs);
+	user.sp = PT_REGS_SP_CORE(regs);
+	user.bp = PT_REGS_FP_CORE(regs);
+	page_record(&o, address, capture_stack(ctx, &user, &ev->stack, false), (__u32)pid_tgid);
 	return 0;
 }
 

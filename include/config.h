@@ -46,6 +46,7 @@ struct alloctrace_config {
 	bool follow_forks;	/* the children of traced processes too */
 	bool block_ages;	/* --min-age: note when each block was made (a clock read) */
 	bool unwind_cfi;	/* walk stacks by the loader's CFI rows, not frame pointers */
+	bool growth;		/* --growth: pages first touched, not blocks; mappings alert only */
 	__u32 stack_depth;	/* frames per stack, at most MAX_STACK_DEPTH */
 	__u32 live_mask;	/* the live-block table's slots - 1 (set by the loader) */
 	__u64 max_per_proc;	/* live blocks one process may hold, 0 = no cap (multi_proc) */

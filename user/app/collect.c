@@ -77,7 +77,7 @@ static void scale_samples(struct session *s, struct profile *prof)
 	}
 }
 
-/* Rebuild what is held from the blocks themselves, through the filters. */
+/* Rebuild what is held from the blocks (--growth: resident pages), through the filters. */
 static int count_blocks(struct session *s)
 {
 	struct block_pass bp = { .s = s, .now_ns = clock_seconds(CLOCK_MONOTONIC) * 1e9 };
@@ -86,7 +86,8 @@ static int count_blocks(struct session *s)
 	for (size_t i = 0; i < s->procs.nr && !err; i++)
 		err = profile__begin_blocks(s->procs.procs[i]->profile);
 	if (!err)
-		err = tracer__for_each_block(s->tracer, add_block, &bp);
+		err = s->opts->growth ? tracer__for_each_page(s->tracer, add_block, &bp)
+				      : tracer__for_each_block(s->tracer, add_block, &bp);
 	for (size_t i = 0; i < s->procs.nr && !err; i++)
 		err = profile__end_blocks(s->procs.procs[i]->profile);
 	return err;

@@ -66,7 +66,10 @@ static size_t stack_frames(void *ctx, const __u64 *ips, uint32_t nr, struct fram
 		/* A process whose mappings could not be read: the address alone. */
 		out[n++] = (struct frame_info){ .addr = ips[i] };
 	}
-	return fs->s->opts->big_only && a ? drop_allocator_frames(a, out, n) : n;
+	/* A page is touched where the allocator hands it out or where memset fills it. */
+	if (a && (fs->s->opts->big_only || (fs->s->opts->growth && n && in_allocator(a, out))))
+		return drop_allocator_frames(a, out, n);
+	return n;
 }
 
 static void thread_name(void *ctx, uint32_t tid, char *buf, size_t size)
@@ -247,6 +250,7 @@ static int report_procs(struct session *s, struct report *r, struct proc **list,
 			.filter = r->filter,
 			.sample_rate = r->sample_rate,
 			.big_only = r->big_only,
+			.growth = r->growth,
 		};
 		parts[built] = report_proc(s, list[built], &procs[built]);
 		err = parts[built] ? 0 : -errno;
@@ -275,6 +279,7 @@ int reports__write(struct session *s, bool final)
 		.filter = filter__describe(s->filter),
 		.sample_rate = s->opts->sample,
 		.big_only = s->opts->big_only ? s->opts->big : 0,
+		.growth = s->opts->growth,
 		.per_process = s->multi,
 		.totals = &s->totals,
 	};

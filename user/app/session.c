@@ -152,9 +152,9 @@ int session__run(const struct options *opts)
 	if (ret)
 		goto out;
 	s.tracing = true;
-	/* Blocks one by one when a filter, the threads or a data sample need them. */
+	/* Blocks one by one when a filter, the threads or a data sample need them; pages always. */
 	s.per_block = filter__per_block(s.filter) || opts->threads || opts->show_data ||
-		      opts->exports[EXPORT_HTML] || opts->sample;
+		      opts->exports[EXPORT_HTML] || opts->sample || opts->growth;
 	if (loop__setup(&s) || loop__run(&s)) {
 		pr_err("event loop failed: %s", strerror(errno));
 		ret = EXIT_FAILURE_RUNTIME;

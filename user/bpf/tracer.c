@@ -19,6 +19,7 @@
 #include "bpf/unwinder.h"
 #include "bpf/uprobe_multi.h"
 #include "lib/util.h"
+#include "proc/pagemap.h"
 
 /* Links closed at once, each from a thread of its own. */
 #define CLOSE_BATCH 64
@@ -63,8 +64,10 @@ struct tracer {
 	size_t nr_probes;
 	unsigned int stack_depth;
 	uint32_t unwind_rows;
-	bool big_only;
-	bool syscalls_attached;	/* --big-only: once, whatever the processes */
+	bool no_probes;		/* --big-only, --growth: nothing on the allocator */
+	bool syscalls;		/* the syscall tracepoints: --big-only, --growth with --big */
+	bool growth;		/* the page-fault tracepoint */
+	bool raw_attached;	/* those: once, whatever the processes */
 	pid_t pid;		/* the uprobes' process filter: -1 for every process */
 	int nr_cpus;
 	uint64_t *percpu;	/* room for one per-CPU counter value */
@@ -133,9 +136,12 @@ static uint32_t or_default(uint32_t v, uint32_t def)
 }
 
 /* The maps' capacities; *@live_mask: the live-block table's slots - 1. */
-static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz, __u32 *live_mask)
+static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz, bool growth,
+		     __u32 *live_mask)
 {
-	uint32_t slots = live__slots(or_default(sz->allocs, DEFAULT_MAX_ALLOCS));
+	uint32_t blocks = or_default(sz->allocs, DEFAULT_MAX_ALLOCS);
+	/* --growth keeps pages, not blocks: --max-allocs sizes the pages map instead. */
+	uint32_t slots = live__slots(growth ? 1 : blocks);
 	uint32_t stacks = or_default(sz->stacks, DEFAULT_MAX_STACKS);
 	uint32_t ringbuf = or_default(sz->ringbuf, DEFAULT_RINGBUF_SIZE);
 	int err;
@@ -149,6 +155,8 @@ static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz, __
 		err = bpf_map__set_max_entries(skel->maps.stack_stats, stacks + 1);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.events, ringbuf);
+	if (!err && growth)
+		err = bpf_map__set_max_entries(skel->maps.pages, blocks);
 	return err;
 }
 
@@ -159,8 +167,9 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	int err;
 
 	/* The syscall programs tax every syscall on the system: only when asked. */
-	bpf_program__set_autoload(skel->progs.big_sys_enter, opts->big_only);
-	bpf_program__set_autoload(skel->progs.big_sys_exit, opts->big_only);
+	bpf_program__set_autoload(skel->progs.big_sys_enter, t->syscalls);
+	bpf_program__set_autoload(skel->progs.big_sys_exit, t->syscalls);
+	bpf_program__set_autoload(skel->progs.page_fault, t->growth);
 	if (cfg.unwind_cfi) {
 		err = bpf_map__set_max_entries(skel->maps.unwind_rows, t->unwind_rows);
 		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_pages, UNWIND_PAGES);
@@ -177,7 +186,7 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 								      UPROBE_MULTI_ATTACH_TYPE);
 		}
 	}
-	err = set_sizes(skel, &opts->sizes, &cfg.live_mask);
+	err = set_sizes(skel, &opts->sizes, t->growth, &cfg.live_mask);
 	if (err)
 		return err;
 	cfg.stack_depth = t->stack_depth;
@@ -346,7 +355,9 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t->pid = opts->config.multi_proc ? -1 : (pid_t)opts->config.targ_tgid;
 	t->stack_depth = or_default(opts->config.stack_depth, DEFAULT_STACK_DEPTH);
 	t->unwind_rows = or_default(opts->sizes.unwind_rows, DEFAULT_UNWIND_ROWS);
-	t->big_only = opts->big_only;
+	t->growth = opts->config.growth;
+	t->no_probes = opts->big_only || t->growth;
+	t->syscalls = opts->big_only || (t->growth && opts->config.big_threshold);
 	t->on_big_alloc = opts->on_big_alloc;
 	t->on_oom = opts->on_oom;
 	t->on_exec = opts->on_exec;
@@ -686,15 +697,19 @@ int tracer__unwind_process(struct tracer *t, pid_t pid)
 	return err;
 }
 
-/* --big-only: the raw syscall tracepoints, in the perf-link array. */
-static int attach_syscalls(struct tracer *t)
+/* --big-only, --growth: the raw tracepoints of the run, in the perf-link array. */
+static int attach_raw(struct tracer *t)
 {
-	struct bpf_program *progs[] = { t->skel->progs.big_sys_enter, t->skel->progs.big_sys_exit };
-	const char *names[] = { "sys_enter", "sys_exit" };
+	struct bpf_program *progs[] = { t->skel->progs.big_sys_enter, t->skel->progs.big_sys_exit,
+					t->skel->progs.page_fault };
+	const char *names[] = { "sys_enter", "sys_exit", "page_fault_user" };
+	bool wanted[] = { t->syscalls, t->syscalls, t->growth };
 	struct bpf_link *link;
 	int err;
 
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		if (!wanted[i])
+			continue;
 		err = reserve_link(t);
 		if (err)
 			return err;
@@ -752,19 +767,19 @@ int tracer__attach(struct tracer *t, const struct allocator *a)
 	long files[sizeof(a->objs) / sizeof(a->objs[0])];
 	int err = 0;
 
-	for (size_t o = 0; o < a->nr_objs && !err && !t->big_only; o++) {
+	for (size_t o = 0; o < a->nr_objs && !err && !t->no_probes; o++) {
 		files[o] = probed_file(t, &a->objs[o]);
 		err = files[o] < 0 ? files[o] : 0;
 		if (err)
 			pr_err("cannot open %s to probe it: %s", a->objs[o].name, strerror(-err));
 	}
-	for (int pass = 0; pass < 2 && !err && !t->big_only; pass++) {
+	for (int pass = 0; pass < 2 && !err && !t->no_probes; pass++) {
 		for (size_t o = 0; o < a->nr_objs && !err; o++)
 			err = attach_object(t, &a->objs[o], &t->files[files[o]], pass == 0);
 	}
-	if (!err && t->big_only && !t->syscalls_attached) {
-		err = attach_syscalls(t);
-		t->syscalls_attached = !err;
+	if (!err && t->no_probes && !t->raw_attached) {
+		err = attach_raw(t);
+		t->raw_attached = !err;
 	}
 	if (!err && t->pid > 0)
 		err = tracer__unwind_process(t, t->pid);
@@ -774,7 +789,7 @@ int tracer__attach(struct tracer *t, const struct allocator *a)
 		t->nr_probes = nr_probes;
 		return err;
 	}
-	for (size_t o = 0; o < a->nr_objs && !t->big_only; o++) {
+	for (size_t o = 0; o < a->nr_objs && !t->no_probes; o++) {
 		warn_stepped(&a->objs[o], &t->files[files[o]]);
 		mark_probed(&t->files[files[o]], &a->objs[o]);
 	}
@@ -1069,11 +1084,99 @@ static int walk_stale(void *ctx, const void *key, const void *value)
 	return w->keep(w->ctx, k->tgid, k->gen) ? 0 : WALK_DELETE;
 }
 
+struct page_list {
+	struct live_block *pages;
+	size_t nr, cap;
+};
+
+static int list_page(void *ctx, const void *key, const void *value)
+{
+	struct page_list *l = ctx;
+
+	if (l->nr == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 4096;
+		struct live_block *p = realloc(l->pages, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		l->pages = p;
+		l->cap = cap;
+	}
+	memcpy(&l->pages[l->nr].key, key, sizeof(struct alloc_key));
+	memcpy(&l->pages[l->nr++].info, value, sizeof(struct alloc_info));
+	return 0;
+}
+
+/* By process, image, then address: runs of pages for pagemap. */
+static int page_cmp(const void *a, const void *b)
+{
+	const struct alloc_key *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * One process's @n pages at @p: the resident ones to @fn, the gone ones
+ * out of the map. A process gone keeps its pages until tracer__drop().
+ */
+static int settle_pages(struct tracer *t, struct live_block *p, size_t n, block_fn fn, void *ctx)
+{
+	uint64_t *addrs = malloc(n * sizeof(*addrs));
+	enum page_state *states = malloc(n * sizeof(*states));
+	struct alloc_key *gone = malloc(n * sizeof(*gone));
+	size_t nr_gone = 0;
+	int err = addrs && states && gone ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n && !err; i++)
+		addrs[i] = p[i].key.addr;
+	if (!err)
+		err = pagemap__states(p[0].key.tgid, addrs, n, states);
+	for (size_t i = 0; i < n && !err; i++) {
+		if (states[i] == PAGE_RESIDENT)
+			err = fn(ctx, &p[i].key, &p[i].info);
+		else if (states[i] == PAGE_GONE)
+			gone[nr_gone++] = p[i].key;
+	}
+	if (!err)
+		err = delete_keys(bpf_map__fd(t->skel->maps.pages), (const char *)gone, nr_gone,
+				  sizeof(*gone));
+	free(addrs);
+	free(states);
+	free(gone);
+	return err == -ESRCH ? 0 : err;
+}
+
+int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx)
+{
+	struct page_list l = {};
+	size_t first = 0;
+	int err = walk_map(t->skel->maps.pages, list_page, &l);
+
+	if (!err && l.nr)
+		qsort(l.pages, l.nr, sizeof(*l.pages), page_cmp);
+	for (size_t i = 1; i <= l.nr && !err; i++) {
+		if (i < l.nr && l.pages[i].key.tgid == l.pages[first].key.tgid &&
+		    l.pages[i].key.gen == l.pages[first].key.gen)
+			continue;
+		err = settle_pages(t, l.pages + first, i - first, fn, ctx);
+		first = i;
+	}
+	free(l.pages);
+	return err;
+}
+
 int tracer__drop(struct tracer *t, keep_fn keep, void *ctx)
 {
 	struct stale_walk w = { .keep = keep, .ctx = ctx };
 	int err = walk_map(t->skel->maps.stack_stats, walk_stale, &w);
 
+	/* A page's key begins as a stack's does: the tgid and image after 8 bytes. */
+	if (!err && t->growth)
+		err = walk_map(t->skel->maps.pages, walk_stale, &w);
 	return err ? err : live_table__drop(t->live, keep, ctx);
 }
 

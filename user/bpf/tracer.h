@@ -105,6 +105,13 @@ int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx);
 typedef live_fn block_fn;
 int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx);
 
+/*
+ * --growth: call @fn for every page first touched that is still resident
+ * (the key its address, the info its stack and size), and forget the
+ * pages gone from memory and swap. 0 or -errno.
+ */
+int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx);
+
 /* Delete the blocks and statistics of every process and image @keep rejects. 0 or -errno. */
 typedef live_keep_fn keep_fn;
 int tracer__drop(struct tracer *t, keep_fn keep, void *ctx);

@@ -15,6 +15,7 @@ void options__config(const struct options *o, pid_t pid, struct alloctrace_confi
 		.follow_forks = o->follow_forks || o->all,
 		.block_ages = o->filter.min_age > 0,
 		.unwind_cfi = o->unwind_cfi,
+		.growth = o->growth,
 		.stack_depth = o->stack_depth ? o->stack_depth : DEFAULT_STACK_DEPTH,
 		.max_per_proc = o->max_per_proc,
 		.big_threshold = o->big,

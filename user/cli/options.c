@@ -42,6 +42,8 @@ static const char usage[] =
 	"      --big-only         with --big: no probes on the allocator at all; see only\n"
 	"                         blocks that reach the kernel (mmap, mremap, brk), for\n"
 	"                         near-zero cost on programs making many small allocations\n"
+	"      --growth           no probes on the allocator at all: resident memory by the\n"
+	"                         stack that first touched each page, and its trend\n"
 	"      --format FMT       text (default) or json (one JSON object per line)\n"
 	"  -o, --output FILE      write the reports to FILE instead of standard output\n"
 	"      --listen ADDR:PORT serve each report as Prometheus metrics at /metrics\n"
@@ -91,6 +93,7 @@ enum {
 	OPT_TOP_PROCESSES,
 	OPT_BIG,
 	OPT_BIG_ONLY,
+	OPT_GROWTH,
 	OPT_FORMAT,
 	OPT_MAX_DEPTH,
 	OPT_UNWIND,
@@ -129,6 +132,7 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "big-only", no_argument, NULL, OPT_BIG_ONLY },
+	{ "growth", no_argument, NULL, OPT_GROWTH },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
@@ -435,6 +439,9 @@ static int parse_one(struct options *opts, int opt, char *arg)
 	case OPT_BIG_ONLY:
 		opts->big_only = true;
 		return 0;
+	case OPT_GROWTH:
+		opts->growth = true;
+		return 0;
 	case OPT_FORMAT:
 		if (parse_format(arg, &opts->format))
 			return bad_value("--format", arg, "'text' or 'json'");
@@ -545,6 +552,12 @@ static int check_target(struct options *opts)
 	}
 	if (opts->big_only && (opts->sample || opts->alloc.mmap)) {
 		pr_err("--big-only takes neither --sample nor --mmap: it probes no allocator");
+		return -EINVAL;
+	}
+	if (opts->growth && (opts->big_only || opts->sample || opts->alloc.mmap || opts->all ||
+			     opts->filter.min_age)) {
+		pr_err("--growth takes none of --big-only, --sample, --mmap, --all, --min-age: "
+		       "it counts pages, not allocations");
 		return -EINVAL;
 	}
 	if (opts->all && (opts->nr_pids || opts->argv)) {

@@ -44,6 +44,7 @@ struct options {
 	unsigned int top;	/* stacks per report, 0 = all */
 	uint64_t big;		/* big-allocation threshold in bytes, 0 = off */
 	bool big_only;		/* --big-only: no uprobes, big blocks at the syscall */
+	bool growth;		/* --growth: no uprobes, resident pages by first-touch stack */
 	enum report_format format;
 	unsigned int stack_depth;
 	bool unwind_cfi;	/* --unwind: by CFI unwind tables, else frame pointers */

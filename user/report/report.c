@@ -22,7 +22,7 @@ struct report_ops {
 	/* One process of a report on several, before and after its stacks and lists. */
 	void (*proc_begin)(FILE *f, const struct report *p);
 	void (*proc_end)(FILE *f, const struct report *p);
-	void (*stack_begin)(FILE *f, const struct report_stack *s);
+	void (*stack_begin)(FILE *f, const struct report_stack *s, bool resident);
 	/* After the report's own stacks, before the lists that follow them. */
 	void (*stacks_end)(FILE *f, const struct report *r);
 	void (*report_end)(FILE *f, const struct report *r);
@@ -43,6 +43,7 @@ struct report_ops {
 struct report_writer {
 	const struct report_ops *ops;
 	FILE *out;
+	bool resident;	/* the report is --growth's: pages, not blocks */
 };
 
 /* Text: for a person at a terminal. */
@@ -228,6 +229,9 @@ static void text_report_begin(FILE *f, const struct report *r)
 	if (r->big_only)
 		fprintf(f, "  only blocks of %s or more that reached the kernel (mmap, mremap, brk)\n",
 			text_size(r->big_only).s);
+	if (r->growth)
+		fputs("  resident growth, not allocations: pages still resident, by the stack that "
+		      "touched each first\n", f);
 	text_warning(f, t);
 }
 
@@ -264,11 +268,12 @@ static void text_data(FILE *f, const struct report_stack *s)
 	}
 }
 
-static void text_stack_begin(FILE *f, const struct report_stack *s)
+static void text_stack_begin(FILE *f, const struct report_stack *s, bool resident)
 {
-	fprintf(f, "  %s in %s block%s, %s alloc%s", text_size(s->outstanding_bytes).s,
-		text_count(s->outstanding_allocs).s, plural(s->outstanding_allocs),
-		text_count(s->allocs).s, plural(s->allocs));
+	fprintf(f, "  %s %sin %s %s%s, %s %s%s", text_size(s->outstanding_bytes).s,
+		resident ? "resident " : "", text_count(s->outstanding_allocs).s,
+		resident ? "page" : "block", plural(s->outstanding_allocs),
+		text_count(s->allocs).s, resident ? "first touch" : "alloc", plural(s->allocs));
 	text_trend(f, s);
 	fputc('\n', f);
 	text_data(f, s);
@@ -536,10 +541,15 @@ static void json_data(FILE *f, const struct report_stack *s)
 	fputc('}', f);
 }
 
-static void json_stack_begin(FILE *f, const struct report_stack *s)
+static void json_stack_begin(FILE *f, const struct report_stack *s, bool resident)
 {
+	if (resident)
+		fprintf(f, "{\"resident_bytes\":%" PRIu64 ",\"resident_pages\":%" PRIu64 ",",
+			s->outstanding_bytes, s->outstanding_allocs);
+	else
+		fputc('{', f);
 	fprintf(f,
-		"{\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64
+		"\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64
 		",\"allocs\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64,
 		s->outstanding_bytes, s->outstanding_allocs, s->allocs, s->alloc_bytes);
 	if (s->trend) {
@@ -599,6 +609,8 @@ static void json_report_end(FILE *f, const struct report *r)
 		fprintf(f, ",\"sample_rate\":%" PRIu64 ",\"estimated\":true", r->sample_rate);
 	if (r->big_only)
 		fprintf(f, ",\"big_only\":%" PRIu64, r->big_only);
+	if (r->growth)
+		fputs(",\"growth\":true", f);
 	json_exit(f, &r->exit);
 	fputc('}', f);
 }
@@ -732,7 +744,7 @@ static void report_writer__stacks(struct report_writer *w, const struct report_s
 		}
 		if (i)
 			fputs(w->ops->separator, w->out);
-		w->ops->stack_begin(w->out, &stacks[i]);
+		w->ops->stack_begin(w->out, &stacks[i], w->resident);
 		report_writer__frames(w, stacks[i].frames, stacks[i].nr_frames,
 				      stacks[i].stack_flags);
 	}
@@ -781,6 +793,7 @@ static void report_writer__body(struct report_writer *w, const struct report *r)
 int report_writer__report(struct report_writer *w, const struct report *r)
 {
 	errno = 0;
+	w->resident = r->growth;
 	w->ops->report_begin(w->out, r);
 	if (!r->per_process)
 		report_writer__body(w, r);

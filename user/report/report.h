@@ -72,6 +72,7 @@ struct report {
 	const char *filter;	/* which blocks count, if not all; NULL otherwise */
 	uint64_t sample_rate;	/* --sample: numbers are estimates; 0 when exact */
 	uint64_t big_only;	/* --big-only: only blocks this big were seen; 0 otherwise */
+	bool growth;		/* --growth: resident pages by first toucher, not blocks */
 	size_t nr_growing;	/* stacks growing steadily, steepest first */
 	const struct report_stack *growing;
 	size_t nr_threads;	/* threads by outstanding bytes */
