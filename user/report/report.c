@@ -185,15 +185,25 @@ static void text_warning(FILE *f, const struct profile_totals *t)
 	text_counters_line(f, t, "  warning: stacks incomplete: ", stack_reasons);
 }
 
-/* ": SIZE outstanding in N blocks; N allocs, N frees, N untracked frees[; stacks incomplete]" */
-static void text_totals(FILE *f, const struct profile_totals *t)
+/*
+ * ": SIZE outstanding in N blocks; N allocs, N frees, N untracked frees[; stacks incomplete]",
+ * or with --growth ": SIZE resident in N pages; N first touches[; ...]".
+ */
+static void text_totals(FILE *f, const struct profile_totals *t, bool resident)
 {
-	fprintf(f, ": %s outstanding in %s block%s; ", text_size(t->outstanding_bytes).s,
-		text_count(t->outstanding_allocs).s, plural(t->outstanding_allocs));
-	fprintf(f, "%s alloc%s, %s free%s, %s untracked free%s%s\n", text_count(t->allocs).s,
-		plural(t->allocs), text_count(t->frees).s, plural(t->frees),
-		text_count(t->untracked_frees).s, plural(t->untracked_frees),
-		t->stacks_incomplete ? "; stacks incomplete" : "");
+	if (resident) {
+		fprintf(f, ": %s resident in %s page%s; %s first touch%s",
+			text_size(t->outstanding_bytes).s, text_count(t->outstanding_allocs).s,
+			plural(t->outstanding_allocs), text_count(t->allocs).s,
+			t->allocs == 1 ? "" : "es");
+	} else {
+		fprintf(f, ": %s outstanding in %s block%s; ", text_size(t->outstanding_bytes).s,
+			text_count(t->outstanding_allocs).s, plural(t->outstanding_allocs));
+		fprintf(f, "%s alloc%s, %s free%s, %s untracked free%s", text_count(t->allocs).s,
+			plural(t->allocs), text_count(t->frees).s, plural(t->frees),
+			text_count(t->untracked_frees).s, plural(t->untracked_frees));
+	}
+	fprintf(f, "%s\n", t->stacks_incomplete ? "; stacks incomplete" : "");
 }
 
 static void text_proc_header(FILE *f, const struct report *p)
@@ -203,7 +213,7 @@ static void text_proc_header(FILE *f, const struct report *p)
 	fputc(')', f);
 	if (p->exit.exited)
 		text_exit(f, &p->exit);
-	text_totals(f, p->totals);
+	text_totals(f, p->totals, p->growth);
 }
 
 static void text_report_begin(FILE *f, const struct report *r)
@@ -214,7 +224,7 @@ static void text_report_begin(FILE *f, const struct report *r)
 	fputs(r->final ? "final report, " : "", f);
 	if (r->per_process) {
 		fprintf(f, "%zu process%s", r->nr_procs_total, r->nr_procs_total == 1 ? "" : "es");
-		text_totals(f, t);
+		text_totals(f, t, r->growth);
 	} else {
 		text_proc_header(f, r);
 	}
@@ -273,7 +283,8 @@ static void text_stack_begin(FILE *f, const struct report_stack *s, bool residen
 	fprintf(f, "  %s %sin %s %s%s, %s %s%s", text_size(s->outstanding_bytes).s,
 		resident ? "resident " : "", text_count(s->outstanding_allocs).s,
 		resident ? "page" : "block", plural(s->outstanding_allocs),
-		text_count(s->allocs).s, resident ? "first touch" : "alloc", plural(s->allocs));
+		text_count(s->allocs).s, resident ? "first touch" : "alloc",
+		resident && s->allocs != 1 ? "es" : plural(s->allocs));
 	text_trend(f, s);
 	fputc('\n', f);
 	text_data(f, s);
