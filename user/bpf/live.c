@@ -9,7 +9,6 @@
 struct live_table {
 	int fd;
 	size_t nr;  /* slots */
-	size_t len; /* bytes of a mapping of them */
 };
 
 uint32_t live__slots(uint32_t blocks)
@@ -24,14 +23,12 @@ uint32_t live__slots(uint32_t blocks)
 
 struct live_table *live_table__open(const struct bpf_map *map)
 {
-	size_t page = sysconf(_SC_PAGESIZE);
 	struct live_table *lt = calloc(1, sizeof(*lt));
 
 	if (!lt)
 		return NULL;
 	lt->fd = bpf_map__fd(map);
 	lt->nr = bpf_map__max_entries(map);
-	lt->len = (lt->nr * sizeof(struct live_block) + page - 1) & ~(page - 1);
 	return lt;
 }
 
@@ -41,14 +38,34 @@ void live_table__free(struct live_table *lt)
 }
 
 /*
- * The slots, mapped for one pass: kept mapped, the whole table would count
- * in the loader's resident memory between reports.
+ * A pass maps the slots a window at a time: the whole table (96 MiB at
+ * the default size) mapped at once would count in the loader's peak
+ * resident memory at every report that reads blocks (--sample, filters).
+ * 65,536 slots of 48 bytes are 3 MiB, whole pages, so every window starts
+ * on a page and no slot straddles two.
  */
-static struct live_block *map_slots(const struct live_table *lt)
-{
-	void *p = mmap(NULL, lt->len, PROT_READ | PROT_WRITE, MAP_SHARED, lt->fd, 0);
+#define WINDOW_SLOTS (1U << 16)
+_Static_assert(WINDOW_SLOTS * sizeof(struct live_block) % 4096 == 0, "windows of whole pages");
 
-	return p == MAP_FAILED ? NULL : p;
+typedef int (*window_fn)(void *ctx, struct live_block *slots, size_t n);
+
+static int for_each_window(const struct live_table *lt, window_fn fn, void *ctx)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	int err = 0;
+
+	for (size_t first = 0; first < lt->nr && !err; first += WINDOW_SLOTS) {
+		size_t n = lt->nr - first < WINDOW_SLOTS ? lt->nr - first : WINDOW_SLOTS;
+		size_t len = (n * sizeof(struct live_block) + page - 1) & ~(page - 1);
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, lt->fd,
+			       first * sizeof(struct live_block));
+
+		if (p == MAP_FAILED)
+			return -errno;
+		err = fn(ctx, p, n);
+		munmap(p, len);
+	}
+	return err;
 }
 
 /* @b's block into @out, if it holds one that stayed put while read. */
@@ -64,33 +81,49 @@ static bool read_block(struct live_block *b, struct live_block *out)
 	return __atomic_load_n(&b->key.addr, __ATOMIC_ACQUIRE) == addr;
 }
 
-int live_table__for_each(struct live_table *lt, live_fn fn, void *ctx)
+struct visit {
+	live_fn fn;
+	live_keep_fn keep;
+	void *ctx;
+};
+
+static int visit_window(void *ctx, struct live_block *slots, size_t n)
 {
-	struct live_block *slots = map_slots(lt), b;
+	struct visit *v = ctx;
+	struct live_block b;
 	int err = 0;
 
-	if (!slots)
-		return -errno;
-	for (size_t i = 0; i < lt->nr && !err; i++) {
+	for (size_t i = 0; i < n && !err; i++) {
 		if (read_block(&slots[i], &b))
-			err = fn(ctx, &b.key, &b.info);
+			err = v->fn(v->ctx, &b.key, &b.info);
 	}
-	munmap(slots, lt->len);
 	return err;
 }
 
-int live_table__drop(struct live_table *lt, live_keep_fn keep, void *ctx)
+int live_table__for_each(struct live_table *lt, live_fn fn, void *ctx)
 {
-	struct live_block *slots = map_slots(lt), b;
+	struct visit v = { .fn = fn, .ctx = ctx };
 
-	if (!slots)
-		return -errno;
-	for (size_t i = 0; i < lt->nr; i++) {
-		if (!read_block(&slots[i], &b) || (keep && keep(ctx, b.key.tgid, b.key.gen)))
+	return for_each_window(lt, visit_window, &v);
+}
+
+static int drop_window(void *ctx, struct live_block *slots, size_t n)
+{
+	struct visit *v = ctx;
+	struct live_block b;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!read_block(&slots[i], &b) || (v->keep && v->keep(v->ctx, b.key.tgid, b.key.gen)))
 			continue;
 		/* A probe may be releasing it too: one of the two wins. */
 		__sync_val_compare_and_swap(&slots[i].key.addr, b.key.addr, LIVE_GONE);
 	}
-	munmap(slots, lt->len);
 	return 0;
+}
+
+int live_table__drop(struct live_table *lt, live_keep_fn keep, void *ctx)
+{
+	struct visit v = { .keep = keep, .ctx = ctx };
+
+	return for_each_window(lt, drop_window, &v);
 }
