@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Reading the BPF maps for the session: counters, the per-process map,
+ * the per-stack statistics, live blocks and --growth's pages, in batches,
+ * and pruning what belongs to processes or images gone.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "config.h"	/* before the skeleton, whose rodata holds a struct alloctrace_config */
+#include "alloctrace.skel.h"
+#include "bpf/tracer.h"
+#include "bpf/tracer_int.h"
+#include "bpf/unwinder.h"
+#include "proc/pagemap.h"
+
+#define WALK_BATCH 4096
+
+/* 0 to go on, WALK_DELETE to delete the entry, or -errno to stop. */
+#define WALK_DELETE 1
+typedef int (*entry_fn)(void *ctx, const void *key, const void *value);
+
+/* The keys a batch marked for deletion; a key gone meanwhile is no error. */
+static int delete_keys(int fd, const char *keys, __u32 n, size_t key_size)
+{
+	__u32 done = n;
+
+	if (!n || !bpf_map_delete_batch(fd, keys, &done, NULL))
+		return 0;
+	/* The batch stops at a missing key: the rest one by one. */
+	for (__u32 i = done; i < n; i++) {
+		if (bpf_map_delete_elem(fd, keys + i * key_size) && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
+struct walk_bufs {
+	char *keys;
+	char *values;
+	char *doomed;
+};
+
+/* Bytes of one entry's value as a lookup returns it: per-CPU maps give every CPU's. */
+static size_t value_stride(const struct bpf_map *map)
+{
+	size_t vsz = bpf_map__value_size(map);
+
+	if (bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_HASH)
+		return vsz;
+	return ((vsz + 7) & ~(size_t)7) * libbpf_num_possible_cpus();
+}
+
+/*
+ * Hand every entry of the hash map @map to @fn, one lookup per batch of
+ * entries where the kernel can: 100,000 stacks in a few dozen calls.
+ */
+static int walk_map(struct bpf_map *map, entry_fn fn, void *ctx)
+{
+	size_t ksz = bpf_map__key_size(map), vsz = value_stride(map);
+	struct walk_bufs b = {
+		.keys = malloc(WALK_BATCH * ksz),
+		.values = malloc(WALK_BATCH * vsz),
+		.doomed = malloc(WALK_BATCH * ksz),
+	};
+	int fd = bpf_map__fd(map), err = 0, ret;
+	__u32 in = 0, out = 0, count, nr_doomed;
+	bool first = true;
+
+	if (!b.keys || !b.values || !b.doomed)
+		err = -ENOMEM;
+	while (!err) {
+		count = WALK_BATCH;
+		ret = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, b.keys, b.values, &count,
+					   NULL);
+		if (ret && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		nr_doomed = 0;
+		for (__u32 i = 0; i < count && !err; i++) {
+			err = fn(ctx, b.keys + i * ksz, b.values + i * vsz);
+			if (err == WALK_DELETE) {
+				memcpy(b.doomed + nr_doomed++ * ksz, b.keys + i * ksz, ksz);
+				err = 0;
+			}
+		}
+		if (!err)
+			err = delete_keys(fd, b.doomed, nr_doomed, ksz);
+		if (ret)
+			break;
+		in = out;
+		first = false;
+	}
+	free(b.keys);
+	free(b.values);
+	free(b.doomed);
+	return err;
+}
+
+static int delete_entry(void *ctx, const void *key, const void *value)
+{
+	return WALK_DELETE;
+}
+
+int maps__clear(struct bpf_map *map)
+{
+	return walk_map(map, delete_entry, NULL);
+}
+
+int maps__zero_counters(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.counters);
+
+	memset(t->percpu, 0, t->nr_cpus * sizeof(*t->percpu));
+	for (__u32 key = 0; key < CNT_MAX; key++) {
+		if (bpf_map_update_elem(fd, &key, t->percpu, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+int tracer__read_counters(struct tracer *t, uint64_t counters[CNT_MAX])
+{
+	int fd = bpf_map__fd(t->skel->maps.counters);
+
+	for (__u32 key = 0; key < CNT_MAX; key++) {
+		counters[key] = 0;
+		if (bpf_map_lookup_elem(fd, &key, t->percpu))
+			return -errno;
+		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+			counters[key] += t->percpu[cpu];
+	}
+	/* The one counter BPF never adds to. */
+	if (t->unwinder)
+		counters[CNT_UNWIND_FULL] = unwinder__nr_full(t->unwinder);
+	return 0;
+}
+
+int tracer__add_proc(struct tracer *t, pid_t pid, const char *comm)
+{
+	struct proc_state st = {};
+	__u32 key = pid;
+
+	snprintf(st.comm, sizeof(st.comm), "%s", comm);
+	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &st, BPF_ANY) ? -errno
+											  : 0;
+}
+
+int tracer__forget_proc(struct tracer *t, pid_t pid, uint32_t gen)
+{
+	int fd = bpf_map__fd(t->skel->maps.procs);
+	struct proc_state st;
+	__u32 key = pid;
+
+	/* Not if the pid is another process's by now, which --all took up anew. */
+	if (bpf_map_lookup_elem(fd, &key, &st) || st.gen != gen)
+		return 0;
+	if (t->unwinder)
+		unwinder__forget_process(t->unwinder, pid);
+	if (bpf_map_delete_elem(fd, &key) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int tracer__proc_state(struct tracer *t, pid_t pid, struct proc_state *st)
+{
+	__u32 key = pid;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.procs), &key, st) ? -errno : 0;
+}
+
+struct proc_walk {
+	proc_fn fn;
+	void *ctx;
+};
+
+static int walk_proc(void *ctx, const void *key, const void *value)
+{
+	struct proc_walk *w = ctx;
+
+	return w->fn(w->ctx, *(const __u32 *)key, value);
+}
+
+int tracer__for_each_proc(struct tracer *t, proc_fn fn, void *ctx)
+{
+	struct proc_walk w = { .fn = fn, .ctx = ctx };
+
+	return walk_map(t->skel->maps.procs, walk_proc, &w);
+}
+
+struct stats_walk {
+	struct tracer *t;
+	profile_fn profile_of;
+	void *ctx;
+	struct stack_stats stats;
+	struct stack_trace trace;
+};
+
+_Static_assert(sizeof(struct stack_counts) % 8 == 0, "per-CPU values lie 8-byte aligned");
+
+/* a - b, or 0 if the reading saw more taken out than put in. */
+static uint64_t at_least_0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* A stack's statistics from the CPUs' counts (see stack_stats in the BPF object). */
+static void sum_cpus(const struct tracer *t, const struct stack_counts *cpus,
+		     struct stack_stats *stats)
+{
+	struct stack_counts sum = {};
+
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
+		sum.allocs += cpus[cpu].allocs;
+		sum.alloc_bytes += cpus[cpu].alloc_bytes;
+		sum.frees += cpus[cpu].frees;
+		sum.freed_bytes += cpus[cpu].freed_bytes;
+	}
+	/*
+	 * The CPUs' counts are read one after another while blocks come and
+	 * go: a block made on one CPU after its count was read and freed on
+	 * another before its count was can show as a free without its alloc.
+	 */
+	*stats = (struct stack_stats){
+		.outstanding_bytes = at_least_0(sum.alloc_bytes, sum.freed_bytes),
+		.outstanding_allocs = at_least_0(sum.allocs, sum.frees),
+		.allocs = sum.allocs,
+		.alloc_bytes = sum.alloc_bytes,
+	};
+}
+
+static int walk_stats(void *ctx, const void *key_, const void *value)
+{
+	const struct stack_key *key = key_;
+	struct stats_walk *w = ctx;
+	int fd = bpf_map__fd(w->t->skel->maps.stacks);
+	struct profile *p = w->profile_of(w->ctx, key->tgid, key->gen);
+	struct stack_trace *trace = &w->trace;
+
+	if (!p)
+		return 0;
+	sum_cpus(w->t, value, &w->stats);
+	trace->nr = 0;
+	if (key->stack_id != STACK_ID_NONE && bpf_map_lookup_elem(fd, &key->stack_id, trace))
+		trace->nr = 0;
+	if (trace->nr > w->t->stack_depth)
+		trace->nr = w->t->stack_depth;
+	return profile__add(p, key->stack_id, &w->stats, trace);
+}
+
+int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx)
+{
+	struct stats_walk *w = malloc(sizeof(*w));
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	*w = (struct stats_walk){ .t = t, .profile_of = profile_of, .ctx = ctx };
+	err = walk_map(t->skel->maps.stack_stats, walk_stats, w);
+	free(w);
+	return err;
+}
+
+int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx)
+{
+	return live_table__for_each(t->live, fn, ctx);
+}
+
+struct stale_walk {
+	keep_fn keep;
+	void *ctx;
+};
+
+static int walk_stale(void *ctx, const void *key, const void *value)
+{
+	const struct stack_key *k = key;
+	struct stale_walk *w = ctx;
+
+	return w->keep(w->ctx, k->tgid, k->gen) ? 0 : WALK_DELETE;
+}
+
+struct page_list {
+	struct live_block *pages;
+	size_t nr, cap;
+};
+
+static int list_page(void *ctx, const void *key, const void *value)
+{
+	struct page_list *l = ctx;
+
+	if (l->nr == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 4096;
+		struct live_block *p = realloc(l->pages, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		l->pages = p;
+		l->cap = cap;
+	}
+	memcpy(&l->pages[l->nr].key, key, sizeof(struct alloc_key));
+	memcpy(&l->pages[l->nr++].info, value, sizeof(struct alloc_info));
+	return 0;
+}
+
+/* By process, image, then address: runs of pages for pagemap. */
+static int page_cmp(const void *a, const void *b)
+{
+	const struct alloc_key *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * One process's @n pages at @p: the resident ones to @fn, the gone ones
+ * out of the map. A process gone keeps its pages until tracer__drop().
+ */
+static int settle_pages(struct tracer *t, struct live_block *p, size_t n, block_fn fn, void *ctx)
+{
+	uint64_t *addrs = malloc(n * sizeof(*addrs));
+	enum page_state *states = malloc(n * sizeof(*states));
+	struct alloc_key *gone = malloc(n * sizeof(*gone));
+	size_t nr_gone = 0;
+	int err = addrs && states && gone ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n && !err; i++)
+		addrs[i] = p[i].key.addr;
+	if (!err)
+		err = pagemap__states(p[0].key.tgid, addrs, n, states);
+	for (size_t i = 0; i < n && !err; i++) {
+		if (states[i] == PAGE_RESIDENT)
+			err = fn(ctx, &p[i].key, &p[i].info);
+		else if (states[i] == PAGE_GONE)
+			gone[nr_gone++] = p[i].key;
+	}
+	if (!err)
+		err = delete_keys(bpf_map__fd(t->skel->maps.pages), (const char *)gone, nr_gone,
+				  sizeof(*gone));
+	free(addrs);
+	free(states);
+	free(gone);
+	return err == -ESRCH ? 0 : err;
+}
+
+int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx)
+{
+	struct page_list l = {};
+	size_t first = 0;
+	int err = walk_map(t->skel->maps.pages, list_page, &l);
+
+	if (!err && l.nr)
+		qsort(l.pages, l.nr, sizeof(*l.pages), page_cmp);
+	for (size_t i = 1; i <= l.nr && !err; i++) {
+		if (i < l.nr && l.pages[i].key.tgid == l.pages[first].key.tgid &&
+		    l.pages[i].key.gen == l.pages[first].key.gen)
+			continue;
+		err = settle_pages(t, l.pages + first, i - first, fn, ctx);
+		first = i;
+	}
+	free(l.pages);
+	return err;
+}
+
+int tracer__drop(struct tracer *t, keep_fn keep, void *ctx)
+{
+	struct stale_walk w = { .keep = keep, .ctx = ctx };
+	int err = walk_map(t->skel->maps.stack_stats, walk_stale, &w);
+
+	/* A page's key begins as a stack's does: the tgid and image after 8 bytes. */
+	if (!err && t->growth)
+		err = walk_map(t->skel->maps.pages, walk_stale, &w);
+	return err ? err : live_table__drop(t->live, keep, ctx);
+}
+

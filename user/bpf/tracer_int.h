@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_TRACER_INT_H
+#define ALLOCTRACE_TRACER_INT_H
+
+/*
+ * The tracer's insides, shared by its two files: tracer.c loads,
+ * configures and attaches the BPF object; maps.c reads and prunes its
+ * maps for the session. Nothing outside user/bpf/ includes this.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "bpf/tracer.h"
+
+/* A file probed already and its functions: other processes share the probes. */
+struct probed_file {
+	dev_t dev;
+	ino_t ino;
+	uint64_t funcs;		/* bit per enum alloc_func */
+	uint64_t stepped_said;	/* functions warned of as single-stepped, for the whole run */
+};
+
+enum task_tracepoint {
+	TP_OOM,
+	TP_EXEC,
+	TP_FORK,
+	TP_EXIT,
+	NR_TRACEPOINTS,
+};
+
+/*
+ * Unwind table room: 1M rows (8 MiB) hold libc, libstdc++ and python3
+ * (28K, 34K and 65K rows) many times over; an index entry per 256 bytes
+ * of text, 1M of them (4 MiB) for 256 MiB. Processes with tables at once.
+ */
+#define DEFAULT_UNWIND_ROWS (1U << 20)
+#define UNWIND_PAGES (1U << 20)
+#define UNWIND_PROCS 1024
+
+struct tracer {
+	struct alloctrace_bpf *skel;
+	struct ring_buffer *events;
+	/* Perf-event links where the kernel has no usable uprobe_multi... */
+	struct bpf_link **links;
+	size_t nr_links, links_cap;
+	/* ...else one uprobe_multi link per object, program and direction. */
+	bool multi;
+	int *link_fds;
+	size_t nr_link_fds, link_fds_cap;
+	struct probed_file *files;
+	size_t nr_files, files_cap;
+	size_t nr_probes;
+	unsigned int stack_depth;
+	uint32_t unwind_rows;
+	bool no_probes;		/* --big-only, --growth: nothing on the allocator */
+	bool syscalls;		/* the syscall tracepoints: --big-only, --growth with --big */
+	bool growth;		/* the page-fault tracepoint */
+	bool raw_attached;	/* those: once, whatever the processes */
+	pid_t pid;		/* the uprobes' process filter: -1 for every process */
+	int nr_cpus;
+	uint64_t *percpu;	/* room for one per-CPU counter value */
+	big_alloc_fn on_big_alloc;
+	task_fn on_oom;
+	task_fn on_exec;
+	struct bpf_link *task_links[NR_TRACEPOINTS];
+	struct unwinder *unwinder;	/* NULL unless unwinding by CFI */
+	struct live_table *live;
+	bool warned_procs_full;
+	void *ctx;
+};
+
+/* Delete every entry of the hash map @map. 0 or -errno. */
+int maps__clear(struct bpf_map *map);
+
+/* Set every counter back to 0 on every CPU. 0 or -errno. */
+int maps__zero_counters(struct tracer *t);
+
+#endif
