@@ -131,7 +131,8 @@ valgrind_summary() {
 EXPECTED_EXIT=$(grep -v -e '^hold_register ' -e '^hold_thread_stack ' <<<"$EXPECTED")
 
 # -o: the command's own lines go to stdout.
-run_tool exit 60 --leak-check -T 0 --format json -o "$TMP/exit.json" -- "$WL/leakclasses" exit
+run_tool exit 60 --leak-check -T 0 --format json -o "$TMP/exit.json" --pprof "$TMP/exit.pb.gz" \
+	-- "$WL/leakclasses" exit
 R=$(final_report "$TMP/exit.json")
 expect_eq "--leak-check at exit: exit status" 0 "$RC"
 expect_eq "--leak-check at exit: classes per function" "$EXPECTED_EXIT" "$(report_classes "$R")"
@@ -147,6 +148,10 @@ expect_eq "--leak-check at exit: valgrind's classes per function" \
 	"$(valgrind_classes "$TMP/vgexit.log")" "$(report_classes "$R")"
 expect_eq "--leak-check at exit: valgrind's leak summary" \
 	"$(valgrind_summary "$TMP/vgexit.log")" "$(report_summary "$R")"
+
+expect_match "--leak-check at exit: pprof's definitely lost space, as valgrind's" \
+	"Total samples = 472B" \
+	"$(go tool pprof -sample_index=definitely_lost_space -top "$TMP/exit.pb.gz" 2>&1)"
 
 # With -p, while it waits: the final report (SIGINT) scans the running target.
 mkfifo "$TMP/pin"
