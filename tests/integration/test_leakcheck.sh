@@ -3,7 +3,10 @@
 # tests/workloads/leakclasses.c's blocks, per function, exactly as known
 # and as valgrind memcheck finds them at the same waiting point; the
 # target left running, unharmed and without a zombie; an already-traced
-# target refused. Driven by build/tests/leakscan, without the BPF side.
+# target refused. Driven by build/tests/leakscan, without the BPF side;
+# then alloctrace --leak-check itself, with the BPF side: at a launched
+# command's exit against valgrind's check at exit, and with -p while the
+# target waits.
 set -u
 source "$(dirname "$0")/../lib.sh"
 SCAN=$ROOT/build/tests/leakscan
@@ -93,4 +96,83 @@ valgrind_classes() {
 }
 expect_eq "valgrind memcheck: the same classes per function" "$EXPECTED" \
 	"$(valgrind_classes "$TMP/vgdb.out")"
+
+# --- alloctrace --leak-check: the session's verdicts -------------------------
+
+# The classes of a report's stacks per function calling tracked(), in the
+# same form: "FUNCTION CLASS BYTES BLOCKS", classes with blocks only.
+report_classes() {
+	jq -r '.stacks[] | select(.frames[0].function == "tracked") |
+		(.frames[1].function | sub("^alloc_for_register$"; "hold_register")) as $fn |
+		[["reachable", .reachable_bytes, .reachable_allocs],
+		 ["possibly lost", .possibly_lost_bytes, .possibly_lost_allocs],
+		 ["indirectly lost", .indirectly_lost_bytes, .indirectly_lost_allocs],
+		 ["definitely lost", .definitely_lost_bytes, .definitely_lost_allocs]][] |
+		select(.[2] > 0) | "\($fn) \(.[0]) \(.[1]) \(.[2])"' <<<"$1" |
+	awk '{ k = $1 " " $2 (NF == 5 ? " " $3 : ""); b[k] += $(NF-1); n[k] += $NF }
+	     END { for (k in b) print k, b[k], n[k] }' | sort
+}
+
+# "definitely lost B N", ... from a report's totals, as valgrind's summary says them.
+report_summary() {
+	jq -r '.totals | "definitely lost: \(.definitely_lost_bytes) \(.definitely_lost_allocs)",
+		"indirectly lost: \(.indirectly_lost_bytes) \(.indirectly_lost_allocs)",
+		"possibly lost: \(.possibly_lost_bytes) \(.possibly_lost_allocs)",
+		"still reachable: \(.reachable_bytes) \(.reachable_allocs)"' <<<"$1"
+}
+
+valgrind_summary() {
+	sed -n 's/^==[0-9]*== *\(definitely lost\|indirectly lost\|possibly lost\|still reachable\): \([0-9,]*\) bytes in \([0-9,]*\) blocks/\1: \2 \3/p' "$1" |
+		tr -d ,  | sed 's/lost /lost: /; s/reachable /reachable: /' | sed 's/:: /: /'
+}
+
+# At exit: the launched command's last state, after its exit handlers;
+# in its "exit" mode it starts neither thread.
+EXPECTED_EXIT=$(grep -v -e '^hold_register ' -e '^hold_thread_stack ' <<<"$EXPECTED")
+
+# -o: the command's own lines go to stdout.
+run_tool exit 60 --leak-check -T 0 --format json -o "$TMP/exit.json" --pprof "$TMP/exit.pb.gz" \
+	-- "$WL/leakclasses" exit
+R=$(final_report "$TMP/exit.json")
+expect_eq "--leak-check at exit: exit status" 0 "$RC"
+expect_eq "--leak-check at exit: classes per function" "$EXPECTED_EXIT" "$(report_classes "$R")"
+expect_eq "--leak-check at exit: assumptions" '["untracked_blocks_as_roots","target_stopped_for_scan"]' \
+	"$(report_get "$R" .leak_check.assumptions)"
+expect_eq "--leak-check at exit: definitely lost stacks first" "true" \
+	"$(report_get "$R" '[.stacks[].definitely_lost_bytes > 0] | . == (sort | reverse)')"
+expect_eq "--leak-check at exit: no warning" "" "$(unsaid "$TMP/exit.err")"
+
+valgrind --leak-check=full --show-leak-kinds=all --run-libc-freeres=no --run-cxx-freeres=no \
+	--log-file="$TMP/vgexit.log" "$WL/leakclasses" exit >/dev/null
+expect_eq "--leak-check at exit: valgrind's classes per function" \
+	"$(valgrind_classes "$TMP/vgexit.log")" "$(report_classes "$R")"
+expect_eq "--leak-check at exit: valgrind's leak summary" \
+	"$(valgrind_summary "$TMP/vgexit.log")" "$(report_summary "$R")"
+
+expect_match "--leak-check at exit: pprof's definitely lost space, as valgrind's" \
+	"Total samples = 472B" \
+	"$(go tool pprof -sample_index=definitely_lost_space -top "$TMP/exit.pb.gz" 2>&1)"
+
+# With -p, while it waits: the final report (SIGINT) scans the running target.
+mkfifo "$TMP/pin"
+sleep 120 >"$TMP/pin" &
+track $!
+PHOLD=$!
+"$WL/leakclasses" wait <"$TMP/pin" >"$TMP/pwl.out" &
+track $!
+PWL=$!
+start_tool pid 60 --leak-check -T 0 --format json -i 3600 -p "$PWL"
+wait_tracing pid 30 || fail "-p --leak-check: tracing" "no 'tracing pid' line in 30 s"
+echo go >"$TMP/pin"
+wait_for 30 grep -q '^ready$' "$TMP/pwl.out" || fail "-p --leak-check: ready" "not ready in 30 s"
+kill -INT "$(loader_pid)"
+wait_tool
+R=$(final_report "$TMP/pid.out")
+expect_eq "-p --leak-check: exit status" 0 "$RC"
+expect_eq "-p --leak-check: classes per function, as valgrind at the waiting point" \
+	"$EXPECTED" "$(report_classes "$R")"
+expect_true "-p --leak-check: the target still runs" "pid $PWL gone" alive "$PWL"
+kill "$PHOLD" 2>/dev/null
+wait "$PWL"
+expect_eq "-p --leak-check: the target exits 0" 0 "$?"
 finish

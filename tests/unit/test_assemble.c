@@ -123,11 +123,61 @@ static void test_assemble_without_history(void **state UNUSED)
 	profile__free(p);
 }
 
+/*
+ * --leak-check: stacks 1 (300 bytes, reachable), 2 (100, all definitely
+ * lost), 3 (200: 50 definitely lost, 150 indirectly) and an unlisted
+ * stack 9's verdict. Definitely lost first, the most first, cut to top 2;
+ * each stack's classes and the totals of every verdict, exactly.
+ */
+static void test_assemble_leak_classes(void **state UNUSED)
+{
+	static const uint64_t bytes[] = { 300, 100, 200 };
+	static const struct leak_verdict v[] = {
+		{ 1, 300, LEAK_REACHABLE }, { 2, 60, LEAK_DEFINITE }, { 2, 40, LEAK_DEFINITE },
+		{ 3, 50, LEAK_DEFINITE }, { 3, 150, LEAK_INDIRECT }, { 9, 7, LEAK_POSSIBLE },
+	};
+	struct assemble_leaks leaks = {
+		.verdicts = v, .nr = 6,
+		.check = { .pause_ms = 1.5, .bytes_scanned = 4096 },
+	};
+	struct profile *p = profile__new();
+	int calls = 0;
+	struct assemble_source src = { .frames = table_frames, .ctx = &calls };
+	struct assemble_opts o = { .top = 2, .leaks = &leaks };
+	struct report rep = { 0 };
+	struct report_parts *parts;
+
+	collect(p, bytes, 3);
+	parts = report_parts__assemble(p, NULL, &o, &src, &rep);
+	assert_non_null(parts);
+	assert_int_equal(rep.nr_stacks, 2);
+	assert_int_equal(rep.stacks[0].stack_id, 2);
+	assert_true(rep.stacks[0].classified);
+	assert_int_equal(rep.stacks[0].class_bytes[LEAK_DEFINITE], 100);
+	assert_int_equal(rep.stacks[0].class_allocs[LEAK_DEFINITE], 2);
+	assert_int_equal(rep.stacks[1].stack_id, 3);
+	assert_int_equal(rep.stacks[1].class_bytes[LEAK_DEFINITE], 50);
+	assert_int_equal(rep.stacks[1].class_bytes[LEAK_INDIRECT], 150);
+	assert_int_equal(rep.stacks[1].class_allocs[LEAK_INDIRECT], 1);
+	assert_int_equal(rep.stacks[1].class_bytes[LEAK_REACHABLE], 0);
+	assert_non_null(rep.leak_check);
+	assert_int_equal(rep.leak_check->bytes_scanned, 4096);
+	assert_int_equal(rep.leak_check->class_bytes[LEAK_DEFINITE], 150);
+	assert_int_equal(rep.leak_check->class_allocs[LEAK_DEFINITE], 3);
+	assert_int_equal(rep.leak_check->class_bytes[LEAK_INDIRECT], 150);
+	assert_int_equal(rep.leak_check->class_bytes[LEAK_POSSIBLE], 7);
+	assert_int_equal(rep.leak_check->class_bytes[LEAK_REACHABLE], 300);
+	assert_int_equal(rep.leak_check->class_allocs[LEAK_REACHABLE], 1);
+	report_parts__free(parts);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_assemble_lists),
 		cmocka_unit_test(test_assemble_without_history),
+		cmocka_unit_test(test_assemble_leak_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

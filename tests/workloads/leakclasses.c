@@ -4,7 +4,10 @@
  * blocks and bytes. For the leak-check engine's test only, it prints
  * "block ADDR SIZE FUNCTION" for the blocks a tracer would track, then
  * "pid PID" and "ready", and waits for stdin to close. Blocks it does not print stand
- * for those allocated before a tracer attached.
+ * for those allocated before a tracer attached. With the argument "exit" it
+ * starts no thread and returns from main at once, for a check at exit;
+ * with "wait" it reads one byte before it allocates, so that a tracer
+ * attached by pid sees every block.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -145,13 +148,15 @@ asm(".text\n"
     "	syscall\n"
     "	jmp 1b\n");
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t t1, t2;
 	char c;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (pipe(never))
+		return 1;
+	if (argc > 1 && !strcmp(argv[1], "wait") && read(0, &c, 1) != 1)
 		return 1;
 	keep_reachable();
 	leak_definite();
@@ -162,6 +167,8 @@ int main(void)
 	hold_tls();
 	stale_tcache();
 	stale_fastbin();
+	if (argc > 1 && !strcmp(argv[1], "exit"))
+		return 0;
 	pthread_create(&t1, NULL, hold_thread_stack, NULL);
 	pthread_create(&t2, NULL, hold_register, (void *)(long)never[0]);
 	/* Both threads have printed their block before "ready". */

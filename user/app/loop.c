@@ -7,6 +7,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include "app/loop.h"
+#include "app/leaks.h"
 #include "app/execs.h"
 #include "app/reports.h"
 #include "bpf/tracer.h"
@@ -98,9 +99,11 @@ static void on_target_event(struct session *s, struct target *t)
 		execs__reattach(s, target__pid(t), t);
 		break;
 	case TARGET_EXITING:
-		/* Last chance to read its mappings. */
+		/* Last chance to read its mappings, and its memory: valgrind checks here too. */
 		if (p)
 			proc__symbolizer(&s->procs, p, true);
+		if (p && s->opts->leak_check)
+			leaks__check(s, p, true);
 		target__resume(t);
 		break;
 	case TARGET_GONE:

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "app/reports.h"
 #include "app/collect.h"
+#include "app/leaks.h"
 #include "lib/log.h"
 #include "probe/allocator.h"
 #include "report/assemble.h"
@@ -219,6 +220,7 @@ static struct report_parts *report_proc(struct session *s, struct proc *p, struc
 		.show_data = s->opts->show_data,
 		.threads = s->per_block && (s->opts->threads || s->nr_exporters),
 		.peak = r->final,
+		.leaks = leaks__for_report(s, p),
 	};
 
 	r->pid = p->pid;
@@ -292,6 +294,7 @@ int reports__write(struct session *s, bool final)
 	r.nr_procs_total = listed_procs(s, &list);
 	err = list ? report_procs(s, &r, list, r.nr_procs_total) : -ENOMEM;
 	free(list);
+	leaks__forget(s, false);
 	s->reports++;
 	if (s->multi)
 		collect__forget_gone(s);

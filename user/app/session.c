@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "app/session.h"
+#include "app/leaks.h"
 #include "app/state.h"
 #include "app/execs.h"
 #include "app/loop.h"
@@ -123,6 +124,7 @@ static void session__close(struct session *s)
 	filter__free(s->filter);
 	report_writer__free(s->writer);
 	metrics_server__free(s->metrics);
+	leaks__forget(s, true);
 	for (int fd = 0, fds[] = { s->epfd, s->sigfd, s->timerfd, s->retry_fd }; fd < 4; fd++) {
 		if (fds[fd] >= 0)
 			close(fds[fd]);

@@ -22,6 +22,8 @@
  * about one process (its allocator, where it is in an exec) is in its
  * struct proc, not here.
  */
+struct leak_result;
+
 struct session {
 	const struct options *opts;
 	bool multi;		/* several processes: the per-process map, per-process reports */
@@ -40,6 +42,8 @@ struct session {
 	struct exporter *exporters[EXPORT_HTML + 1];
 	size_t nr_exporters;
 	struct metrics_server *metrics;	/* --listen */
+	struct leak_result *leaks;	/* --leak-check: verdicts (app/leaks.c) */
+	size_t nr_leaks, leaks_cap;
 	int epfd;
 	int sigfd;
 	int timerfd;

@@ -67,6 +67,9 @@ static const char usage[] =
 	"      --threads          which threads hold the memory, and through which stacks\n"
 	"      --show-data N      print the first N bytes (up to 256) of one live block per\n"
 	"                         stack: this shows the target's data, secrets included\n"
+	"      --leak-check       classify live blocks as valgrind does (definitely, indirectly,\n"
+	"                         possibly lost, reachable) at each report; a launched command\n"
+	"                         at its exit. Pauses the target briefly (ptrace)\n"
 	"      --max-allocs N     room for N live blocks at once (default 1048576); kernel memory:\n"
 	"                         2N slots rounded up to a power of 2, 48 bytes each, up front\n"
 	"      --max-stacks N     distinct stacks recorded (default 65536); kernel memory: about\n"
@@ -108,6 +111,7 @@ enum {
 	OPT_MAX_SIZE,
 	OPT_THREADS,
 	OPT_SHOW_DATA,
+	OPT_LEAK_CHECK,
 	OPT_MAX_ALLOCS,
 	OPT_MAX_STACKS,
 	OPT_MAX_UNWIND_ROWS,
@@ -146,6 +150,7 @@ static const struct option long_options[] = {
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "show-data", required_argument, NULL, OPT_SHOW_DATA },
+	{ "leak-check", no_argument, NULL, OPT_LEAK_CHECK },
 	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS },
@@ -497,6 +502,9 @@ static int parse_one(struct options *opts, int opt, char *arg)
 			return bad_value("--show-data", arg, "a number of bytes from 1 to 256");
 		opts->show_data = v;
 		return 0;
+	case OPT_LEAK_CHECK:
+		opts->leak_check = true;
+		return 0;
 	case OPT_MAX_ALLOCS:
 		return parse_entries(opt, arg, MAX_LIVE_BLOCKS, &opts->maps.allocs);
 	case OPT_MAX_STACKS:
@@ -558,6 +566,12 @@ static int check_target(struct options *opts)
 			     opts->filter.min_age)) {
 		pr_err("--growth takes none of --big-only, --sample, --mmap, --all, --min-age: "
 		       "it counts pages, not allocations");
+		return -EINVAL;
+	}
+	/* A verdict needs every block: one not tracked would count as a root. */
+	if (opts->leak_check && (opts->big_only || opts->growth || opts->sample || opts->all)) {
+		pr_err("--leak-check needs every block of named processes: "
+		       "not with --big-only, --growth, --sample or --all");
 		return -EINVAL;
 	}
 	if (opts->all && (opts->nr_pids || opts->argv)) {

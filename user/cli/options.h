@@ -55,6 +55,7 @@ struct options {
 	struct block_filter filter;	/* which live blocks count */
 	bool threads;			/* per-thread breakdown */
 	unsigned int show_data;		/* bytes of one live block per stack */
+	bool leak_check;		/* --leak-check: valgrind's classes per block */
 	uint64_t sample;		/* --sample: mean bytes between samples, 0 = all */
 	struct map_sizes maps;		/* --max-allocs, --max-stacks, --ringbuf-size, --max-unwind-rows */
 	int verbose;

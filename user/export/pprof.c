@@ -59,6 +59,9 @@ enum sample_value {
 	VALUE_ALLOC_SPACE,
 	VALUE_INUSE_OBJECTS,
 	VALUE_INUSE_SPACE,
+	/* --leak-check only: what the scan found definitely lost */
+	VALUE_LOST_OBJECTS,
+	VALUE_LOST_SPACE,
 	NR_VALUES,
 };
 
@@ -67,6 +70,8 @@ static const char *const sample_types[NR_VALUES][2] = {
 	[VALUE_ALLOC_SPACE] = { "alloc_space", "bytes" },
 	[VALUE_INUSE_OBJECTS] = { "inuse_objects", "count" },
 	[VALUE_INUSE_SPACE] = { "inuse_space", "bytes" },
+	[VALUE_LOST_OBJECTS] = { "definitely_lost_objects", "count" },
+	[VALUE_LOST_SPACE] = { "definitely_lost_space", "bytes" },
 };
 
 /* The pseudo-function of the allocations whose stack was lost. */
@@ -116,6 +121,7 @@ struct builder {
 	struct pb_buf samples, locations, functions;
 	/* Indexes of the strings every profile has. */
 	uint64_t types[NR_VALUES][2];
+	size_t nr_values;	/* the lost values only with a leak check's verdicts */
 	uint64_t space, bytes;
 	uint64_t comments[2];	/* whether the numbers, and the stacks, are complete */
 	int err;
@@ -403,6 +409,8 @@ static void builder__sample(struct builder *b, const struct report_stack *s)
 		[VALUE_ALLOC_SPACE] = s->alloc_bytes,
 		[VALUE_INUSE_OBJECTS] = s->outstanding_allocs,
 		[VALUE_INUSE_SPACE] = s->outstanding_bytes,
+		[VALUE_LOST_OBJECTS] = s->class_allocs[LEAK_DEFINITE],
+		[VALUE_LOST_SPACE] = s->class_bytes[LEAK_DEFINITE],
 	};
 	struct pb_buf *buf = &b->samples;
 	size_t mark, field, i, n;
@@ -417,7 +425,7 @@ static void builder__sample(struct builder *b, const struct report_stack *s)
 	}
 	pb_buf__end(buf, field);
 	field = pb_buf__begin(buf, SAMPLE_VALUE);
-	for (i = 0; i < NR_VALUES; i++)
+	for (i = 0; i < b->nr_values; i++)
 		pb_buf__varint(buf, values[i]);
 	pb_buf__end(buf, field);
 	field = pb_buf__begin(buf, SAMPLE_LABEL);
@@ -487,7 +495,7 @@ static void builder__encode(struct builder *b, const struct report *r, double st
 {
 	size_t i;
 
-	for (i = 0; i < NR_VALUES; i++)
+	for (i = 0; i < b->nr_values; i++)
 		value_type__encode(out, PROFILE_SAMPLE_TYPE, b->types[i][0], b->types[i][1]);
 	pb_buf__append(out, &b->samples);
 	for (i = 0; i < b->nr_mappings; i++)
@@ -515,6 +523,7 @@ static int pprof__encode(const struct pprof *p, const struct report *r, struct p
 	size_t i;
 	int err;
 
+	b.nr_values = r->leak_check && !r->leak_check->error ? NR_VALUES : VALUE_LOST_OBJECTS;
 	builder__init(&b);
 	for (i = 0; i < r->nr_stacks; i++)
 		builder__sample(&b, &r->stacks[i]);

@@ -243,7 +243,12 @@ static int walk_thread_arenas(struct walk *w, const struct proc_maps *maps,
 	return err;
 }
 
-static int find_free(struct walk *w, const struct proc_maps *maps)
+/*
+ * The free lists; main_arena itself joins @arenas, never a root: its top
+ * and bin pointers point at chunk headers, which lie inside the previous
+ * block's last word, and would make a lost block look possibly lost.
+ */
+static int find_free(struct walk *w, const struct proc_maps *maps, struct range_set *arenas)
 {
 	uint64_t main_arena = find_main_arena(w, maps);
 	size_t i;
@@ -252,7 +257,8 @@ static int find_free(struct walk *w, const struct proc_maps *maps)
 	for (i = 0; i < w->firsts.n && !err; i++)
 		err = walk_tcache(w, &w->firsts.c[i]);
 	if (main_arena && !err)
-		err = walk_fastbins(w, main_arena);
+		err = range_set__add(arenas, main_arena, main_arena + ARENA_SIZE) ?:
+		      walk_fastbins(w, main_arena);
 	for (i = 0; i < w->nr_arenas && !err; i++)
 		err = walk_fastbins(w, w->arena[i]);
 	range_set__normalize(&w->free);
@@ -320,7 +326,7 @@ int glibc_heap__walk(const struct leak_memory *mem, const struct proc_maps *maps
 	err = err ?: walk_thread_arenas(&w, maps, arenas, inuse);
 	if (!arenas->n)
 		*assume |= LEAK_ASSUME_UNKNOWN_HEAP;
-	err = err ?: find_free(&w, maps) ?: untracked_roots(&w, inuse);
+	err = err ?: find_free(&w, maps, arenas) ?: untracked_roots(&w, inuse);
 	range_set__normalize(arenas);
 	range_set__normalize(inuse);
 	free(w.win);

@@ -20,6 +20,40 @@ const char *leak_class__name(enum leak_class cls)
 	return cls < LEAK_CLASSES ? names[cls] : "?";
 }
 
+static const struct {
+	enum leak_assumption bit;
+	const char *name, *text;
+} assumptions[] = {
+	{ LEAK_ASSUME_UNTRACKED_ROOTS, "untracked_blocks_as_roots",
+	  "glibc heap walk: in-use chunks not tracked (allocated before attach) treated as roots" },
+	{ LEAK_ASSUME_UNKNOWN_HEAP, "unknown_heap_as_roots",
+	  "no glibc heap found: the allocator's memory treated as roots, leaks may be hidden" },
+	{ LEAK_ASSUME_HEAP_PARTIAL, "heap_partly_walked",
+	  "a heap header could not be read: the rest of that heap treated as roots" },
+	{ LEAK_ASSUME_ROOTS_UNREADABLE, "unreadable_roots_held_no_pointer",
+	  "some root memory could not be read: assumed to hold no pointer" },
+	{ LEAK_ASSUME_STOPPED, "target_stopped_for_scan",
+	  "no snapshot child: the target stayed stopped for the whole scan" },
+};
+
+static const char *assumption_text(enum leak_assumption a, bool name)
+{
+	for (size_t i = 0; i < sizeof(assumptions) / sizeof(*assumptions); i++)
+		if (assumptions[i].bit == a)
+			return name ? assumptions[i].name : assumptions[i].text;
+	return "?";
+}
+
+const char *leak_assumption__name(enum leak_assumption a)
+{
+	return assumption_text(a, true);
+}
+
+const char *leak_assumption__describe(enum leak_assumption a)
+{
+	return assumption_text(a, false);
+}
+
 struct leakcheck {
 	pid_t pid;
 	struct leakcheck_opts opts;
@@ -183,7 +217,7 @@ int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx
 	err = collect_before(lc, collect, ctx);
 	if (err)
 		return err;
-	s = snapshot__take(lc->pid, lc->opts.no_fork);
+	s = snapshot__take(lc->pid, lc->opts.no_fork, lc->opts.ours);
 	if (!s)
 		return -errno;
 	lc->stats.pause_ns = snapshot__pause_ns(s);

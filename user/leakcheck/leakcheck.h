@@ -47,8 +47,13 @@ enum leak_assumption {
 	LEAK_ASSUME_STOPPED		= 1 << 4,
 };
 
+/* Each assumption bit's name (a JSON string), and what it means to a reader. */
+const char *leak_assumption__name(enum leak_assumption a);
+const char *leak_assumption__describe(enum leak_assumption a);
+
 struct leakcheck_opts {
 	bool no_fork;				/* scan the stopped target itself */
+	bool ours;				/* the caller holds it in a ptrace stop */
 	const volatile sig_atomic_t *stop;	/* non-zero: end the scan, -EINTR */
 };
 

@@ -40,6 +40,7 @@ struct snapshot {
 	uint64_t syscall_insn;
 	uint64_t pause_ns, reap_ns;
 	bool stay;			/* no child: the target is held for the scan */
+	bool ours;			/* the caller traces it and holds it stopped */
 	bool held;			/* its threads are stopped now */
 	bool released;
 };
@@ -173,7 +174,8 @@ static void resume_all(struct snapshot *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nr; i++)
+	/* A stop of the caller's own is the caller's to end. */
+	for (i = 0; i < s->nr && !s->ours; i++)
 		ptrace(PTRACE_DETACH, s->th[i].tid, 0, s->th[i].sig);
 	s->held = false;
 }
@@ -269,6 +271,20 @@ static int fork_child(struct snapshot *s)
 	return 0;
 }
 
+/*
+ * The caller's own stopped tracee (a launched command at its exit stop):
+ * its one stopped thread, as it is; the others are dying with it.
+ */
+static int hold_ours(struct snapshot *s)
+{
+	s->th = calloc(1, sizeof(*s->th));
+	if (!s->th)
+		return -ENOMEM;
+	s->nr = s->cap = 1;
+	s->th[0].tid = s->pid;
+	return ptrace(PTRACE_GETREGS, s->pid, 0, &s->th[0].regs) ? -errno : 0;
+}
+
 /* Stop, read registers and maps, fork the child unless asked not to, resume. */
 static int capture(struct snapshot *s)
 {
@@ -276,7 +292,7 @@ static int capture(struct snapshot *s)
 	int err;
 
 	s->held = true;
-	err = stop_all(s) ?: proc_maps__read(s->pid, &s->maps);
+	err = (s->ours ? hold_ours(s) : stop_all(s)) ?: proc_maps__read(s->pid, &s->maps);
 	if (!err && !s->stay)
 		err = fork_child(s);
 	if (err || !s->stay)
@@ -305,7 +321,7 @@ static int check_target(struct snapshot *s, struct proc_maps *text)
 	int tracer, seccomp, err;
 
 	err = read_status(s->pid, &tracer, &seccomp);
-	if (err)
+	if (err || s->ours)
 		return err;
 	if (tracer) {
 		pr_err("process %d is already traced by process %d: detach the debugger first\n",
@@ -324,7 +340,7 @@ static int check_target(struct snapshot *s, struct proc_maps *text)
 	return err;
 }
 
-struct snapshot *snapshot__take(pid_t pid, bool stay_stopped)
+struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
 	struct proc_maps text = {};
@@ -333,7 +349,8 @@ struct snapshot *snapshot__take(pid_t pid, bool stay_stopped)
 	if (!s)
 		return NULL;
 	s->pid = pid;
-	s->stay = stay_stopped;
+	s->stay = stay_stopped || ours;
+	s->ours = ours;
 	err = check_target(s, &text) ?: capture(s) ?: collect_registers(s);
 	if (err) {
 		snapshot__free(s);

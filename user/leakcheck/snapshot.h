@@ -19,8 +19,12 @@
  */
 struct snapshot;
 
-/* NULL with errno set: EBUSY when a debugger already traces @pid. */
-struct snapshot *snapshot__take(pid_t pid, bool stay_stopped);
+/*
+ * NULL with errno set: EBUSY when a debugger already traces @pid. @ours:
+ * the caller traces @pid and holds it in a ptrace stop (its exit stop):
+ * that thread's registers are read as they are and it stays stopped.
+ */
+struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours);
 
 /*
  * Kill the child and reap it, or resume the target left stopped; once.

@@ -17,8 +17,35 @@ struct report_parts {
 	struct report_thread threads[REPORT_MAX_THREADS];
 	char thread_names[REPORT_MAX_THREADS][32];
 	struct report_peak peak;
+	struct report_leak_check leak_check;
 	uint8_t (*data)[REPORT_MAX_DATA];
 };
+
+/* The first verdict of stack @id or later, by binary search. */
+static size_t first_verdict(const struct assemble_leaks *l, uint64_t id)
+{
+	size_t lo = 0, hi = l->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->verdicts[mid].stack_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Stack @id's blocks of each class into @bytes and @allocs. */
+static void sum_classes(const struct assemble_leaks *l, uint64_t id, uint64_t *bytes,
+			uint64_t *allocs)
+{
+	for (size_t i = first_verdict(l, id); i < l->nr && l->verdicts[i].stack_id == id; i++) {
+		bytes[l->verdicts[i].cls] += l->verdicts[i].size;
+		allocs[l->verdicts[i].cls]++;
+	}
+}
 
 /* The frames of @st in an array of their own, or NULL (and 0) for none. */
 static int own_frames(struct report_parts *rp, const struct profile_stack *st,
@@ -43,9 +70,11 @@ static int own_frames(struct report_parts *rp, const struct profile_stack *st,
 	return 0;
 }
 
-static int add_stack(struct report_parts *rp, const struct profile_stack *st)
+/* @classify: the stack's own verdicts apply (not a thread's share, not the peak's past). */
+static int add_stack(struct report_parts *rp, const struct profile_stack *st, bool classify)
 {
 	struct report_stack *out = &rp->stacks[rp->nr];
+	const struct assemble_leaks *l = rp->opts->leaks;
 
 	*out = (struct report_stack){
 		.stack_id = st->stack_id,
@@ -56,7 +85,10 @@ static int add_stack(struct report_parts *rp, const struct profile_stack *st)
 		.growth_bytes = st->growth_bytes,
 		.trend = trend_name(st->trend),
 		.stack_flags = st->flags,
+		.classified = classify && l,
 	};
+	if (out->classified)
+		sum_classes(l, st->stack_id, out->class_bytes, out->class_allocs);
 	rp->nr++;
 	return own_frames(rp, st, out);
 }
@@ -87,7 +119,7 @@ static int add_thread_stacks(struct report_parts *rp, struct profile *prof,
 	int err = 0;
 
 	for (size_t j = 0; j < th->nr_stacks && j < REPORT_THREAD_STACKS && !err; j++) {
-		err = add_stack(rp, profile__stack(prof, th->stacks[j].index));
+		err = add_stack(rp, profile__stack(prof, th->stacks[j].index), false);
 		rp->stacks[rp->nr - 1].outstanding_bytes = th->stacks[j].outstanding_bytes;
 		rp->stacks[rp->nr - 1].outstanding_allocs = th->stacks[j].outstanding_allocs;
 	}
@@ -129,7 +161,7 @@ static int add_peak(struct report_parts *rp, const struct history *h, struct rep
 	if (!pk->time)
 		return 0;
 	for (size_t i = 0; i < pk->nr_stacks && !err; i++)
-		err = add_stack(rp, &pk->stacks[i]);
+		err = add_stack(rp, &pk->stacks[i], false);
 	rp->peak = (struct report_peak){
 		.time = pk->time,
 		.outstanding_bytes = pk->outstanding_bytes,
@@ -149,14 +181,14 @@ static int add_lists(struct report_parts *rp, struct profile *prof, const struct
 	int err = 0;
 
 	for (size_t i = 0; i < r->nr_stacks && !err; i++) {
-		err = add_stack(rp, top[i]);
+		err = add_stack(rp, top[i], true);
 		if (!err && (!o->data_top || i < o->data_top))
 			add_data(rp, top[i], i);
 	}
 	r->nr_growing = h ? history__growing(prof, growing, REPORT_MAX_GROWING) : 0;
 	r->growing = &rp->stacks[rp->nr];
 	for (size_t i = 0; i < r->nr_growing && !err; i++)
-		err = add_stack(rp, growing[i]);
+		err = add_stack(rp, growing[i], true);
 	if (!err && o->threads)
 		err = add_threads(rp, prof, r);
 	if (!err && o->peak && h)
@@ -187,21 +219,106 @@ static struct report_parts *parts_new(const struct assemble_opts *o,
 	return rp;
 }
 
+/* The report's class totals: every verdict, listed or not. */
+static void add_leak_check(struct report_parts *rp, struct report *r)
+{
+	const struct assemble_leaks *l = rp->opts->leaks;
+
+	rp->leak_check = l->check;
+	memset(rp->leak_check.class_bytes, 0, sizeof(rp->leak_check.class_bytes));
+	memset(rp->leak_check.class_allocs, 0, sizeof(rp->leak_check.class_allocs));
+	for (size_t i = 0; i < l->nr; i++) {
+		rp->leak_check.class_bytes[l->verdicts[i].cls] += l->verdicts[i].size;
+		rp->leak_check.class_allocs[l->verdicts[i].cls]++;
+	}
+	r->leak_check = &rp->leak_check;
+}
+
+struct ranked {
+	const struct profile_stack *st;
+	uint64_t definite;
+	size_t rank;
+};
+
+static int by_definite(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->definite != y->definite)
+		return x->definite > y->definite ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/*
+ * Every holding stack, those with definitely lost bytes first (the most
+ * first), the rest in @prof's order; cut to @top. Into @out (room for all).
+ */
+static size_t rank_by_loss(struct profile *prof, const struct assemble_leaks *l, size_t top,
+			   struct ranked *rk, const struct profile_stack **out)
+{
+	const struct profile_stack *const *all;
+	size_t n = profile__top(prof, 0, &all);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t bytes[LEAK_CLASSES] = {}, allocs[LEAK_CLASSES] = {};
+
+		sum_classes(l, all[i]->stack_id, bytes, allocs);
+		rk[i] = (struct ranked){ all[i], bytes[LEAK_DEFINITE], i };
+	}
+	qsort(rk, n, sizeof(*rk), by_definite);
+	if (top && n > top)
+		n = top;
+	for (size_t i = 0; i < n; i++)
+		out[i] = rk[i].st;
+	return n;
+}
+
+/* rank_by_loss into an array of its own (NULL: errno), its length in *@n. */
+static const struct profile_stack **ranked_top(struct profile *prof,
+					       const struct assemble_opts *o, size_t *n)
+{
+	size_t room = profile__nr_stacks(prof) + 1;
+	struct ranked *rk = calloc(room, sizeof(*rk));
+	const struct profile_stack **out = calloc(room, sizeof(*out));
+
+	if (rk && out)
+		*n = rank_by_loss(prof, o->leaks, o->top, rk, out);
+	free(rk);
+	if (!rk || !out) {
+		free(out);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return out;
+}
+
 struct report_parts *report_parts__assemble(struct profile *prof, const struct history *h,
 					    const struct assemble_opts *o,
 					    const struct assemble_source *src, struct report *r)
 {
 	const struct profile_stack *const *top;
+	const struct profile_stack **ranked = NULL;
 	struct report_parts *rp;
 	int err;
 
 	r->nr_stacks = profile__top(prof, o->top, &top);
 	r->nr_holding = profile__nr_holding(prof);
 	r->totals = profile__totals(prof);
+	if (o->leaks) {
+		ranked = ranked_top(prof, o, &r->nr_stacks);
+		if (!ranked)
+			return NULL;
+		top = ranked;
+	}
 	rp = parts_new(o, src, r->nr_stacks);
-	if (!rp)
+	if (!rp) {
+		free(ranked);
 		return NULL;
+	}
+	if (o->leaks)
+		add_leak_check(rp, r);
 	err = add_lists(rp, prof, h, top, r);
+	free(ranked);
 	if (err) {
 		report_parts__free(rp);
 		errno = -err;

@@ -41,12 +41,31 @@ struct assemble_source {
 	void *ctx;
 };
 
+/* --leak-check: one classified block, by the stack that allocated it. */
+struct leak_verdict {
+	uint64_t stack_id;
+	uint64_t size;
+	enum leak_class cls;
+};
+
+/* The verdicts of one process's scan, sorted by stack id, and how it went. */
+struct assemble_leaks {
+	const struct leak_verdict *verdicts;
+	size_t nr;
+	struct report_leak_check check;	/* its class totals are summed here */
+};
+
 struct assemble_opts {
 	size_t top;		/* stacks listed, 0 = all */
 	size_t data_top;	/* of them, those given their bytes; 0 = all */
 	size_t show_data;	/* bytes per stack (at most REPORT_MAX_DATA), 0 = none */
 	bool threads;		/* the per-thread lists: the profile is per block */
 	bool peak;		/* the peak, for a final report */
+	/*
+	 * --leak-check, or NULL: each listed stack's classes, the report's
+	 * totals, and stacks with definitely lost bytes listed first.
+	 */
+	const struct assemble_leaks *leaks;
 };
 
 /*

@@ -206,6 +206,43 @@ static void text_totals(FILE *f, const struct profile_totals *t, bool resident)
 	fprintf(f, "%s\n", t->stacks_incomplete ? "; stacks incomplete" : "");
 }
 
+/* Valgrind's order: the worst class first. */
+static const enum leak_class class_order[LEAK_CLASSES] = {
+	LEAK_DEFINITE, LEAK_INDIRECT, LEAK_POSSIBLE, LEAK_REACHABLE,
+};
+
+/* "definitely lost 128 bytes in 2 blocks, indirectly lost ..." */
+static void text_classes(FILE *f, const char *indent, const char *sep, const uint64_t *bytes,
+			 const uint64_t *allocs)
+{
+	for (int i = 0; i < LEAK_CLASSES; i++) {
+		enum leak_class c = class_order[i];
+
+		fprintf(f, "%s%s%s %s bytes in %s block%s", i ? sep : indent,
+			c == LEAK_REACHABLE ? "still " : "", leak_class__name(c),
+			text_count(bytes[c]).s, text_count(allocs[c]).s, plural(allocs[c]));
+	}
+	fputc('\n', f);
+}
+
+/* Like valgrind's LEAK SUMMARY, and what the verdicts rest on. */
+static void text_leak_summary(FILE *f, const struct report_leak_check *lc)
+{
+	if (!lc)
+		return;
+	if (lc->error) {
+		fprintf(f, "  leak check: no verdicts: %s\n", lc->error);
+		return;
+	}
+	fprintf(f, "  leak summary (target paused %.3f ms, %s of roots scanned):\n",
+		lc->pause_ms, text_size(lc->bytes_scanned).s);
+	text_classes(f, "    ", "\n    ", lc->class_bytes, lc->class_allocs);
+	for (unsigned int bit = 1; bit <= LEAK_ASSUME_STOPPED; bit <<= 1) {
+		if (lc->assumptions & bit)
+			fprintf(f, "    assumed: %s\n", leak_assumption__describe(bit));
+	}
+}
+
 static void text_proc_header(FILE *f, const struct report *p)
 {
 	fprintf(f, "pid %d (", p->pid);
@@ -227,6 +264,7 @@ static void text_report_begin(FILE *f, const struct report *r)
 		text_totals(f, t, r->growth);
 	} else {
 		text_proc_header(f, r);
+		text_leak_summary(f, r->leak_check);
 	}
 	if (r->filter) {
 		fputs("  counting only ", f);
@@ -287,6 +325,8 @@ static void text_stack_begin(FILE *f, const struct report_stack *s, bool residen
 		resident && s->allocs != 1 ? "es" : plural(s->allocs));
 	text_trend(f, s);
 	fputc('\n', f);
+	if (s->classified)
+		text_classes(f, "    ", ", ", s->class_bytes, s->class_allocs);
 	text_data(f, s);
 }
 
@@ -323,6 +363,7 @@ static void text_nothing(FILE *f)
 static void text_proc_begin(FILE *f, const struct report *p)
 {
 	text_proc_header(f, p);
+	text_leak_summary(f, p->leak_check);
 	text_warning(f, p->totals);
 }
 
@@ -469,17 +510,60 @@ static void json_hex(FILE *f, uint64_t v, bool known)
 		fputs("null", f);
 }
 
+/* ",\"definitely_lost_bytes\":N,\"definitely_lost_allocs\":N,..." */
+static void json_classes(FILE *f, const uint64_t *bytes, const uint64_t *allocs)
+{
+	static const char *const keys[LEAK_CLASSES] = {
+		[LEAK_DEFINITE] = "definitely_lost", [LEAK_INDIRECT] = "indirectly_lost",
+		[LEAK_POSSIBLE] = "possibly_lost", [LEAK_REACHABLE] = "reachable",
+	};
+
+	for (int i = 0; i < LEAK_CLASSES; i++) {
+		enum leak_class c = class_order[i];
+
+		fprintf(f, ",\"%s_bytes\":%" PRIu64 ",\"%s_allocs\":%" PRIu64, keys[c], bytes[c],
+			keys[c], allocs[c]);
+	}
+}
+
+/* "leak_check": how the scan went and what its verdicts rest on. */
+static void json_leak_check(FILE *f, const struct report_leak_check *lc)
+{
+	const char *sep = "";
+
+	fputs(",\"leak_check\":{", f);
+	if (lc->error) {
+		fputs("\"error\":", f);
+		json__string(f, lc->error);
+		fputc('}', f);
+		return;
+	}
+	fprintf(f, "\"pause_ms\":%.3f,\"bytes_scanned\":%" PRIu64 ",\"assumptions\":[",
+		lc->pause_ms, lc->bytes_scanned);
+	for (unsigned int bit = 1; bit <= LEAK_ASSUME_STOPPED; bit <<= 1) {
+		if (lc->assumptions & bit) {
+			fprintf(f, "%s\"%s\"", sep, leak_assumption__name(bit));
+			sep = ",";
+		}
+	}
+	fputs("]}", f);
+}
+
 /* "totals", "counters" and "complete", for a process or for all. */
-static void json_totals(FILE *f, const struct profile_totals *t)
+static void json_totals(FILE *f, const struct profile_totals *t,
+			const struct report_leak_check *lc)
 {
 	int c;
 
 	fprintf(f,
 		"\"totals\":{\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64
 		",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"untracked_frees\":%" PRIu64
-		",\"lost\":%" PRIu64 "},\"counters\":{",
+		",\"lost\":%" PRIu64,
 		t->outstanding_bytes, t->outstanding_allocs, t->allocs, t->frees,
 		t->untracked_frees, t->lost);
+	if (lc && !lc->error)
+		json_classes(f, lc->class_bytes, lc->class_allocs);
+	fputs("},\"counters\":{", f);
 	for (c = 0; c < CNT_MAX; c++)
 		fprintf(f, "%s\"%s\":%" PRIu64, c ? "," : "", counter_name(c), t->counters[c]);
 	fprintf(f, "},\"complete\":%s,\"stacks_complete\":%s", json_bool(!t->lost),
@@ -495,7 +579,9 @@ static void json_proc_fields(FILE *f, const struct report *p)
 	fputs("\"comm\":", f);
 	json__string(f, p->comm);
 	fputc(',', f);
-	json_totals(f, p->totals);
+	json_totals(f, p->totals, p->leak_check);
+	if (p->leak_check)
+		json_leak_check(f, p->leak_check);
 	fprintf(f, ",\"stacks_holding\":%zu,\"stacks\":[", p->nr_holding);
 }
 
@@ -507,7 +593,7 @@ static void json_report_begin(FILE *f, const struct report *r)
 		json_proc_fields(f, r);
 		return;
 	}
-	json_totals(f, r->totals);
+	json_totals(f, r->totals, NULL);
 	fprintf(f, ",\"processes_total\":%zu,\"processes\":[", r->nr_procs_total);
 }
 
@@ -563,6 +649,8 @@ static void json_stack_begin(FILE *f, const struct report_stack *s, bool residen
 		"\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64
 		",\"allocs\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64,
 		s->outstanding_bytes, s->outstanding_allocs, s->allocs, s->alloc_bytes);
+	if (s->classified)
+		json_classes(f, s->class_bytes, s->class_allocs);
 	if (s->trend) {
 		fprintf(f, ",\"growth_bytes\":%" PRId64 ",\"trend\":", s->growth_bytes);
 		json__string(f, s->trend);

@@ -9,6 +9,7 @@
 #include "symbolize/frame.h"
 #include "analysis/profile.h"
 #include "proc/exit.h"
+#include "leakcheck/leakcheck.h"
 
 enum report_format {
 	FORMAT_TEXT,
@@ -29,6 +30,22 @@ struct report_stack {
 	size_t nr_frames;
 	const struct frame_info *frames;
 	uint32_t stack_flags;	/* enum stack_flags */
+	bool classified;	/* --leak-check: the bytes and blocks of each class below */
+	uint64_t class_bytes[LEAK_CLASSES];
+	uint64_t class_allocs[LEAK_CLASSES];
+};
+
+/*
+ * --leak-check on one process: how the scan went and the classes of all
+ * its blocks. @error says why there are no verdicts (then nothing else is set).
+ */
+struct report_leak_check {
+	const char *error;
+	double pause_ms;	/* the target stopped, both stops together */
+	uint64_t bytes_scanned;	/* root memory read */
+	unsigned int assumptions;	/* enum leak_assumption bits */
+	uint64_t class_bytes[LEAK_CLASSES];
+	uint64_t class_allocs[LEAK_CLASSES];
 };
 
 /* What one thread holds (a per-block pass). */
@@ -78,6 +95,7 @@ struct report {
 	size_t nr_threads;	/* threads by outstanding bytes */
 	const struct report_thread *threads;
 	const struct report_peak *peak;	/* NULL before there is one */
+	const struct report_leak_check *leak_check;	/* NULL without --leak-check */
 	bool per_process;	/* a report on several processes, in @procs */
 	size_t nr_procs;	/* processes listed */
 	size_t nr_procs_total;	/* processes there were to list, before the cut */

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "app/leaks.h"
+#include "bpf/tracer.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+/* One process's verdicts, or why it has none. */
+struct leak_result {
+	pid_t pid;
+	uint32_t gen;
+	bool kept;		/* taken at the exit stop, or refused: until the end */
+	struct assemble_leaks a;
+	struct leak_verdict *v;
+};
+
+struct block_pass {
+	struct tracer *tracer;
+	const struct proc *p;
+	struct leakcheck *lc;
+};
+
+/* A block's id is its stack: the verdicts go to stacks by it. */
+static int add_block(void *ctx, const struct alloc_key *key, const struct alloc_info *info)
+{
+	struct block_pass *bp = ctx;
+
+	if (key->tgid != (__u32)bp->p->pid || key->gen != bp->p->gen)
+		return 0;
+	return leakcheck__add_block(bp->lc, key->addr, info->size, info->stack_id);
+}
+
+static int collect_blocks(void *ctx, struct leakcheck *lc)
+{
+	struct block_pass *bp = ctx;
+
+	bp->lc = lc;
+	return tracer__for_each_block(bp->tracer, add_block, bp);
+}
+
+static int by_stack(const void *a, const void *b)
+{
+	const struct leak_verdict *x = a, *y = b;
+
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* The scan's verdicts, sorted by stack, and its figures into @r. */
+static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc)
+{
+	const struct leakcheck_stats *st = leakcheck__stats(lc);
+	size_t n = leakcheck__nr_blocks(lc);
+
+	r->v = calloc(n + 1, sizeof(*r->v));
+	if (!r->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct leak_block *b = leakcheck__block(lc, i);
+
+		r->v[i] = (struct leak_verdict){ b->id, b->size, leakcheck__class(lc, i) };
+	}
+	qsort(r->v, n, sizeof(*r->v), by_stack);
+	r->a.verdicts = r->v;
+	r->a.nr = n;
+	r->a.check.pause_ms = (st->pause_ns + st->reap_pause_ns) / 1e6;
+	r->a.check.bytes_scanned = st->root_bytes;
+	r->a.check.assumptions = st->assumptions;
+	return 0;
+}
+
+static int scan(struct session *s, struct proc *p, bool ours, struct leak_result *r)
+{
+	struct leakcheck_opts o = { .ours = ours };
+	struct block_pass bp = { .tracer = s->tracer, .p = p };
+	struct leakcheck *lc = leakcheck__new(p->pid, &o);
+	int err = lc ? leakcheck__run(lc, collect_blocks, &bp) : -errno;
+
+	if (!err)
+		err = keep_verdicts(r, lc);
+	leakcheck__free(lc);
+	return err;
+}
+
+static struct leak_result *find(struct session *s, const struct proc *p)
+{
+	for (size_t i = 0; i < s->nr_leaks; i++) {
+		if (s->leaks[i].pid == p->pid && s->leaks[i].gen == p->gen)
+			return &s->leaks[i];
+	}
+	return NULL;
+}
+
+static struct leak_result *add_result(struct session *s, const struct proc *p)
+{
+	struct leak_result *r = array__grow(s->leaks, &s->leaks_cap, s->nr_leaks, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	s->leaks = r;
+	r = &s->leaks[s->nr_leaks++];
+	*r = (struct leak_result){ .pid = p->pid, .gen = p->gen };
+	return r;
+}
+
+/* A failed scan: its reason in the report; a debugger's hold (said by the scan) for good. */
+static void note_failure(struct leak_result *r, const struct proc *p, int err)
+{
+	r->kept |= err == -EBUSY;
+	r->a.check.error = err == -EBUSY ? "the process is traced by another program (a debugger)"
+					 : strerror(-err);
+	if (err != -EBUSY)
+		pr_warn("leak check of process %d failed: %s", p->pid, strerror(-err));
+}
+
+void leaks__check(struct session *s, struct proc *p, bool ours)
+{
+	struct leak_result *r = add_result(s, p);
+	int err = r ? scan(s, p, ours, r) : -ENOMEM;
+
+	if (!r) {
+		pr_warn("leak check of process %d failed: %s", p->pid, strerror(ENOMEM));
+		return;
+	}
+	r->kept |= ours;
+	if (err)
+		note_failure(r, p, err);
+}
+
+const struct assemble_leaks *leaks__for_report(struct session *s, struct proc *p)
+{
+	struct leak_result *r;
+
+	if (!s->opts->leak_check)
+		return NULL;
+	r = find(s, p);
+	if (!r && !p->exit.exited) {
+		leaks__check(s, p, false);
+		r = find(s, p);
+	}
+	return r ? &r->a : NULL;
+}
+
+void leaks__forget(struct session *s, bool all)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < s->nr_leaks; i++) {
+		if (s->leaks[i].kept && !all) {
+			s->leaks[out++] = s->leaks[i];
+			continue;
+		}
+		free(s->leaks[i].v);
+	}
+	s->nr_leaks = out;
+	if (all) {
+		free(s->leaks);
+		s->leaks = NULL;
+		s->leaks_cap = 0;
+	}
+}
