@@ -183,6 +183,12 @@ uprobe_links() {
 	done
 }
 
+# has_uprobe_multi: whether alloctrace attaches through uprobe_multi links
+# on this kernel (6.10+) rather than perf-event uprobes, as -v says.
+has_uprobe_multi() {
+	"$TOOL" -v -- true 2>&1 >/dev/null | grep -q "^alloctrace: probes as uprobe_multi links"
+}
+
 alive() {
 	kill -0 "$1" 2>/dev/null
 }
