@@ -1,7 +1,8 @@
 #!/bin/bash
 # Run every test that `make tests` built: the cmocka unit binaries in
 # build/tests/, the checks of the tree in tests/static/, then the
-# integration scripts in tests/integration/ (which need root). Builds nothing. Prints each failure and ends with exactly
+# integration scripts in tests/integration/ (which need root); with
+# arguments, only the integration scripts named. Builds nothing. Prints each failure and ends with exactly
 # "N passed, N failed" (", N skipped" only when some were skipped); exits
 # non-zero if anything failed or was skipped.
 set -u
@@ -58,6 +59,13 @@ integration() {
 
 main() {
 	local t
+	if (($# > 0)); then
+		for t in "$@"; do
+			integration "$t"
+		done
+		summary
+		return
+	fi
 	for t in "$ROOT"/build/tests/test_*; do
 		[[ -x "$t" && -f "$t" ]] && unit "$t"
 	done
@@ -75,6 +83,10 @@ main() {
 		fi
 		integration "$t"
 	done
+	summary
+}
+
+summary() {
 	if ((SKIPPED > 0)); then
 		echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	else
@@ -83,4 +95,4 @@ main() {
 	((FAILED == 0 && SKIPPED == 0))
 }
 
-main
+main "$@"
