@@ -37,6 +37,10 @@ run_suite() {
 
 setup >"$OUT/setup.log" 2>&1
 export HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TERM=dumb
+# What vmtest.sh chose for this guest (tests/run.sh's limit per script).
+set -a
+. "$OUT/env"
+set +a
 run_suite >"$OUT/log" 2>&1 &
 wait $!
 echo $? >"$OUT/status"
