@@ -25,6 +25,8 @@ VMTEST_CPUS=${VMTEST_CPUS:-2}
 # What the guest needs that Debian builds as modules: 9p over virtio for
 # the shares, overlayfs for a writable root (their dependencies follow).
 GUEST_MODULES="virtio_pci 9pnet_virtio 9p overlay"
+# tests/run.sh's last line.
+COUNT='^[0-9]* passed, [0-9]* failed'
 
 die() {
 	echo "vmtest: $*" >&2
@@ -148,7 +150,8 @@ run() {
 	QEMU=$!
 	# timeout(1) runs QEMU in a process group of its own: stop it too.
 	trap 'kill "$QEMU" 2>/dev/null' EXIT
-	tail -n +1 -F --pid="$QEMU" "$out/log" 2>/dev/null || true
+	# The count comes last, after the time taken.
+	tail -n +1 -F --pid="$QEMU" "$out/log" 2>/dev/null | grep -v --line-buffered "$COUNT" || true
 	wait "$QEMU" || rc=$?
 	echo "# vmtest: $1 ($(accel)) took $(($(date +%s) - start)) s"
 	if ((rc == 124 || rc == 137)); then
@@ -156,6 +159,7 @@ run() {
 	fi
 	status=$(cat "$out/status" 2>/dev/null) ||
 		die "the guest stopped without a result (console: $dir/console.log)"
+	grep "$COUNT" "$out/log" | tail -n 1
 	return "$status"
 }
 
