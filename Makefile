@@ -40,7 +40,7 @@ WORKLOADS := $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
 	     $(BUILD)/workloads/twins-nofp
 WORKLOAD_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline -pthread
 
-.PHONY: all deps check unit integration demo install clean tests format
+.PHONY: all deps check unit integration demo install clean tests format vmtest
 all: $(TOOL)
 
 $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
@@ -120,6 +120,12 @@ deps:
 # and (the loader's) test_errors.sh.
 check: tests fuzz-build unit-asan tool-asan
 	./tests/run.sh
+
+# The suite in a QEMU guest on one of Debian's kernels (KERNEL=6.1 or 6.12),
+# with what check builds.
+KERNEL ?= 6.1
+vmtest: tests fuzz-build unit-asan tool-asan
+	./scripts/vmtest.sh run $(KERNEL)
 
 demo: $(TOOL) $(BUILD)/workloads/leaky
 	./scripts/demo.sh

@@ -12,10 +12,12 @@ set -eu
 # clang's sanitizer and libFuzzer runtimes, and the allocators the tests
 # trace: jemalloc, tcmalloc, mimalloc, musl; valgrind, whose leak classes
 # the leak-check engine's are compared with.
+# make vmtest: QEMU, a static busybox and cpio for the guest's initramfs.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
 python3 util-linux prometheus curl iproute2
-libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind"
+libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind
+qemu-system-x86 busybox-static cpio"
 
 missing=""
 for pkg in $PACKAGES; do
@@ -43,9 +45,17 @@ fetch_speedscope() {
 	return $rc
 }
 
+# The kernels make vmtest boots, Debian's own (scripts/vmtest.sh): fetched
+# once, unpacked into build/vmtest/.
+VMTEST_KERNELS="6.1 6.12"
+fetch_kernels() {
+	# shellcheck disable=SC2086 # the list is meant to split
+	./scripts/vmtest.sh fetch $VMTEST_KERNELS
+}
+
 if [ -z "$missing" ]; then
 	echo "deps: everything is installed"
-	fetch_speedscope
+	fetch_speedscope && fetch_kernels
 	exit
 fi
 
@@ -58,4 +68,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086 # the list is meant to split
 apt-get install -y -qq --no-install-recommends $missing
-fetch_speedscope
+fetch_speedscope && fetch_kernels

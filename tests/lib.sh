@@ -180,15 +180,45 @@ wait_tracing() {
 	track "$TRACED"
 }
 
-# uprobe_links PID: the uprobe_multi links any process holds that probe
-# process PID (their fdinfo names it), one fdinfo path a line. alloctrace
-# filters every link it makes by its target, so this sees its own probes
-# and no other tool's, however many run.
+# uprobe_links PID: the probes on process PID, one a line. Where alloctrace
+# uses uprobe_multi links, those any process holds for PID (their fdinfo
+# names it, one fdinfo path a line): alloctrace filters every link it makes
+# by its target, so this sees its own probes and no other tool's, however
+# many run. Perf-event uprobes (kernels before 6.10) show no pid in
+# fdinfo: there, the C library's allocator functions whose code in PID's
+# memory has breakpoints the file does not.
 uprobe_links() {
 	local f
+	[[ -n ${UPROBE_MULTI:-} ]] || { has_uprobe_multi && UPROBE_MULTI=yes || UPROBE_MULTI=no; }
+	if [[ $UPROBE_MULTI == no ]]; then
+		breakpoints "$1"
+		return
+	fi
 	grep -lsx "pid:[[:space:]]*$1" /proc/[0-9]*/fdinfo/* | while read -r f; do
 		grep -Eqs '^link_type:[[:space:]]*u(ret)?probe_multi$' "$f" && echo "$f"
 	done
+}
+
+# breakpoints PID: which of malloc, free, calloc and realloc in PID's C
+# library differ in their first 16 bytes from the file's (a uprobe writes
+# its breakpoint into the process's copy). libc's text is mapped at file
+# offset = address - load base.
+breakpoints() {
+	local base lib f value
+	read -r base lib < <(awk '$6 ~ /\/libc\.so\.6$/ && $3 == "00000000" {
+		split($1, a, "-"); print a[1], $6; exit }' "/proc/$1/maps") || return 0
+	for f in malloc free calloc realloc; do
+		value=$(readelf -Ws --dyn-syms "$lib" | awk -v f="$f" '$8 ~ "^" f "@@" { print $2; exit }')
+		cmp -s <(dd if="$lib" bs=16 iflag=skip_bytes skip=$((16#$value)) count=1 2>/dev/null) \
+			<(dd if="/proc/$1/mem" bs=16 iflag=skip_bytes skip=$((16#$base + 16#$value)) \
+				count=1 2>/dev/null) || echo "$f"
+	done
+}
+
+# has_uprobe_multi: whether alloctrace attaches through uprobe_multi links
+# on this kernel (6.10+) rather than perf-event uprobes, as -v says.
+has_uprobe_multi() {
+	"$TOOL" -v -- true 2>&1 >/dev/null | grep -q "^alloctrace: probes as uprobe_multi links"
 }
 
 alive() {

@@ -124,17 +124,28 @@ modules() {
 	expect_totals_exact "module exe" "$r" 51478 137
 }
 
+# reports_on_demand NAME: how many reports that are not the final one.
+reports_on_demand() {
+	jq -c 'select(.type == "report" and .final == false)' "$TMP/$1.out" | wc -l
+}
+
+has_report_on_demand() {
+	(($(reports_on_demand "$1") > 0))
+}
+
 usr1() {
 	local pid
-	start_tool usr1 60 --format json -i 100 -- "$WL/trend" 3
+	# The workload outlives the exchange, which ends with SIGINT: one that
+	# ended by itself 3 s in could be gone before a slow machine's signal.
+	start_tool usr1 90 --format json -i 100 -- "$WL/trend" 60
 	wait_tracing usr1 20 || { fail "SIGUSR1: tracing" "no tracing line"; return; }
 	# The tool runs under timeout: signal the tool itself.
 	pid=$(pgrep -P "$TOOL_PID" -x alloctrace)
-	sleep 1
 	kill -USR1 "$pid"
+	wait_for 30 has_report_on_demand usr1
+	kill -INT "$pid"
 	wait_tool
-	expect_eq "SIGUSR1: one report on demand" 1 \
-		"$(jq -c 'select(.type == "report" and .final == false)' "$TMP/usr1.out" | wc -l)"
+	expect_eq "SIGUSR1: one report on demand" 1 "$(reports_on_demand usr1)"
 	expect_eq "SIGUSR1: then the final one" 1 \
 		"$(jq -c 'select(.type == "report" and .final == true)' "$TMP/usr1.out" | wc -l)"
 }

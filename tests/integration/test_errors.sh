@@ -33,8 +33,11 @@ dead "$GONE" || fail "setup" "pid $GONE was reused"
 # The child ends only once its parent is that program: one that ended
 # sooner could be reaped by bash before its exec (seen under load).
 # shellcheck disable=SC2016 # $$ is the inner shell's
+# It and the live target below live until cleanup kills them: in QEMU
+# without KVM this script took 20 minutes, and lifetimes of 120 s, then
+# 600 s, ended them before the last cases ran.
 bash -c '(until [ "$(cat /proc/$$/comm)" = sleep ]; do sleep 0.01; done; exec sleep 0) &
-	exec sleep 120' &
+	exec sleep infinity' &
 ZOMBIE_PARENT=$!
 track "$ZOMBIE_PARENT"
 zombie_child() {
@@ -44,7 +47,7 @@ wait_for 10 zombie_child || fail "setup" "no zombie"
 
 # A live target that must come through every case unharmed.
 mkdir -p "$TMP/live"
-"$WL/target" "$TMP/live" 120 &
+"$WL/target" "$TMP/live" 86400 &
 LIVE=$!
 track "$LIVE"
 wait_for 10 test -e "$TMP/live/ready" || fail "setup" "target not ready"

@@ -313,10 +313,12 @@ exec_multi() {
 	expect_proc exec_multi "$p" 9000 9 26 17 0 0
 }
 
-# A new program without an allocator to probe ends the run, saying why.
+# A new program without an allocator to probe ends the run, saying why,
+# and is left running. It waits to be killed: one that slept a while and
+# exited could end before a slow machine's tracer looked at it.
 exec_no_allocator() {
 	local dir=$TMP/noalloc
-	printf '#include <stdlib.h>\n#include <unistd.h>\nint main(void) { sleep(2); return malloc(1) == 0; }\n' \
+	printf '#include <stdlib.h>\n#include <unistd.h>\nint main(void) { pause(); return malloc(1) == 0; }\n' \
 		>"$TMP/st.c"
 	musl-gcc -static -s "$TMP/st.c" -o "$TMP/static-stripped" || {
 		fail "exec_no_allocator" "musl-gcc failed (make deps installs musl-tools)"
@@ -333,6 +335,7 @@ exec_no_allocator() {
 		"$TMP/noalloc.err"
 	expect_eq "exec_no_allocator: final report" 1 \
 		"$(count_lines "$TMP/noalloc.out" '.type == "report" and .final')"
+	expect_true "exec_no_allocator: the program still runs" "process $WPID is gone" alive "$WPID"
 }
 
 # Bad values: one line, exit status 2.

@@ -9,8 +9,11 @@ set -u
 require_built "$WL/hog"
 
 CG=
+# cgroup v1's memory hierarchy, or a cgroup v2 root that gives its children
+# the memory controller (the root itself has no memory.max).
 for base in /sys/fs/cgroup/memory /sys/fs/cgroup; do
-	if [[ -e $base/memory.limit_in_bytes || -e $base/memory.max ]]; then
+	if [[ -e $base/memory.limit_in_bytes ]] ||
+		grep -qsw memory "$base/cgroup.subtree_control"; then
 		CG=$base/alloctrace-test-$$
 		break
 	fi

@@ -31,16 +31,20 @@ node -e '
 			res.writeHead(err ? 404 : 200);
 			res.end(err ? "" : data);
 		});
-	}).listen(+port, "127.0.0.1");
-	setTimeout(() => process.exit(0), 120000);
-' "$SS" "$PORT" &
+	}).listen(+port, "127.0.0.1", () => console.log("listening"));
+	setTimeout(() => process.exit(0), 600000);
+' "$SS" "$PORT" >"$TMP/server.out" &
 SERVER=$!
 trap 'kill "$SERVER" 2>/dev/null; rm -f "$SS"/alloctrace-*.pb.gz; cleanup' EXIT
-sleep 1
+# Started is not listening: node takes over a second to get there in QEMU
+# without KVM.
+wait_for 30 grep -q listening "$TMP/server.out" || fail "speedscope: server" "not listening in 30 s"
 
-# open NAME FILE: speedscope's DOM once it has had 5 s (virtual time).
+# open NAME FILE: speedscope's DOM once it has had 5 s (virtual time);
+# Chromium alone took 59 s to dump a one-line page in QEMU without KVM
+# (Debian's 6.12, one CPU, a loaded host).
 open_profile() {
-	timeout -k 5 60 "$CHROME" --headless=new --no-sandbox --no-first-run \
+	timeout -k 5 240 "$CHROME" --headless=new --no-sandbox --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
 		--user-data-dir="$(mktemp -d "$TMP/chrome.XXXXXX")" --virtual-time-budget=5000 \
 		--dump-dom "http://127.0.0.1:$PORT/index.html#profileURL=http://127.0.0.1:$PORT/$2&title=$1" \

@@ -38,7 +38,13 @@ static bool has_cap(const struct __user_cap_data_struct *data, int cap)
 	return data[cap / 32].effective & (1U << (cap % 32));
 }
 
-/* Root, or CAP_BPF with CAP_PERFMON (uprobes are perf events), or CAP_SYS_ADMIN. */
+/*
+ * Root, or CAP_SYS_ADMIN, or CAP_BPF with CAP_PERFMON where the kernel has
+ * uprobe_multi links that filter by process (6.10+). Elsewhere uprobes are
+ * perf events, which kernels with the CVE-2025-38466 fix (Debian's 6.1
+ * among them) let only CAP_SYS_ADMIN attach: say so before loading
+ * anything rather than fail at the first probe.
+ */
 static int check_privileges(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -46,9 +52,16 @@ static int check_privileges(void)
 
 	if (syscall(SYS_capget, &hdr, data))
 		return -errno;
-	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
+	if (has_cap(data, CAP_SYS_ADMIN))
 		return 0;
-	pr_err("need root, or CAP_BPF and CAP_PERFMON, to load BPF programs (try sudo)");
+	if (!has_cap(data, CAP_BPF) || !has_cap(data, CAP_PERFMON)) {
+		pr_err("need root, or CAP_BPF and CAP_PERFMON, to load BPF programs (try sudo)");
+		return -EPERM;
+	}
+	if (uprobe_multi__supported())
+		return 0;
+	pr_err("this kernel has no uprobe_multi links that filter by process (Linux 6.10+): "
+	       "its perf-event uprobes need CAP_SYS_ADMIN, not only CAP_BPF and CAP_PERFMON (try sudo)");
 	return -EPERM;
 }
 

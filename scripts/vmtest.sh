@@ -1,0 +1,179 @@
+#!/bin/bash
+# Run the integration tests (tests/run.sh, with the binaries the host built) in a
+# QEMU guest on one of Debian's own kernels, to check alloctrace on the
+# kernels it is meant for and not only on the host's.
+#
+#   scripts/vmtest.sh fetch VERSION...   download and unpack the kernels
+#   scripts/vmtest.sh run VERSION [SCRIPT...]
+#                                        boot one and run the integration
+#                                        scripts in it (all, or those named)
+#
+# VERSION is a kernel series, 6.1 (Debian 12) or 6.12 (Debian 12 backports,
+# Debian 13); the newest package of that series in the apt index is used.
+# The guest sees the host's / read-only under a tmpfs overlay (so the
+# worktree is there, writable, at the same path) and writes its output to
+# build/vmtest/VERSION/out/ over a second, writable share. Ends with the
+# suite's "N passed, N failed" line; exits non-zero if anything failed,
+# the guest did not finish, or it ran past VMTEST_TIMEOUT seconds.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VMDIR=$ROOT/build/vmtest
+VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-5400}
+VMTEST_MEM=${VMTEST_MEM:-3G}
+VMTEST_CPUS=${VMTEST_CPUS:-2}
+# What the guest needs that Debian builds as modules: 9p over virtio for
+# the shares, overlayfs for a writable root (their dependencies follow).
+GUEST_MODULES="virtio_pci 9pnet_virtio 9p overlay"
+# tests/run.sh's last line.
+COUNT='^[0-9]* passed, [0-9]* failed'
+
+die() {
+	echo "vmtest: $*" >&2
+	exit 1
+}
+
+# package_for VERSION: the newest unsigned amd64 kernel package of that
+# series that apt can install (Debian's names: linux-image-6.1.0-56-amd64-
+# unsigned, linux-image-6.12.117+deb12-amd64-unsigned).
+package_for() {
+	local series=${1//./\\.} pkg best="" bestver="" ver
+	for pkg in $(apt-cache search --names-only \
+		"^linux-image-$series\.[0-9.-]+(\+deb[0-9]+)?-amd64-unsigned\$" | cut -d' ' -f1); do
+		ver=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
+		[[ -n $ver && $ver != "(none)" ]] || continue
+		if [[ -z $best ]] || dpkg --compare-versions "$ver" gt "$bestver"; then
+			best=$pkg bestver=$ver
+		fi
+	done
+	[[ -n $best ]] || die "no package linux-image-$1.*-amd64-unsigned in the apt index (run apt-get update)"
+	echo "$best"
+}
+
+# fetch VERSION: unpack the kernel into build/vmtest/VERSION/root unless it
+# is there already.
+fetch() {
+	local dir=$VMDIR/$1 pkg
+	compgen -G "$dir/root/boot/vmlinuz-*" >/dev/null && return 0
+	pkg=$(package_for "$1")
+	echo "vmtest: fetching $pkg"
+	mkdir -p "$VMDIR/debs" "$dir"
+	(cd "$VMDIR/debs" && apt-get download -q "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+	rm -rf "$dir/root.tmp"
+	dpkg -x "$VMDIR/debs/${pkg}"_*.deb "$dir/root.tmp"
+	mv "$dir/root.tmp" "$dir/root"
+}
+
+# module_path MODDIR NAME: the module's file (names may use - or _).
+module_path() {
+	find "$1/kernel" -name "$2.ko*" -o -name "${2//_/-}.ko*" | head -n 1
+}
+
+# module_order MODDIR NAME...: the modules to load, dependencies first,
+# from each module's own "depends=" (the package ships no modules.dep).
+module_order() {
+	local moddir=$1 name file deps
+	shift
+	for name in "$@"; do
+		file=$(module_path "$moddir" "$name")
+		[[ -n $file ]] || continue # built into this kernel
+		deps=$(xz -dcf "$file" | tr '\0' '\n' | sed -n 's/^depends=//p' | tr ',' ' ')
+		# shellcheck disable=SC2086 # the list is meant to split
+		[[ -n $deps ]] && module_order "$moddir" $deps
+		echo "$file"
+	done
+}
+
+# initramfs VERSION: busybox, the modules the guest needs and
+# scripts/vmtest/init, as a gzipped cpio archive.
+initramfs() {
+	local dir=$VMDIR/$1 tree moddir file
+	tree=$dir/initramfs
+	moddir=$(echo "$dir"/root/lib/modules/*)
+	rm -rf "$tree"
+	mkdir -p "$tree/bin" "$tree/modules"
+	cp /bin/busybox "$tree/bin/busybox"
+	cp "$ROOT/scripts/vmtest/init" "$tree/init"
+	# shellcheck disable=SC2086 # the list is meant to split
+	module_order "$moddir" $GUEST_MODULES | awk '!seen[$0]++' | while read -r file; do
+		xz -dcf "$file" >"$tree/modules/$(basename "${file%.xz}")"
+		basename "${file%.xz}" >>"$tree/modules/order"
+	done
+	(cd "$tree" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/initramfs.gz"
+}
+
+# accel: KVM where it runs a stock kernel; the nested paravirtual kvm_pvm
+# does not (emulation errors), so TCG there.
+accel() {
+	if [[ -w /dev/kvm && ! -e /sys/module/kvm_pvm ]]; then
+		echo kvm
+	else
+		echo tcg
+	fi
+}
+
+# boot VERSION: run the guest until it powers off, or kill it at the limit;
+# as timeout(1) itself, so that a signal to this process reaches QEMU.
+boot() {
+	local dir=$VMDIR/$1 out=$VMDIR/$1/out
+	exec timeout -k 10 "$VMTEST_TIMEOUT" qemu-system-x86_64 \
+		-accel "$(accel)" -cpu max -smp "$VMTEST_CPUS" -m "$VMTEST_MEM" \
+		-nographic -no-reboot -monitor none -serial "file:$dir/console.log" \
+		-kernel "$(echo "$dir"/root/boot/vmlinuz-*)" -initrd "$dir/initramfs.gz" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 vmtest.root=$ROOT vmtest.out=$out" \
+		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev "local,id=out,path=$out,security_model=none" \
+		-device virtio-9p-pci,fsdev=out,mount_tag=out
+}
+
+# run VERSION [SCRIPT...]: boot, show the guest's output as it comes,
+# report.
+run() {
+	local dir=$VMDIR/$1 out=$VMDIR/$1/out start rc=0 status
+	[[ -x $ROOT/alloctrace ]] || die "build first: make all tests"
+	fetch "$1"
+	initramfs "$1"
+	rm -rf "$out"
+	mkdir -p "$out"
+	if (($# > 1)); then
+		printf '%s\n' "${@:2}" >"$out/scripts"
+	else
+		# The unit tests and the checks of the tree do not depend on the
+		# kernel: the host's run covers them.
+		(cd "$ROOT" && printf '%s\n' tests/integration/test_*.sh) >"$out/scripts"
+	fi
+	# Without KVM the guest runs 3-5 times slower than the host.
+	echo "INTEGRATION_LIMIT=$([[ $(accel) == tcg ]] && echo 1500 || echo 300)" >"$out/env"
+	start=$(date +%s)
+	boot "$1" &
+	QEMU=$!
+	# timeout(1) runs QEMU in a process group of its own: stop it too.
+	trap 'kill "$QEMU" 2>/dev/null' EXIT
+	# The count comes last, after the time taken.
+	tail -n +1 -F --pid="$QEMU" "$out/log" 2>/dev/null | grep -v --line-buffered "$COUNT" || true
+	wait "$QEMU" || rc=$?
+	echo "# vmtest: $1 ($(accel)) took $(($(date +%s) - start)) s"
+	if ((rc == 124 || rc == 137)); then
+		die "the guest ran past ${VMTEST_TIMEOUT} s and was killed (console: $dir/console.log)"
+	fi
+	status=$(cat "$out/status" 2>/dev/null) ||
+		die "the guest stopped without a result (console: $dir/console.log)"
+	grep "$COUNT" "$out/log" | tail -n 1
+	return "$status"
+}
+
+case ${1:-} in
+fetch)
+	shift
+	for v in "$@"; do fetch "$v"; done
+	;;
+run)
+	[[ $# -ge 2 ]] || die "usage: $0 run VERSION [SCRIPT...]"
+	shift
+	run "$@"
+	;;
+*)
+	die "usage: $0 fetch VERSION... | run VERSION [SCRIPT...]"
+	;;
+esac
