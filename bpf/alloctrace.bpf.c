@@ -77,8 +77,8 @@ static __always_inline void record_alloc(void *ctx, const struct user_regs *regs
 					 __u64 size, __u32 func, bool keep)
 {
 	bool big = cfg.big_threshold && size >= cfg.big_threshold;
-	struct alloc_key key = { .addr = addr, .tgid = o->tgid, .gen = o->gen };
-	struct alloc_info info = { .size = size, .tid = (__u32)pid_tgid, .func = func };
+	struct alloc_key key = {.addr = addr, .tgid = o->tgid, .gen = o->gen};
+	struct alloc_info info = {.size = size, .tid = (__u32)pid_tgid, .func = func};
 	struct big_alloc_event *ev;
 	__u32 zero = 0;
 
@@ -109,7 +109,7 @@ static __always_inline void record_alloc(void *ctx, const struct user_regs *regs
  */
 static __always_inline void take_old_block(struct inflight *rec, const struct owner *o)
 {
-	struct alloc_key key = { .addr = rec->ptr, .tgid = o->tgid, .gen = o->gen };
+	struct alloc_key key = {.addr = rec->ptr, .tgid = o->tgid, .gen = o->gen};
 
 	rec->has_old = live_take(&key, &rec->old);
 }
@@ -117,7 +117,7 @@ static __always_inline void take_old_block(struct inflight *rec, const struct ow
 static __always_inline void settle_old_block(const struct inflight *rec, const struct owner *o,
 					     bool released)
 {
-	struct alloc_key key = { .addr = rec->ptr, .tgid = o->tgid, .gen = o->gen };
+	struct alloc_key key = {.addr = rec->ptr, .tgid = o->tgid, .gen = o->gen};
 
 	if (!rec->ptr)
 		return;
@@ -128,7 +128,7 @@ static __always_inline void settle_old_block(const struct inflight *rec, const s
 	}
 	if (rec->has_old)
 		stats_release(o, &rec->old);
-	else if (rec->func != FUNC_MREMAP)	/* most mappings are not ours */
+	else if (rec->func != FUNC_MREMAP) /* most mappings are not ours */
 		count_untracked(o->ps);
 }
 
@@ -138,46 +138,45 @@ static __always_inline void settle_old_block(const struct inflight *rec, const s
  * The barrier keeps each case's load apart: merged into one load at a
  * computed offset, it is a context access the verifier refuses.
  */
-#define REG_CASE(n, field)               \
-	case n:                          \
-		val = ctx->field;        \
-		barrier_var(val);        \
+#define REG_CASE(n, field)                                                                         \
+	case n:                                                                                    \
+		val = ctx->field;                                                                  \
+		barrier_var(val);                                                                  \
 		return val
 static __always_inline __u64 x86_reg(const struct pt_regs *ctx, __u32 reg)
 {
 	__u64 val;
 
 	switch (reg) {
-	REG_CASE(0, ax);
-	REG_CASE(1, cx);
-	REG_CASE(2, dx);
-	REG_CASE(3, bx);
-	REG_CASE(4, sp);
-	REG_CASE(5, bp);
-	REG_CASE(6, si);
-	REG_CASE(7, di);
-	REG_CASE(8, r8);
-	REG_CASE(9, r9);
-	REG_CASE(10, r10);
-	REG_CASE(11, r11);
-	REG_CASE(12, r12);
-	REG_CASE(13, r13);
-	REG_CASE(14, r14);
-	REG_CASE(15, r15);
+		REG_CASE(0, ax);
+		REG_CASE(1, cx);
+		REG_CASE(2, dx);
+		REG_CASE(3, bx);
+		REG_CASE(4, sp);
+		REG_CASE(5, bp);
+		REG_CASE(6, si);
+		REG_CASE(7, di);
+		REG_CASE(8, r8);
+		REG_CASE(9, r9);
+		REG_CASE(10, r10);
+		REG_CASE(11, r11);
+		REG_CASE(12, r12);
+		REG_CASE(13, r13);
+		REG_CASE(14, r14);
+		REG_CASE(15, r15);
 	}
 	return 0;
 }
 
 /* Argument @i (from 0) where the probe's placement found it (see COOKIE_ARG_SHIFT). */
-#define ARG(i)                                                                        \
-	x86_reg(ctx, ((bpf_get_attach_cookie(ctx) >> COOKIE_ARG_SHIFT(i)) & 15) ^ \
-			     ABI_ARG_REG(i))
+#define ARG(i)                                                                                     \
+	x86_reg(ctx, ((bpf_get_attach_cookie(ctx) >> COOKIE_ARG_SHIFT(i)) & 15) ^ ABI_ARG_REG(i))
 #else
 /* Placement moves probes only on x86: elsewhere the arguments are where the call put them. */
-#define ARG(i)                       \
-	((i) == 0   ? PT_REGS_PARM1(ctx) \
-	 : (i) == 1 ? PT_REGS_PARM2(ctx) \
-	 : (i) == 2 ? PT_REGS_PARM3(ctx) \
+#define ARG(i)                                                                                     \
+	((i) == 0   ? PT_REGS_PARM1(ctx)                                                           \
+	 : (i) == 1 ? PT_REGS_PARM2(ctx)                                                           \
+	 : (i) == 2 ? PT_REGS_PARM3(ctx)                                                           \
 		    : PT_REGS_PARM4(ctx))
 #endif
 
@@ -299,8 +298,7 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 		settle_old_block(&rec, &o, addr || (!rec.size && !func_maps(func)));
 	if (addr) {
 		struct user_regs regs = {
-			.ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx)
-		};
+		    .ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx)};
 
 		record_alloc(ctx, &regs, &o, pid_tgid, addr, rec.size, func,
 			     sampled(found, rec.size));
@@ -311,7 +309,7 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 /* Take a block out of the live map; 0 if it was not there. */
 static __always_inline int release_block(const struct owner *o, __u64 ptr)
 {
-	struct alloc_key key = { .addr = ptr, .tgid = o->tgid, .gen = o->gen };
+	struct alloc_key key = {.addr = ptr, .tgid = o->tgid, .gen = o->gen};
 	struct alloc_info info;
 
 	if (!live_take(&key, &info))

@@ -77,7 +77,7 @@ static __always_inline bool may_ask(struct unwind_proc *proc)
 /* A frame in code the tables do not cover: the loader reads the mappings again. */
 static __always_inline void request_tables(__u32 tgid, struct unwind_proc *proc, __u64 ip)
 {
-	struct unwind_miss_event ev = { .type = EVENT_UNWIND_MISS, .tgid = tgid, .ip = ip };
+	struct unwind_miss_event ev = {.type = EVENT_UNWIND_MISS, .tgid = tgid, .ip = ip};
 
 	count(CNT_UNWIND_MISSES);
 	if (may_ask(proc))
@@ -111,7 +111,7 @@ static __always_inline void forget_unwind_table(__u32 tgid)
 struct walk {
 	struct stack_trace *st;
 	struct unwind_proc *proc;
-	struct unwind_mapping *last;	/* the previous frame's: callers are often in it */
+	struct unwind_mapping *last; /* the previous frame's: callers are often in it */
 	/*
 	 * What the walk reads and remembers is kept there: counts and flags
 	 * kept here would make the verifier see a new state at every frame.
@@ -123,7 +123,7 @@ struct walk {
 	__u64 bp;
 	__u32 flags;
 	__u32 tgid;
-	bool done;	/* reached the outermost frame */
+	bool done; /* reached the outermost frame */
 };
 
 /*
@@ -133,7 +133,7 @@ struct walk {
 struct map_search {
 	struct unwind_proc *proc;
 	__u64 ip;
-	__u32 lo;	/* the first mapping starting above ip, once lo == hi */
+	__u32 lo; /* the first mapping starting above ip, once lo == hi */
 	__u32 hi;
 };
 
@@ -154,7 +154,7 @@ static long map_search_step(__u32 i, struct map_search *s)
 /* The mapping holding @ip: the last one starting at or below it (9 halvings of 256). */
 static __always_inline struct unwind_mapping *find_mapping(struct unwind_proc *proc, __u64 ip)
 {
-	struct map_search s = { .proc = proc, .ip = ip, .hi = proc->nr };
+	struct map_search s = {.proc = proc, .ip = ip, .hi = proc->nr};
 	struct unwind_mapping *m;
 
 	if (s.hi > UNWIND_MAX_MAPPINGS)
@@ -168,7 +168,7 @@ static __always_inline struct unwind_mapping *find_mapping(struct unwind_proc *p
 
 struct row_search {
 	__u64 off;
-	__u32 lo;	/* the last row at or below off, once lo == hi */
+	__u32 lo; /* the last row at or below off, once lo == hi */
 	__u32 hi;
 };
 
@@ -197,7 +197,7 @@ static long row_search_step(__u32 i, struct row_search *s)
 static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 				     struct unwind_row *out)
 {
-	struct row_search s = { .off = pc - m->table_base };
+	struct row_search s = {.off = pc - m->table_base};
 	__u64 page = s.off >> UNWIND_PAGE_SHIFT;
 	struct unwind_row *row;
 	__u32 key, *bound;
@@ -286,7 +286,7 @@ static __always_inline void frame_row(struct walk *w, __u64 pc, struct unwind_ro
 
 static long unwind_step(__u32 i, struct walk *w)
 {
-	struct unwind_row row = { .kind = UNWIND_NONE };
+	struct unwind_row row = {.kind = UNWIND_NONE};
 	__u32 n = w->st->nr;
 	__u64 cfa;
 
@@ -332,20 +332,21 @@ static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_
 				     struct walk_cache *wc, struct stack_memo *memo)
 {
 	struct walk w = {
-		.st = st,
-		.ip = regs->ip,
-		.sp = regs->sp,
-		.bp = regs->bp,
-		.tgid = bpf_get_current_pid_tgid() >> 32,
-		.wc = wc,
-		.memo = memo,
+	    .st = st,
+	    .ip = regs->ip,
+	    .sp = regs->sp,
+	    .bp = regs->bp,
+	    .tgid = bpf_get_current_pid_tgid() >> 32,
+	    .wc = wc,
+	    .memo = memo,
 	};
 
 	memo_start(memo, regs);
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &w.tgid);
 	if (!window_fill(wc, regs->sp))
 		memo_give_up(memo);
-	/* The frame count lives in the map: kept here it would be a new verifier state per frame. */
+	/* The frame count lives in the map: kept here it would be a new verifier state per frame.
+	 */
 	st->nr = 0;
 	bpf_loop(cfg.stack_depth, unwind_step, &w, 0);
 	st->flags = w.flags;

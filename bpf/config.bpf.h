@@ -10,7 +10,7 @@
 #include "config.h"
 
 const volatile struct alloctrace_config cfg = {
-	.stack_depth = DEFAULT_STACK_DEPTH,
+    .stack_depth = DEFAULT_STACK_DEPTH,
 };
 
 #endif

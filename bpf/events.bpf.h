@@ -22,7 +22,7 @@ static __always_inline void send_event(void *ev, __u64 size, struct proc_state *
 
 static __always_inline void send_task_event(__u32 type, __u32 tgid, struct proc_state *ps)
 {
-	struct task_event ev = { .type = type, .tgid = tgid, .time_ns = bpf_ktime_get_ns() };
+	struct task_event ev = {.type = type, .tgid = tgid, .time_ns = bpf_ktime_get_ns()};
 
 	send_event(&ev, sizeof(ev), ps);
 }

@@ -18,7 +18,7 @@
 
 #define FAULT_PAGE_SIZE 4096ULL
 /* x86's error code: set for a fault on a present page (write to a shared or zero page). */
-#define PF_PROT 0x1
+#define PF_PROT	     0x1
 #define VM_GROWSDOWN 0x100
 
 /* Page address (key.addr) -> the stack that touched it first; sized by the loader. */
@@ -64,9 +64,9 @@ static __always_inline bool first_touch(__u64 addr, __u64 error_code)
 static __always_inline void page_record(const struct owner *o, __u64 addr, __u64 stack_id,
 					__u32 tid)
 {
-	struct alloc_key key = { .addr = addr & ~(FAULT_PAGE_SIZE - 1), .tgid = o->tgid,
-				 .gen = o->gen };
-	struct alloc_info info = { .size = FAULT_PAGE_SIZE, .stack_id = stack_id, .tid = tid };
+	struct alloc_key key = {
+	    .addr = addr & ~(FAULT_PAGE_SIZE - 1), .tgid = o->tgid, .gen = o->gen};
+	struct alloc_info info = {.size = FAULT_PAGE_SIZE, .stack_id = stack_id, .tid = tid};
 
 	count_in(o->ps, CNT_ALLOCS);
 	if (bpf_map_update_elem(&pages, &key, &info, BPF_ANY)) {

@@ -64,15 +64,15 @@ __u32 probe_epoch = 0;
 
 /* One allocation call between its entry and its return. */
 struct inflight {
-	__u32 mark;		/* call_mark(probe_epoch) while in flight: the rest is valid */
-	__u32 sample_armed;	/* sample_left holds a draw */
-	__s64 sample_left;	/* bytes this thread allocates before its next sample */
+	__u32 mark;	    /* call_mark(probe_epoch) while in flight: the rest is valid */
+	__u32 sample_armed; /* sample_left holds a draw */
+	__s64 sample_left;  /* bytes this thread allocates before its next sample */
 	__u64 sp;
 	__u64 size;
-	__u64 ptr;	/* realloc's old block, posix_memalign's out pointer */
+	__u64 ptr; /* realloc's old block, posix_memalign's out pointer */
 	__u32 func;
-	__u32 has_old;	/* old block was tracked and is held in .old */
-	__u32 gen;	/* the process's image at entry */
+	__u32 has_old; /* old block was tracked and is held in .old */
+	__u32 gen;     /* the process's image at entry */
 	struct alloc_info old;
 };
 

@@ -22,7 +22,7 @@
  * the walk copies a window of the stack once and reads its frames from it.
  */
 #define STACK_WINDOW 4096
-#define PAGE_SIZE 4096
+#define PAGE_SIZE    4096
 
 #define MEMO_SLOTS 8
 #define MEMO_WORDS 128
@@ -30,7 +30,7 @@
 #define MEMO_UNUSABLE 255
 /* stack_memo.stamp of a slot that holds no walk. */
 #define MEMO_EMPTY 0
-#define MEMO_SEED 0xcbf29ce484222325ULL
+#define MEMO_SEED  0xcbf29ce484222325ULL
 
 /*
  * What the walk did with rbp first. A walk that read it as the registers
@@ -54,14 +54,14 @@ struct stack_memo {
 	__u64 ip;
 	__u64 sp;
 	__u64 bp;
-	__u64 stamp;	/* memo_stamp() of walk_gen when walked, or MEMO_EMPTY */
+	__u64 stamp; /* memo_stamp() of walk_gen when walked, or MEMO_EMPTY */
 	__u64 stack_id;
-	__u64 sum;	/* hash of the words read, in order */
-	__u16 span;	/* bytes from sp to the end of the last word read */
-	__u8 nr_words;	/* words read so far, or MEMO_UNUSABLE */
-	__u8 flags;	/* the stack's STACK_* flags */
-	__u8 bp_use;	/* enum memo_bp */
-	__u16 words[MEMO_WORDS];	/* each word read, as its offset from sp in words */
+	__u64 sum;		 /* hash of the words read, in order */
+	__u16 span;		 /* bytes from sp to the end of the last word read */
+	__u8 nr_words;		 /* words read so far, or MEMO_UNUSABLE */
+	__u8 flags;		 /* the stack's STACK_* flags */
+	__u8 bp_use;		 /* enum memo_bp */
+	__u16 words[MEMO_WORDS]; /* each word read, as its offset from sp in words */
 };
 
 _Static_assert(STACK_WINDOW / 8 <= 65536, "a word's offset in the window fits in a __u16");
@@ -72,11 +72,11 @@ _Static_assert(MEMO_WORDS < MEMO_UNUSABLE, "MEMO_UNUSABLE is no count");
  * other walk writes them while this one reads.
  */
 struct walk_cache {
-	__u64 win_lo;	/* the window holds the stack from win_lo to win_hi */
+	__u64 win_lo; /* the window holds the stack from win_lo to win_hi */
 	__u64 win_hi;
-	__u64 got[2];	/* what the last stack_read() read */
-	__u32 slot;	/* the memo of the walk in progress */
-	__u8 window[STACK_WINDOW + 16];	/* + the widest read past an offset */
+	__u64 got[2];			/* what the last stack_read() read */
+	__u32 slot;			/* the memo of the walk in progress */
+	__u8 window[STACK_WINDOW + 16]; /* + the widest read past an offset */
 	struct stack_memo memo[MEMO_SLOTS];
 };
 
@@ -167,8 +167,8 @@ static __always_inline bool window_fill(struct walk_cache *wc, __u64 addr)
 }
 
 /* Does the window hold [@addr, @addr + @size)? It moves to @addr if not. */
-static __always_inline bool in_window(struct walk_cache *wc, struct stack_memo *memo,
-				      __u64 addr, __u32 size)
+static __always_inline bool in_window(struct walk_cache *wc, struct stack_memo *memo, __u64 addr,
+				      __u32 size)
 {
 	if (addr >= wc->win_lo && addr + size <= wc->win_hi)
 		return true;
@@ -236,8 +236,8 @@ static __always_inline struct stack_memo *memo_slot(struct walk_cache *wc,
 /* Empty @memo for a walk from @regs about to fill it. */
 static __always_inline void memo_start(struct stack_memo *memo, const struct user_regs *regs)
 {
-	*memo = (struct stack_memo){ .ip = regs->ip, .sp = regs->sp, .bp = regs->bp,
-				     .sum = MEMO_SEED };
+	*memo =
+	    (struct stack_memo){.ip = regs->ip, .sp = regs->sp, .bp = regs->bp, .sum = MEMO_SEED};
 }
 
 /*

@@ -78,7 +78,7 @@ static __always_inline void count_untracked(struct proc_state *ps)
 static __always_inline struct proc_state *new_proc(__u32 tgid, const struct proc_state *old)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct proc_state st = { .gen = old ? old->gen + 1 : 0 }, *ps;
+	struct proc_state st = {.gen = old ? old->gen + 1 : 0}, *ps;
 
 	BPF_CORE_READ_STR_INTO(&st.comm, task, group_leader, comm);
 	/* Another of its threads may come first: that entry is as good. */
@@ -149,7 +149,7 @@ static __always_inline void proc_adopt(__u32 ptgid, const struct proc_state *pps
 static __always_inline long proc_new_image(struct task_struct *task, __u32 tgid,
 					   const struct proc_state *ps)
 {
-	struct proc_state st = { .gen = ps->gen + 1, .parent = ps->parent, .flags = PROC_EXECED };
+	struct proc_state st = {.gen = ps->gen + 1, .parent = ps->parent, .flags = PROC_EXECED};
 
 	BPF_CORE_READ_STR_INTO(&st.comm, task, comm);
 	return bpf_map_update_elem(&procs, &tgid, &st, BPF_EXIST);

@@ -127,7 +127,7 @@ static __always_inline __u64 capture_stack(void *ctx, const struct user_regs *re
 
 static __always_inline void stats_add(const struct owner *o, __u64 stack_id, __u64 size)
 {
-	struct stack_key key = { .stack_id = stack_id, .tgid = o->tgid, .gen = o->gen };
+	struct stack_key key = {.stack_id = stack_id, .tgid = o->tgid, .gen = o->gen};
 	struct stack_counts *st, zero = {};
 
 	/* A block entered the live map: stats_release() takes it out of the count. */
@@ -150,7 +150,7 @@ static __always_inline void stats_add(const struct owner *o, __u64 stack_id, __u
 /* Take a tracked block's contribution out of its stack's statistics. */
 static __always_inline void stats_release(const struct owner *o, const struct alloc_info *info)
 {
-	struct stack_key key = { .stack_id = info->stack_id, .tgid = o->tgid, .gen = o->gen };
+	struct stack_key key = {.stack_id = info->stack_id, .tgid = o->tgid, .gen = o->gen};
 	struct stack_counts *st = bpf_map_lookup_elem(&stack_stats, &key);
 
 	count_in(o->ps, CNT_FREES);

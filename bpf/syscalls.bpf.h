@@ -16,20 +16,20 @@
 #include "inflight.bpf.h"
 
 #if defined(__TARGET_ARCH_x86)
-#define NR_MMAP 9
+#define NR_MMAP	  9
 #define NR_MUNMAP 11
-#define NR_BRK 12
+#define NR_BRK	  12
 #define NR_MREMAP 25
 #else
-#define NR_MMAP 222
+#define NR_MMAP	  222
 #define NR_MUNMAP 215
-#define NR_BRK 214
+#define NR_BRK	  214
 #define NR_MREMAP 216
 #endif
-#define PROT_NONE 0
+#define PROT_NONE     0
 #define MAP_ANONYMOUS 0x20
-#define MAP_STACK 0x20000
-#define MAX_ERRNO 4095
+#define MAP_STACK     0x20000
+#define MAX_ERRNO     4095
 
 /* Thread stacks and PROT_NONE reservations (glibc's arenas) are not allocations. */
 static __always_inline bool big_mapping(__u64 len, __u64 prot, __u64 flags)
@@ -39,8 +39,7 @@ static __always_inline bool big_mapping(__u64 len, __u64 prot, __u64 flags)
 }
 
 /* Note @o's syscall's arguments for its exit; the in-flight record is free in this mode. */
-static __always_inline void note_syscall(const struct owner *o, __u32 func, __u64 size,
-					 __u64 ptr)
+static __always_inline void note_syscall(const struct owner *o, __u32 func, __u64 size, __u64 ptr)
 {
 	struct inflight *rec = thread_record(o->ps);
 

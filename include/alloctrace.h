@@ -13,7 +13,7 @@
 #endif
 
 /* The kernel's own ceiling (perf_event_max_stack defaults to 127). */
-#define MAX_STACK_DEPTH 127
+#define MAX_STACK_DEPTH	    127
 #define DEFAULT_STACK_DEPTH 64
 
 /* Sampling gaps the loader draws for the BPF side (a power of two). */
@@ -85,9 +85,9 @@ enum alloc_func {
  * call put it. Placement may move a probe past code that copies an
  * argument to another register and reuses the first.
  */
-#define COOKIE_ARGS 6
+#define COOKIE_ARGS	    6
 #define COOKIE_ARG_SHIFT(i) (32 + 4 * (i))
-#define ABI_ARG_REG(i) \
+#define ABI_ARG_REG(i)                                                                             \
 	((i) == 0 ? 7 : (i) == 1 ? 6 : (i) == 2 ? 2 : (i) == 3 ? 1 : (i) == 4 ? 8 : 9)
 
 /*
@@ -95,21 +95,21 @@ enum alloc_func {
  * one of the LOST_* names so that every report can say so.
  */
 enum counter {
-	CNT_ALLOCS,		/* successful allocation calls, realloc included */
-	CNT_FREES,		/* releases of tracked blocks (free, realloc) */
-	CNT_UNTRACKED_FREES,	/* releases of blocks allocated before attach */
-	CNT_LOST_ALLOCS,	/* live-allocation map full */
-	CNT_LOST_STATS,		/* per-stack statistics map full */
-	CNT_LOST_INFLIGHT,	/* in-flight call map full: call not seen */
-	CNT_LOST_STACKS,	/* stack map full: allocation kept, stack not */
-	CNT_STACK_ERRORS,	/* the kernel could not walk the user stack */
-	CNT_LOST_EVENTS,	/* ring buffer full: a big-allocation alert lost */
-	CNT_LOST_CAP,		/* the process held --max-per-process blocks: not recorded */
-	CNT_LOST_PROCS,		/* per-process map full: a call of an untraced process */
-	CNT_STACKS_CUT,		/* a stack walk stopped before the outermost frame */
-	CNT_UNWIND_MISSES,	/* a frame in code the unwind tables did not cover yet */
-	CNT_STACKS_RECALLED,	/* a stack taken from a remembered walk, not walked again */
-	CNT_UNWIND_FULL,	/* objects left without unwind tables, full (the loader counts) */
+	CNT_ALLOCS,	     /* successful allocation calls, realloc included */
+	CNT_FREES,	     /* releases of tracked blocks (free, realloc) */
+	CNT_UNTRACKED_FREES, /* releases of blocks allocated before attach */
+	CNT_LOST_ALLOCS,     /* live-allocation map full */
+	CNT_LOST_STATS,	     /* per-stack statistics map full */
+	CNT_LOST_INFLIGHT,   /* in-flight call map full: call not seen */
+	CNT_LOST_STACKS,     /* stack map full: allocation kept, stack not */
+	CNT_STACK_ERRORS,    /* the kernel could not walk the user stack */
+	CNT_LOST_EVENTS,     /* ring buffer full: a big-allocation alert lost */
+	CNT_LOST_CAP,	     /* the process held --max-per-process blocks: not recorded */
+	CNT_LOST_PROCS,	     /* per-process map full: a call of an untraced process */
+	CNT_STACKS_CUT,	     /* a stack walk stopped before the outermost frame */
+	CNT_UNWIND_MISSES,   /* a frame in code the unwind tables did not cover yet */
+	CNT_STACKS_RECALLED, /* a stack taken from a remembered walk, not walked again */
+	CNT_UNWIND_FULL,     /* objects left without unwind tables, full (the loader counts) */
 	CNT_MAX,
 };
 
@@ -127,7 +127,7 @@ struct alloc_key {
 struct alloc_info {
 	__u64 size;
 	__u64 stack_id;
-	__u64 time_ns;	/* with --min-age only */
+	__u64 time_ns; /* with --min-age only */
 	__u32 tid;
 	__u32 func;
 };
@@ -136,9 +136,9 @@ struct alloc_info {
  * A slot of the live-allocation table (open addressing in an array): a
  * block, or one of these in key.addr, which no block's address can be.
  */
-#define LIVE_EMPTY 0	/* never used: a search for a block ends here */
-#define LIVE_GONE 1	/* its block was released: reused by the next block on its path */
-#define LIVE_BUSY 2	/* claimed by a probe that is writing its block */
+#define LIVE_EMPTY 0 /* never used: a search for a block ends here */
+#define LIVE_GONE  1 /* its block was released: reused by the next block on its path */
+#define LIVE_BUSY  2 /* claimed by a probe that is writing its block */
 /* Slots a block may be placed at or looked for in, from its home slot on. */
 #define LIVE_PROBES 32
 
@@ -158,7 +158,7 @@ struct stack_key {
 #define MAX_PROCS 16384
 
 #define PROC_EXITED 1
-#define PROC_EXECED 2	/* runs another program than the one it was forked as */
+#define PROC_EXECED 2 /* runs another program than the one it was forked as */
 
 /*
  * Value of the per-process map (key: tgid), used when several processes
@@ -166,13 +166,13 @@ struct stack_key {
  * once they are gone.
  */
 struct proc_state {
-	__u64 counters[CNT_MAX];	/* this process's share of the counters */
-	__u64 live;		/* its blocks in the live-allocation map */
-	__u32 gen;		/* its program image: bumped at each exec */
-	__u32 parent;		/* the traced process it was forked from, or 0 */
-	__u32 flags;		/* PROC_EXITED, PROC_EXECED */
-	__s32 exit_code;	/* as wait(2) reports it, once exited */
-	char comm[16];		/* its main thread's name */
+	__u64 counters[CNT_MAX]; /* this process's share of the counters */
+	__u64 live;		 /* its blocks in the live-allocation map */
+	__u32 gen;		 /* its program image: bumped at each exec */
+	__u32 parent;		 /* the traced process it was forked from, or 0 */
+	__u32 flags;		 /* PROC_EXITED, PROC_EXECED */
+	__s32 exit_code;	 /* as wait(2) reports it, once exited */
+	char comm[16];		 /* its main thread's name */
 };
 
 /*
@@ -189,9 +189,9 @@ struct stack_counts {
 
 /* What a stack walk says of the stack it returns (stack_trace.flags). */
 enum stack_flags {
-	STACK_CUT = 1 << 0,	/* stopped before the outermost frame */
-	STACK_TRUNCATED = 1 << 1,	/* stopped at the depth limit */
-	STACK_FP = 1 << 2,	/* some frames came from frame pointers, not CFI */
+	STACK_CUT = 1 << 0,	  /* stopped before the outermost frame */
+	STACK_TRUNCATED = 1 << 1, /* stopped at the depth limit */
+	STACK_FP = 1 << 2,	  /* some frames came from frame pointers, not CFI */
 };
 
 /*
@@ -219,25 +219,25 @@ enum unwind_kind {
 	UNWIND_NONE,	/* no CFI here: frame pointers are all there is */
 	UNWIND_CFA_SP,	/* CFA = rsp + cfa_off */
 	UNWIND_CFA_FP,	/* CFA = rbp + cfa_off */
-	UNWIND_CFA_PLT,	/* a PLT stub: CFA = rsp + 8, or + 16 past its push */
+	UNWIND_CFA_PLT, /* a PLT stub: CFA = rsp + 8, or + 16 past its push */
 	UNWIND_END,	/* the outermost frame (_start, a thread's first) */
 };
 
 /* The return address is at CFA - 8; rbp, when saved, at CFA + 8 * rbp_off. */
 struct unwind_row {
-	__u32 pc;	/* from the table's base; the row holds until the next one */
+	__u32 pc; /* from the table's base; the row holds until the next one */
 	__u8 kind;
-	__s8 rbp_off;	/* 0: rbp is not saved here, the caller's is the same */
-	__s16 cfa_off;	/* in units of 8 bytes */
+	__s8 rbp_off;  /* 0: rbp is not saved here, the caller's is the same */
+	__s16 cfa_off; /* in units of 8 bytes */
 };
 
 /* An executable mapping of a traced process and the rows for its object. */
 struct unwind_mapping {
 	__u64 start;
 	__u64 end;
-	__u64 table_base;	/* the address unwind_row.pc counts from */
-	__u32 page_first;	/* its first entry in the page index */
-	__u32 nr_pages;		/* 0: no rows (JIT, vdso, no CFI): frame pointers */
+	__u64 table_base; /* the address unwind_row.pc counts from */
+	__u32 page_first; /* its first entry in the page index */
+	__u32 nr_pages;	  /* 0: no rows (JIT, vdso, no CFI): frame pointers */
 };
 
 #define UNWIND_MAX_MAPPINGS 256
@@ -258,9 +258,9 @@ struct unwind_proc {
 /* What the ring buffer carries; every event starts with its type. */
 enum event_type {
 	EVENT_BIG_ALLOC = 1,
-	EVENT_OOM_VICTIM,	/* the kernel's OOM killer chose the target */
-	EVENT_EXEC,		/* a traced process runs a new program */
-	EVENT_UNWIND_MISS,	/* a process ran code without unwind tables */
+	EVENT_OOM_VICTIM,  /* the kernel's OOM killer chose the target */
+	EVENT_EXEC,	   /* a traced process runs a new program */
+	EVENT_UNWIND_MISS, /* a process ran code without unwind tables */
 };
 
 /* A big allocation, sent as it happens. */

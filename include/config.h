@@ -20,14 +20,14 @@
 #define DEFAULT_MAX_ALLOCS   (1U << 20)
 #define DEFAULT_MAX_STACKS   (1U << 16)
 #define DEFAULT_RINGBUF_SIZE (256U << 10)
-#define MAX_MAP_ENTRIES      (1U << 26)
+#define MAX_MAP_ENTRIES	     (1U << 26)
 #define MAX_RINGBUF_SIZE     (1U << 30)
 
 struct map_sizes {
-	__u32 allocs;	/* live blocks */
-	__u32 stacks;	/* distinct stacks */
-	__u32 ringbuf;	/* bytes of alerts not yet read: a power of two, whole pages */
-	__u32 unwind_rows;	/* rows of CFI unwind tables, of every object together */
+	__u32 allocs;	   /* live blocks */
+	__u32 stacks;	   /* distinct stacks */
+	__u32 ringbuf;	   /* bytes of alerts not yet read: a power of two, whole pages */
+	__u32 unwind_rows; /* rows of CFI unwind tables, of every object together */
 };
 
 /* Most blocks --max-allocs may ask room for: the table is 48 bytes a slot, up front. */
@@ -39,19 +39,19 @@ struct map_sizes {
  * does not use.
  */
 struct alloctrace_config {
-	__u32 targ_tgid;	/* the one process, no map lookup (0: multi_proc, or any) */
-	__u32 self_tgid;	/* alloctrace itself, never traced by --all */
-	bool multi_proc;	/* several processes: the procs map says which */
-	bool trace_all;		/* --all: every process that calls the probed allocator */
-	bool follow_forks;	/* the children of traced processes too */
-	bool block_ages;	/* --min-age: note when each block was made (a clock read) */
-	bool unwind_cfi;	/* walk stacks by the loader's CFI rows, not frame pointers */
-	bool growth;		/* --growth: pages first touched, not blocks; mappings alert only */
-	__u32 stack_depth;	/* frames per stack, at most MAX_STACK_DEPTH */
-	__u32 live_mask;	/* the live-block table's slots - 1 (set by the loader) */
-	__u64 max_per_proc;	/* live blocks one process may hold, 0 = no cap (multi_proc) */
-	__u64 big_threshold;	/* bytes of a big allocation, 0 = no alerts */
-	__u64 sample_rate;	/* --sample: mean bytes between samples, 0 = record every one */
+	__u32 targ_tgid;     /* the one process, no map lookup (0: multi_proc, or any) */
+	__u32 self_tgid;     /* alloctrace itself, never traced by --all */
+	bool multi_proc;     /* several processes: the procs map says which */
+	bool trace_all;	     /* --all: every process that calls the probed allocator */
+	bool follow_forks;   /* the children of traced processes too */
+	bool block_ages;     /* --min-age: note when each block was made (a clock read) */
+	bool unwind_cfi;     /* walk stacks by the loader's CFI rows, not frame pointers */
+	bool growth;	     /* --growth: pages first touched, not blocks; mappings alert only */
+	__u32 stack_depth;   /* frames per stack, at most MAX_STACK_DEPTH */
+	__u32 live_mask;     /* the live-block table's slots - 1 (set by the loader) */
+	__u64 max_per_proc;  /* live blocks one process may hold, 0 = no cap (multi_proc) */
+	__u64 big_threshold; /* bytes of a big allocation, 0 = no alerts */
+	__u64 sample_rate;   /* --sample: mean bytes between samples, 0 = record every one */
 };
 
 #endif

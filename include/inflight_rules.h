@@ -35,11 +35,11 @@
 #define CALL_CLOSED 0
 
 enum call_verdict {
-	CALL_OPENS,	/* entry: the outermost call: it opens the thread's record */
-	CALL_INNER,	/* entry: made from inside the open call, which accounts for it */
-	CALL_RECORD,	/* return: the open call returns: record what it made */
-	CALL_CLOSES,	/* return: a release that held the record returns: nothing to record */
-	CALL_FOREIGN,	/* return: not the open call's: a nested or tail call's, or stale */
+	CALL_OPENS,   /* entry: the outermost call: it opens the thread's record */
+	CALL_INNER,   /* entry: made from inside the open call, which accounts for it */
+	CALL_RECORD,  /* return: the open call returns: record what it made */
+	CALL_CLOSES,  /* return: a release that held the record returns: nothing to record */
+	CALL_FOREIGN, /* return: not the open call's: a nested or tail call's, or stale */
 };
 
 /* The mark a call opened under probe epoch @epoch carries. */
@@ -87,9 +87,8 @@ static __always_inline enum call_verdict call_at_entry(__u32 mark, __u64 open_sp
 }
 
 /* Function @func returns at @sp; the record carries @mark, @open_func and @open_sp. */
-static __always_inline enum call_verdict call_at_return(__u32 mark, __u32 open_func,
-							__u64 open_sp, __u32 epoch,
-							__u32 func, __u64 sp)
+static __always_inline enum call_verdict call_at_return(__u32 mark, __u32 open_func, __u64 open_sp,
+							__u32 epoch, __u32 func, __u64 sp)
 {
 	if (!call_open(mark, epoch) || open_func != func || open_sp + RET_SP_DELTA != sp)
 		return CALL_FOREIGN;

@@ -15,47 +15,72 @@
 #define LEAKY_ID "0123456789abcdef0123456789abcdef01234567"
 
 static const struct frame_info frames_a[] = {
-	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
-	  .function = "leak_a", .function_offset = 0x1d, .file = "leak.c", .line = 42,
-	  .build_id = LEAKY_ID },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true,
-	  .build_id = LEAKY_ID },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80,
-	  .build_id = LEAKY_ID },
+    {.addr = 0x555555555189,
+     .module = "/usr/bin/leaky",
+     .offset = 0x1189,
+     .function = "leak_a",
+     .function_offset = 0x1d,
+     .file = "leak.c",
+     .line = 42,
+     .build_id = LEAKY_ID},
+    {.addr = 0x5555555551a0,
+     .module = "/usr/bin/leaky",
+     .offset = 0x11a0,
+     .function = "helper",
+     .file = "leak.h",
+     .line = 10,
+     .inlined = true,
+     .build_id = LEAKY_ID},
+    {.addr = 0x5555555551a0,
+     .module = "/usr/bin/leaky",
+     .offset = 0x11a0,
+     .function = "main",
+     .function_offset = 0x40,
+     .file = "leak.c",
+     .line = 80,
+     .build_id = LEAKY_ID},
 };
 
 /* Another stack id with the same functions: another call site in leak_a. */
 static const struct frame_info frames_a2[] = {
-	{ .addr = 0x5555555551f0, .module = "/usr/bin/leaky", .offset = 0x11f0,
-	  .function = "leak_a", .function_offset = 0x84, .file = "leak.c", .line = 44,
-	  .build_id = LEAKY_ID },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true,
-	  .build_id = LEAKY_ID },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80,
-	  .build_id = LEAKY_ID },
+    {.addr = 0x5555555551f0,
+     .module = "/usr/bin/leaky",
+     .offset = 0x11f0,
+     .function = "leak_a",
+     .function_offset = 0x84,
+     .file = "leak.c",
+     .line = 44,
+     .build_id = LEAKY_ID},
+    {.addr = 0x5555555551a0,
+     .module = "/usr/bin/leaky",
+     .offset = 0x11a0,
+     .function = "helper",
+     .file = "leak.h",
+     .line = 10,
+     .inlined = true,
+     .build_id = LEAKY_ID},
+    {.addr = 0x5555555551a0,
+     .module = "/usr/bin/leaky",
+     .offset = 0x11a0,
+     .function = "main",
+     .function_offset = 0x40,
+     .file = "leak.c",
+     .line = 80,
+     .build_id = LEAKY_ID},
 };
 
 /* No name in libc; a caller in no mapping. */
 static const struct frame_info frames_b[] = {
-	{ .addr = 0x7f0012345678, .module = "/lib/x86_64-linux-gnu/libc.so.6", .offset = 0x27678 },
-	{ .addr = 0x7f00deadbeef },
+    {.addr = 0x7f0012345678, .module = "/lib/x86_64-linux-gnu/libc.so.6", .offset = 0x27678},
+    {.addr = 0x7f00deadbeef},
 };
 
 /* The final report of pid 1234 (leaky) holding @stacks_ (an array). */
-#define FINAL_REPORT(stacks_, totals_)                 \
-	{                                              \
-		.final = true,                         \
-		.time = 1700000000.25,                 \
-		.pid = 1234,                           \
-		.comm = "leaky",                       \
-		.totals = (totals_),                   \
-		.nr_stacks = ARRAY_SIZE(stacks_),      \
-		.nr_holding = ARRAY_SIZE(stacks_),     \
-		.stacks = (stacks_),                   \
+#define FINAL_REPORT(stacks_, totals_)                                                             \
+	{                                                                                          \
+		.final = true, .time = 1700000000.25, .pid = 1234, .comm = "leaky",                \
+		.totals = (totals_), .nr_stacks = ARRAY_SIZE(stacks_),                             \
+		.nr_holding = ARRAY_SIZE(stacks_), .stacks = (stacks_),                            \
 	}
 
 #endif

@@ -11,7 +11,7 @@
 #define UNUSED __attribute__((unused))
 
 /* Function names by return address: 0x10 "f10", 0x20 "f20", ... */
-static const char *const names[] = { "f10", "f20", "f30", "f40", "f50", "f60" };
+static const char *const names[] = {"f10", "f20", "f30", "f40", "f50", "f60"};
 
 /* One frame per address, named from the table; counts its calls. */
 static size_t table_frames(void *ctx, const __u64 *ips, uint32_t nr, struct frame_info *out)
@@ -20,7 +20,7 @@ static size_t table_frames(void *ctx, const __u64 *ips, uint32_t nr, struct fram
 
 	(*calls)++;
 	for (uint32_t i = 0; i < nr; i++)
-		out[i] = (struct frame_info){ .addr = ips[i], .function = names[ips[i] / 0x10 - 1] };
+		out[i] = (struct frame_info){.addr = ips[i], .function = names[ips[i] / 0x10 - 1]};
 	return nr;
 }
 
@@ -30,12 +30,12 @@ static void collect(struct profile *p, const uint64_t *bytes, size_t n)
 	profile__clear(p);
 	for (size_t i = 0; i < n; i++) {
 		struct stack_stats st = {
-			.outstanding_bytes = bytes[i],
-			.outstanding_allocs = bytes[i] ? 1 : 0,
-			.allocs = 1,
-			.alloc_bytes = bytes[i],
+		    .outstanding_bytes = bytes[i],
+		    .outstanding_allocs = bytes[i] ? 1 : 0,
+		    .allocs = 1,
+		    .alloc_bytes = bytes[i],
 		};
-		struct stack_trace tr = { .nr = 2, .ips = { 0x10 * (i + 1), 0x10 * (i + 2) } };
+		struct stack_trace tr = {.nr = 2, .ips = {0x10 * (i + 1), 0x10 * (i + 2)}};
 
 		assert_int_equal(profile__add(p, i + 1, &st, &tr), 0);
 	}
@@ -59,14 +59,17 @@ static void expect_stack(const struct report_stack *s, uint64_t id, uint64_t byt
 static void test_assemble_lists(void **state UNUSED)
 {
 	static const uint64_t r[][3] = {
-		{ 5000, 10, 50 }, { 5000, 20, 100 }, { 5000, 30, 150 }, { 5000, 40, 200 },
+	    {5000, 10, 50},
+	    {5000, 20, 100},
+	    {5000, 30, 150},
+	    {5000, 40, 200},
 	};
 	struct profile *p = profile__new();
 	struct history *h = history__new(0);
 	int calls = 0;
-	struct assemble_source src = { .frames = table_frames, .ctx = &calls };
-	struct assemble_opts o = { .top = 2, .peak = true };
-	struct report rep = { 0 };
+	struct assemble_source src = {.frames = table_frames, .ctx = &calls};
+	struct assemble_opts o = {.top = 2, .peak = true};
+	struct report rep = {0};
 	struct report_parts *parts;
 
 	for (size_t i = 0; i < 4; i++) {
@@ -101,12 +104,12 @@ static void test_assemble_lists(void **state UNUSED)
 /* No history: no growing list, no peak; top 0 lists every stack holding memory. */
 static void test_assemble_without_history(void **state UNUSED)
 {
-	static const uint64_t bytes[] = { 300, 0, 100 };
+	static const uint64_t bytes[] = {300, 0, 100};
 	struct profile *p = profile__new();
 	int calls = 0;
-	struct assemble_source src = { .frames = table_frames, .ctx = &calls };
-	struct assemble_opts o = { .peak = true };
-	struct report rep = { 0 };
+	struct assemble_source src = {.frames = table_frames, .ctx = &calls};
+	struct assemble_opts o = {.peak = true};
+	struct report rep = {0};
 	struct report_parts *parts;
 
 	collect(p, bytes, 3);
@@ -131,20 +134,21 @@ static void test_assemble_without_history(void **state UNUSED)
  */
 static void test_assemble_leak_classes(void **state UNUSED)
 {
-	static const uint64_t bytes[] = { 300, 100, 200 };
+	static const uint64_t bytes[] = {300, 100, 200};
 	static const struct leak_verdict v[] = {
-		{ 1, 300, LEAK_REACHABLE }, { 2, 60, LEAK_DEFINITE }, { 2, 40, LEAK_DEFINITE },
-		{ 3, 50, LEAK_DEFINITE }, { 3, 150, LEAK_INDIRECT }, { 9, 7, LEAK_POSSIBLE },
+	    {1, 300, LEAK_REACHABLE}, {2, 60, LEAK_DEFINITE},  {2, 40, LEAK_DEFINITE},
+	    {3, 50, LEAK_DEFINITE},   {3, 150, LEAK_INDIRECT}, {9, 7, LEAK_POSSIBLE},
 	};
 	struct assemble_leaks leaks = {
-		.verdicts = v, .nr = 6,
-		.check = { .pause_ms = 1.5, .bytes_scanned = 4096 },
+	    .verdicts = v,
+	    .nr = 6,
+	    .check = {.pause_ms = 1.5, .bytes_scanned = 4096},
 	};
 	struct profile *p = profile__new();
 	int calls = 0;
-	struct assemble_source src = { .frames = table_frames, .ctx = &calls };
-	struct assemble_opts o = { .top = 2, .leaks = &leaks };
-	struct report rep = { 0 };
+	struct assemble_source src = {.frames = table_frames, .ctx = &calls};
+	struct assemble_opts o = {.top = 2, .leaks = &leaks};
+	struct report rep = {0};
 	struct report_parts *parts;
 
 	collect(p, bytes, 3);
@@ -175,9 +179,9 @@ static void test_assemble_leak_classes(void **state UNUSED)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_assemble_lists),
-		cmocka_unit_test(test_assemble_without_history),
-		cmocka_unit_test(test_assemble_leak_classes),
+	    cmocka_unit_test(test_assemble_lists),
+	    cmocka_unit_test(test_assemble_without_history),
+	    cmocka_unit_test(test_assemble_leak_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,31 +44,33 @@ static Elf *open_fixture(int *fd)
 	return open_object("cfi_fixture.so", fd);
 }
 
-#define ROW(pc_, kind_, cfa_, rbp_)                                                          \
-	{ .pc = (pc_), .kind = UNWIND_##kind_, .cfa_off = (cfa_), .rbp_off = (rbp_) }
+#define ROW(pc_, kind_, cfa_, rbp_)                                                                \
+	{                                                                                          \
+		.pc = (pc_), .kind = UNWIND_##kind_, .cfa_off = (cfa_), .rbp_off = (rbp_)          \
+	}
 
 static const struct unwind_row expected_rows[] = {
-	/* sp_frame: push, a 64 KiB frame, and back */
-	ROW(0x000, CFA_SP, 1, 0),
-	ROW(0x001, CFA_SP, 2, 0),
-	ROW(0x008, CFA_SP, 65552 / 8, 0),
-	ROW(0x00f, CFA_SP, 2, 0),
-	ROW(0x010, CFA_SP, 1, 0),
-	ROW(0x011, NONE, 0, 0),		/* padding until fp_frame */
-	/* fp_frame: rbp saved at CFA - 16, then the CFA based on rbp */
-	ROW(0x020, CFA_SP, 1, 0),
-	ROW(0x021, CFA_SP, 2, -2),
-	ROW(0x024, CFA_FP, 2, -2),
-	ROW(0x026, CFA_SP, 1, -2),
-	ROW(0x027, NONE, 0, 0),
-	/* odd_cfa: a CFA of rsp + 12 has no row the BPF side can apply */
-	ROW(0x030, CFA_SP, 1, 0),
-	ROW(0x031, NONE, 0, 0),
-	ROW(0x032, CFA_SP, 1, 0),
-	ROW(0x033, NONE, 0, 0),
-	/* outermost, a page further: the return address is undefined */
-	ROW(0x1000, END, 0, 0),
-	ROW(0x1002, NONE, 0, 0),
+    /* sp_frame: push, a 64 KiB frame, and back */
+    ROW(0x000, CFA_SP, 1, 0),
+    ROW(0x001, CFA_SP, 2, 0),
+    ROW(0x008, CFA_SP, 65552 / 8, 0),
+    ROW(0x00f, CFA_SP, 2, 0),
+    ROW(0x010, CFA_SP, 1, 0),
+    ROW(0x011, NONE, 0, 0), /* padding until fp_frame */
+    /* fp_frame: rbp saved at CFA - 16, then the CFA based on rbp */
+    ROW(0x020, CFA_SP, 1, 0),
+    ROW(0x021, CFA_SP, 2, -2),
+    ROW(0x024, CFA_FP, 2, -2),
+    ROW(0x026, CFA_SP, 1, -2),
+    ROW(0x027, NONE, 0, 0),
+    /* odd_cfa: a CFA of rsp + 12 has no row the BPF side can apply */
+    ROW(0x030, CFA_SP, 1, 0),
+    ROW(0x031, NONE, 0, 0),
+    ROW(0x032, CFA_SP, 1, 0),
+    ROW(0x033, NONE, 0, 0),
+    /* outermost, a page further: the return address is undefined */
+    ROW(0x1000, END, 0, 0),
+    ROW(0x1002, NONE, 0, 0),
 };
 
 /* The fixture's table, built once for the tests that read it. */
@@ -128,8 +130,8 @@ static void assert_object_rows(const char *name, const struct unwind_row *rows, 
  */
 static void test_other_sections(void **state)
 {
-	static const char *const names[] = { "cfi_nohdr.so", "cfi_unwind_type.so",
-					     "cfi_debug_frame.so" };
+	static const char *const names[] = {"cfi_nohdr.so", "cfi_unwind_type.so",
+					    "cfi_debug_frame.so"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		assert_object_rows(names[i], expected_rows, ARRAY_SIZE(expected_rows));
@@ -216,12 +218,12 @@ static void test_register_out_of_range(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_fixture_rows, build_fixture, release_fixture),
-		cmocka_unit_test_setup_teardown(test_fixture_pages, build_fixture, release_fixture),
-		cmocka_unit_test(test_other_sections),
-		cmocka_unit_test(test_entry_without_cfi),
-		cmocka_unit_test(test_bad_objects),
-		cmocka_unit_test(test_register_out_of_range),
+	    cmocka_unit_test_setup_teardown(test_fixture_rows, build_fixture, release_fixture),
+	    cmocka_unit_test_setup_teardown(test_fixture_pages, build_fixture, release_fixture),
+	    cmocka_unit_test(test_other_sections),
+	    cmocka_unit_test(test_entry_without_cfi),
+	    cmocka_unit_test(test_bad_objects),
+	    cmocka_unit_test(test_register_out_of_range),
 	};
 
 	elf_version(EV_CURRENT);

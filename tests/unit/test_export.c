@@ -16,44 +16,61 @@
 #include "export/export.h"
 #include "fixtures.h"
 
-
 static const struct frame_info frames[] = {
-	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
-	  .function = "leak_a", .file = "leak.c", .line = 42 },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "main", .file = "leak.c", .line = 80 },
+    {.addr = 0x555555555189,
+     .module = "/usr/bin/leaky",
+     .offset = 0x1189,
+     .function = "leak_a",
+     .file = "leak.c",
+     .line = 42},
+    {.addr = 0x5555555551a0,
+     .module = "/usr/bin/leaky",
+     .offset = 0x11a0,
+     .function = "main",
+     .file = "leak.c",
+     .line = 80},
 };
 
 static const struct report_stack stacks[] = {
-	{ .stack_id = 1, .outstanding_bytes = 2400, .outstanding_allocs = 100, .allocs = 100,
-	  .alloc_bytes = 2400, .nr_frames = ARRAY_SIZE(frames), .frames = frames },
-	{ .stack_id = 2, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1,
-	  .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
+    {.stack_id = 1,
+     .outstanding_bytes = 2400,
+     .outstanding_allocs = 100,
+     .allocs = 100,
+     .alloc_bytes = 2400,
+     .nr_frames = ARRAY_SIZE(frames),
+     .frames = frames},
+    {.stack_id = 2,
+     .outstanding_bytes = 100,
+     .outstanding_allocs = 1,
+     .allocs = 1,
+     .alloc_bytes = 100,
+     .nr_frames = 0,
+     .frames = NULL},
 };
 
-static const struct profile_totals totals = { .outstanding_bytes = 2500 };
+static const struct profile_totals totals = {.outstanding_bytes = 2500};
 
 static const struct report final_report = {
-	.final = true,
-	.time = 1700000000.25,
-	.pid = 1234,
-	.comm = "leaky",
-	.totals = &totals,
-	.nr_stacks = ARRAY_SIZE(stacks),
-	.nr_holding = ARRAY_SIZE(stacks),
-	.stacks = stacks,
-	.exit = { .exited = true, .status = 0 },
+    .final = true,
+    .time = 1700000000.25,
+    .pid = 1234,
+    .comm = "leaky",
+    .totals = &totals,
+    .nr_stacks = ARRAY_SIZE(stacks),
+    .nr_holding = ARRAY_SIZE(stacks),
+    .stacks = stacks,
+    .exit = {.exited = true, .status = 0},
 };
 
 static const struct big_alloc big = {
-	.time = 1700000000.5,
-	.pid = 1234,
-	.tid = 1234,
-	.func = "malloc",
-	.size = 16777216,
-	.addr = 0x7f0000001000,
-	.nr_frames = ARRAY_SIZE(frames),
-	.frames = frames,
+    .time = 1700000000.5,
+    .pid = 1234,
+    .tid = 1234,
+    .func = "malloc",
+    .size = 16777216,
+    .addr = 0x7f0000001000,
+    .nr_frames = ARRAY_SIZE(frames),
+    .frames = frames,
 };
 
 struct fixture {
@@ -178,7 +195,8 @@ static void test_refuses_symlink(void **state)
 	msg = failed_new(EXPORT_FOLDED, fx->path, ELOOP);
 	snprintf(expected, sizeof(expected),
 		 "alloctrace: cannot create %s: it is a symbolic link, which alloctrace does "
-		 "not follow\n", fx->path);
+		 "not follow\n",
+		 fx->path);
 	assert_string_equal(msg, expected);
 	free(msg);
 	data = slurp(target, &len);
@@ -258,9 +276,12 @@ static void test_folded(void **state)
 static void test_folded_by_process(void **state)
 {
 	static const struct report procs[] = {
-		{ .pid = 1234, .comm = "leaky", .totals = &totals, .nr_stacks = ARRAY_SIZE(stacks),
-		  .stacks = stacks },
-		{ .pid = 1240, .comm = "a;b", .totals = &totals, .nr_stacks = 1, .stacks = stacks },
+	    {.pid = 1234,
+	     .comm = "leaky",
+	     .totals = &totals,
+	     .nr_stacks = ARRAY_SIZE(stacks),
+	     .stacks = stacks},
+	    {.pid = 1240, .comm = "a;b", .totals = &totals, .nr_stacks = 1, .stacks = stacks},
 	};
 	struct report r = final_report;
 	struct fixture *fx = *state;
@@ -320,7 +341,7 @@ static void test_write_error(void **state)
 	struct exporter *e;
 
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-	small = (struct rlimit){ .rlim_cur = 16, .rlim_max = old.rlim_max };
+	small = (struct rlimit){.rlim_cur = 16, .rlim_max = old.rlim_max};
 	signal(SIGXFSZ, SIG_IGN);
 	e = exporter__new(EXPORT_FOLDED, fx->path);
 	assert_non_null(e);
@@ -344,9 +365,9 @@ static void test_refuses_special(void **state)
 	static const struct {
 		const char *path, *why;
 	} special[] = {
-		{ NULL, "it is not a regular file" },	/* the FIFO */
-		{ "/dev/null", "it is not a regular file" },
-		{ "/proc/version", "it is a file of /proc or /sys, not one to write a report to" },
+	    {NULL, "it is not a regular file"}, /* the FIFO */
+	    {"/dev/null", "it is not a regular file"},
+	    {"/proc/version", "it is a file of /proc or /sys, not one to write a report to"},
 	};
 	struct fixture *fx = *state;
 	char expected[256], *msg;
@@ -382,19 +403,19 @@ static void test_free_unfinished(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_creates_at_once, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_truncates, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refuses_symlink, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refuses_directory, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_such_directory, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_invalid_kind, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_folded, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_folded_by_process, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_html, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refuses_special, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_free_unfinished, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_creates_at_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_truncates, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refuses_symlink, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refuses_directory, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_such_directory, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_invalid_kind, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_folded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_folded_by_process, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_html, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refuses_special, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_free_unfinished, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

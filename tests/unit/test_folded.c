@@ -9,31 +9,62 @@
 #include "export/exporters.h"
 #include "fixtures.h"
 
-
 /* Names that would break the format: ';' between frames, '\n' between lines. */
 static const struct frame_info frames_odd[] = {
-	{ .addr = 0x401000, .module = "/bin/x", .offset = 0x1000, .function = "we;ird\nname\x7f" },
-	{ .addr = 0x401100, .module = "/bin/x", .offset = 0x1100,
-	  .function = "std::vector<int>::push_back(int const&)" },
+    {.addr = 0x401000, .module = "/bin/x", .offset = 0x1000, .function = "we;ird\nname\x7f"},
+    {.addr = 0x401100,
+     .module = "/bin/x",
+     .offset = 0x1100,
+     .function = "std::vector<int>::push_back(int const&)"},
 };
 
 static const struct report_stack stacks[] = {
-	{ .stack_id = 1, .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10,
-	  .alloc_bytes = 2097152, .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
-	{ .stack_id = 2, .outstanding_bytes = 4096, .outstanding_allocs = 2, .allocs = 5,
-	  .alloc_bytes = 10240, .nr_frames = ARRAY_SIZE(frames_a2), .frames = frames_a2 },
-	{ .stack_id = 3, .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3,
-	  .alloc_bytes = 4608, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
-	{ .stack_id = 4, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1,
-	  .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
-	{ .stack_id = 5, .outstanding_bytes = 7, .outstanding_allocs = 1, .allocs = 1,
-	  .alloc_bytes = 7, .nr_frames = ARRAY_SIZE(frames_odd), .frames = frames_odd },
-	/* Holding nothing: left out. */
-	{ .stack_id = 6, .outstanding_bytes = 0, .outstanding_allocs = 0, .allocs = 4,
-	  .alloc_bytes = 64, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
+    {.stack_id = 1,
+     .outstanding_bytes = 1048576,
+     .outstanding_allocs = 10,
+     .allocs = 10,
+     .alloc_bytes = 2097152,
+     .nr_frames = ARRAY_SIZE(frames_a),
+     .frames = frames_a},
+    {.stack_id = 2,
+     .outstanding_bytes = 4096,
+     .outstanding_allocs = 2,
+     .allocs = 5,
+     .alloc_bytes = 10240,
+     .nr_frames = ARRAY_SIZE(frames_a2),
+     .frames = frames_a2},
+    {.stack_id = 3,
+     .outstanding_bytes = 1536,
+     .outstanding_allocs = 1,
+     .allocs = 3,
+     .alloc_bytes = 4608,
+     .nr_frames = ARRAY_SIZE(frames_b),
+     .frames = frames_b},
+    {.stack_id = 4,
+     .outstanding_bytes = 100,
+     .outstanding_allocs = 1,
+     .allocs = 1,
+     .alloc_bytes = 100,
+     .nr_frames = 0,
+     .frames = NULL},
+    {.stack_id = 5,
+     .outstanding_bytes = 7,
+     .outstanding_allocs = 1,
+     .allocs = 1,
+     .alloc_bytes = 7,
+     .nr_frames = ARRAY_SIZE(frames_odd),
+     .frames = frames_odd},
+    /* Holding nothing: left out. */
+    {.stack_id = 6,
+     .outstanding_bytes = 0,
+     .outstanding_allocs = 0,
+     .allocs = 4,
+     .alloc_bytes = 64,
+     .nr_frames = ARRAY_SIZE(frames_b),
+     .frames = frames_b},
 };
 
-static const struct profile_totals totals = { .outstanding_bytes = 1053716 };
+static const struct profile_totals totals = {.outstanding_bytes = 1053716};
 
 static const struct report final_report = FINAL_REPORT(stacks, &totals);
 
@@ -84,7 +115,7 @@ static void test_count(void **state UNUSED)
 /* Only the last report counts: its numbers are cumulative. */
 static void test_last_report(void **state UNUSED)
 {
-	struct report reports[2] = { final_report, final_report };
+	struct report reports[2] = {final_report, final_report};
 
 	reports[0].final = false;
 	reports[1].nr_stacks = 1;
@@ -107,13 +138,23 @@ static void test_empty(void **state UNUSED)
  */
 static void test_line_order(void **state UNUSED)
 {
-	static const struct frame_info f1[] = { { .addr = 1, .function = "f" } };
-	static const struct frame_info f2[] = { { .addr = 2, .function = "f 1" } };
+	static const struct frame_info f1[] = {{.addr = 1, .function = "f"}};
+	static const struct frame_info f2[] = {{.addr = 2, .function = "f 1"}};
 	static const struct report_stack s[] = {
-		{ .stack_id = 1, .outstanding_bytes = 2, .outstanding_allocs = 1, .allocs = 1,
-		  .alloc_bytes = 2, .nr_frames = 1, .frames = f1 },
-		{ .stack_id = 2, .outstanding_bytes = 5, .outstanding_allocs = 1, .allocs = 1,
-		  .alloc_bytes = 5, .nr_frames = 1, .frames = f2 },
+	    {.stack_id = 1,
+	     .outstanding_bytes = 2,
+	     .outstanding_allocs = 1,
+	     .allocs = 1,
+	     .alloc_bytes = 2,
+	     .nr_frames = 1,
+	     .frames = f1},
+	    {.stack_id = 2,
+	     .outstanding_bytes = 5,
+	     .outstanding_allocs = 1,
+	     .allocs = 1,
+	     .alloc_bytes = 5,
+	     .nr_frames = 1,
+	     .frames = f2},
 	};
 	struct report r = final_report;
 
@@ -125,11 +166,9 @@ static void test_line_order(void **state UNUSED)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bytes),
-		cmocka_unit_test(test_count),
-		cmocka_unit_test(test_last_report),
-		cmocka_unit_test(test_empty),
-		cmocka_unit_test(test_line_order),
+	    cmocka_unit_test(test_bytes),	cmocka_unit_test(test_count),
+	    cmocka_unit_test(test_last_report), cmocka_unit_test(test_empty),
+	    cmocka_unit_test(test_line_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

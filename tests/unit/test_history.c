@@ -16,10 +16,10 @@ static void collect(struct profile *p, const uint64_t *bytes, size_t n)
 	profile__clear(p);
 	for (size_t i = 0; i < n; i++) {
 		struct stack_stats st = {
-			.outstanding_bytes = bytes[i],
-			.outstanding_allocs = bytes[i] ? 1 : 0,
-			.allocs = 1,
-			.alloc_bytes = bytes[i],
+		    .outstanding_bytes = bytes[i],
+		    .outstanding_allocs = bytes[i] ? 1 : 0,
+		    .allocs = 1,
+		    .alloc_bytes = bytes[i],
 		};
 
 		assert_int_equal(profile__add(p, i + 1, &st, NULL), 0);
@@ -44,12 +44,12 @@ static enum trend trend_after(const uint64_t *values, size_t n)
 
 static void test_trends(void **state UNUSED)
 {
-	static const uint64_t growing[] = { 100, 200, 300, 400 };
-	static const uint64_t growing_pause[] = { 100, 200, 200, 300 };
-	static const uint64_t stable[] = { 1000, 1020, 990, 1000 };
-	static const uint64_t shrinking[] = { 900, 500, 400, 100 };
-	static const uint64_t varying[] = { 100, 900, 200, 800 };
-	static const uint64_t dips_once[] = { 100, 200, 150, 300 };
+	static const uint64_t growing[] = {100, 200, 300, 400};
+	static const uint64_t growing_pause[] = {100, 200, 200, 300};
+	static const uint64_t stable[] = {1000, 1020, 990, 1000};
+	static const uint64_t shrinking[] = {900, 500, 400, 100};
+	static const uint64_t varying[] = {100, 900, 200, 800};
+	static const uint64_t dips_once[] = {100, 200, 150, 300};
 
 	assert_int_equal(trend_after(growing, 2), TREND_NEW);
 	assert_int_equal(trend_after(growing, 4), TREND_GROWING);
@@ -68,7 +68,10 @@ static void test_growth_and_ranking(void **state UNUSED)
 	const struct profile_stack *grow[2];
 	/* Stack 1 stable and large, 2 grows by 10, 3 grows by 50. */
 	static const uint64_t r[][3] = {
-		{ 5000, 10, 50 }, { 5000, 20, 100 }, { 5000, 30, 150 }, { 5000, 40, 200 },
+	    {5000, 10, 50},
+	    {5000, 20, 100},
+	    {5000, 30, 150},
+	    {5000, 40, 200},
 	};
 
 	for (size_t i = 0; i < 4; i++) {
@@ -92,8 +95,8 @@ static void test_close_reports(void **state UNUSED)
 {
 	struct profile *p = profile__new();
 	struct history *h = history__new(2.5);
-	static const uint64_t v[] = { 100, 200, 300, 400, 420 };
-	static const double t[] = { 0, 5, 10, 15, 16 };
+	static const uint64_t v[] = {100, 200, 300, 400, 420};
+	static const double t[] = {0, 5, 10, 15, 16};
 
 	for (size_t i = 0; i < 5; i++) {
 		collect(p, &v[i], 1);
@@ -109,7 +112,7 @@ static void test_peak(void **state UNUSED)
 {
 	struct profile *p = profile__new();
 	struct history *h = history__new(0);
-	static const uint64_t r[][2] = { { 100, 0 }, { 700, 300 }, { 50, 10 } };
+	static const uint64_t r[][2] = {{100, 0}, {700, 300}, {50, 10}};
 	const struct peak *pk;
 
 	for (size_t i = 0; i < 3; i++) {
@@ -130,7 +133,7 @@ static void test_block_pass(void **state UNUSED)
 {
 	struct profile *p = profile__new();
 	const struct profile_thread *th;
-	static const uint64_t bytes[] = { 999, 999 };
+	static const uint64_t bytes[] = {999, 999};
 
 	collect(p, bytes, 2);
 	assert_int_equal(profile__begin_blocks(p), 0);
@@ -166,11 +169,9 @@ static void test_block_pass(void **state UNUSED)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_trends),
-		cmocka_unit_test(test_growth_and_ranking),
-		cmocka_unit_test(test_close_reports),
-		cmocka_unit_test(test_peak),
-		cmocka_unit_test(test_block_pass),
+	    cmocka_unit_test(test_trends),	  cmocka_unit_test(test_growth_and_ranking),
+	    cmocka_unit_test(test_close_reports), cmocka_unit_test(test_peak),
+	    cmocka_unit_test(test_block_pass),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

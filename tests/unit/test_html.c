@@ -24,46 +24,72 @@
 #define BLOB_CLOSE "</script>"
 
 static const struct frame_info frames_a[] = {
-	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
-	  .function = "leak_a", .function_offset = 0x1d, .file = "leak.c", .line = 42 },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80 },
+    {.addr = 0x555555555189,
+     .module = "/usr/bin/leaky",
+     .offset = 0x1189,
+     .function = "leak_a",
+     .function_offset = 0x1d,
+     .file = "leak.c",
+     .line = 42},
+    {.addr = 0x5555555551a0,
+     .module = "/usr/bin/leaky",
+     .offset = 0x11a0,
+     .function = "main",
+     .function_offset = 0x40,
+     .file = "leak.c",
+     .line = 80},
 };
 
 /* Names a hostile or unlucky target could have: each would end the blob. */
 static const struct frame_info frames_evil[] = {
-	{ .addr = 0x7f0012345678, .module = "/tmp/</script><script>alert(1)</script>.so",
-	  .offset = 0x678, .function = "</SCRIPT>", .file = "<!--x.c", .line = 1 },
+    {.addr = 0x7f0012345678,
+     .module = "/tmp/</script><script>alert(1)</script>.so",
+     .offset = 0x678,
+     .function = "</SCRIPT>",
+     .file = "<!--x.c",
+     .line = 1},
 };
 
 static const struct report_stack stacks1[] = {
-	{ .stack_id = 1, .outstanding_bytes = 4096, .outstanding_allocs = 4, .allocs = 5,
-	  .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
+    {.stack_id = 1,
+     .outstanding_bytes = 4096,
+     .outstanding_allocs = 4,
+     .allocs = 5,
+     .nr_frames = ARRAY_SIZE(frames_a),
+     .frames = frames_a},
 };
 
 static const struct report_stack stacks2[] = {
-	{ .stack_id = 1, .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 12,
-	  .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
-	{ .stack_id = 2, .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3,
-	  .nr_frames = ARRAY_SIZE(frames_evil), .frames = frames_evil },
-	{ .stack_id = 3, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1 },
+    {.stack_id = 1,
+     .outstanding_bytes = 1048576,
+     .outstanding_allocs = 10,
+     .allocs = 12,
+     .nr_frames = ARRAY_SIZE(frames_a),
+     .frames = frames_a},
+    {.stack_id = 2,
+     .outstanding_bytes = 1536,
+     .outstanding_allocs = 1,
+     .allocs = 3,
+     .nr_frames = ARRAY_SIZE(frames_evil),
+     .frames = frames_evil},
+    {.stack_id = 3, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1},
 };
 
 static const struct profile_totals totals1 = {
-	.outstanding_bytes = 4096,
-	.outstanding_allocs = 4,
-	.allocs = 5,
-	.frees = 1,
-	.counters = { [CNT_ALLOCS] = 5, [CNT_FREES] = 1 },
+    .outstanding_bytes = 4096,
+    .outstanding_allocs = 4,
+    .allocs = 5,
+    .frees = 1,
+    .counters = {[CNT_ALLOCS] = 5, [CNT_FREES] = 1},
 };
 
 static const struct profile_totals totals2 = {
-	.outstanding_bytes = 1050212,
-	.outstanding_allocs = 12,
-	.allocs = 10530,
-	.frees = 9326,
-	.lost = 7,
-	.counters = { [CNT_ALLOCS] = 10530, [CNT_FREES] = 9326, [CNT_LOST_ALLOCS] = 7 },
+    .outstanding_bytes = 1050212,
+    .outstanding_allocs = 12,
+    .allocs = 10530,
+    .frees = 9326,
+    .lost = 7,
+    .counters = {[CNT_ALLOCS] = 10530, [CNT_FREES] = 9326, [CNT_LOST_ALLOCS] = 7},
 };
 
 /* Reports and alerts in the near future, so that they follow html_new(). */
@@ -76,31 +102,31 @@ static struct report report_at(double t, bool final, const struct profile_totals
 			       const struct report_stack *stacks, size_t nr)
 {
 	return (struct report){
-		.final = final,
-		.time = t,
-		.pid = 4242,
-		.comm = "leaky",
-		.totals = totals,
-		.nr_stacks = nr,
-		.nr_holding = nr,
-		.stacks = stacks,
-		.exit = { .exited = final, .status = final ? 0 : -1 },
-		.rss_bytes = final ? 8388608 : 0,
-		.interval = 5,
+	    .final = final,
+	    .time = t,
+	    .pid = 4242,
+	    .comm = "leaky",
+	    .totals = totals,
+	    .nr_stacks = nr,
+	    .nr_holding = nr,
+	    .stacks = stacks,
+	    .exit = {.exited = final, .status = final ? 0 : -1},
+	    .rss_bytes = final ? 8388608 : 0,
+	    .interval = 5,
 	};
 }
 
 static struct big_alloc big_at(double t, const struct frame_info *frames, size_t nr)
 {
 	return (struct big_alloc){
-		.time = t,
-		.pid = 4242,
-		.tid = 4243,
-		.func = "malloc",
-		.size = 16777216,
-		.addr = 0x7f0000001000,
-		.nr_frames = nr,
-		.frames = frames,
+	    .time = t,
+	    .pid = 4242,
+	    .tid = 4243,
+	    .func = "malloc",
+	    .size = 16777216,
+	    .addr = 0x7f0000001000,
+	    .nr_frames = nr,
+	    .frames = frames,
 	};
 }
 
@@ -231,7 +257,8 @@ static void test_page_carries_the_numbers(void **state)
 	assert_contains(blob, "\"exit\":{\"status\":0,\"signal\":null,\"oom_killed\":false}");
 	/* Only the last report's stacks: the first one's 4096 is gone. */
 	assert_int_equal(count(blob, "\"type\":\"report\""), 1);
-	assert_null(strstr(blob, "\"outstanding_bytes\":4096,\"outstanding_allocs\":4,\"allocs\":5"));
+	assert_null(
+	    strstr(blob, "\"outstanding_bytes\":4096,\"outstanding_allocs\":4,\"allocs\":5"));
 	/* The alert. */
 	snprintf(want, sizeof(want),
 		 "\"big_allocs\":[{\"type\":\"big_alloc\",\"time\":%.3f,\"pid\":4242,"
@@ -346,8 +373,10 @@ static void test_stacks_are_bounded(void **state)
 	assert_non_null(many);
 	assert_non_null(h);
 	for (i = 0; i < nr; i++) {
-		many[i] = (struct report_stack){ .stack_id = i, .outstanding_bytes = 3 * nr - i,
-						 .outstanding_allocs = 1, .allocs = 1 };
+		many[i] = (struct report_stack){.stack_id = i,
+						.outstanding_bytes = 3 * nr - i,
+						.outstanding_allocs = 1,
+						.allocs = 1};
 	}
 	r = report_at(t + 5, true, &totals1, many, nr);
 	assert_int_equal(html_ops.report(h, &r), 0);
@@ -369,11 +398,11 @@ static void test_stacks_are_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_page_carries_the_numbers),
-		cmocka_unit_test(test_names_cannot_break_out),
-		cmocka_unit_test(test_no_report),
-		cmocka_unit_test(test_long_run_is_bounded),
-		cmocka_unit_test(test_stacks_are_bounded),
+	    cmocka_unit_test(test_page_carries_the_numbers),
+	    cmocka_unit_test(test_names_cannot_break_out),
+	    cmocka_unit_test(test_no_report),
+	    cmocka_unit_test(test_long_run_is_bounded),
+	    cmocka_unit_test(test_stacks_are_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

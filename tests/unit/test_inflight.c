@@ -15,75 +15,74 @@
 #define SP 0x7ffc12345000ULL
 /* The thread's record: closed, or opened under that epoch. */
 #define CLOSED (-1)
-#define OPEN 0
+#define OPEN   0
 
 enum event { AT_ENTRY, AT_RETURN };
 
 struct call_case {
 	const char *situation;
 	enum event event;
-	__s64 opened;		/* the epoch the thread's record was opened in, or CLOSED */
+	__s64 opened; /* the epoch the thread's record was opened in, or CLOSED */
 	__u32 open_func;
 	__u64 open_sp;
-	__u32 epoch;		/* probe_epoch now */
-	__u32 func;		/* the call entering or returning */
-	__u64 sp;		/* its stack pointer there */
+	__u32 epoch; /* probe_epoch now */
+	__u32 func;  /* the call entering or returning */
+	__u64 sp;    /* its stack pointer there */
 	enum call_verdict verdict;
 };
 
 static const struct call_case call_cases[] = {
-	{ "first call of a thread: no record", AT_ENTRY, CLOSED, 0, 0, 0,
-	  FUNC_MALLOC, SP, CALL_OPENS },
-	{ "recycled tid: the dead thread's record went with it", AT_ENTRY, CLOSED, 0, 0, 0,
-	  FUNC_MALLOC, SP - 4096, CALL_OPENS },
-	{ "a call after the last one returned", AT_ENTRY, CLOSED, FUNC_MALLOC, SP, 0,
-	  FUNC_MALLOC, SP, CALL_OPENS },
-	{ "realloc(NULL, n) tail-calls malloc: same sp", AT_ENTRY, OPEN, FUNC_REALLOC, SP, 0,
-	  FUNC_MALLOC, SP, CALL_INNER },
-	{ "operator new calls malloc, a frame below", AT_ENTRY, OPEN, FUNC_NEW, SP, 0,
-	  FUNC_MALLOC, SP - 40, CALL_INNER },
-	{ "operator delete calls free", AT_ENTRY, OPEN, FUNC_DELETE, SP, 0,
-	  FUNC_FREE, SP - 24, CALL_INNER },
-	{ "realloc(p, 0) calls free", AT_ENTRY, OPEN, FUNC_REALLOC, SP, 0,
-	  FUNC_FREE, SP - 8, CALL_INNER },
-	{ "above a call that never returned (exception out of new)", AT_ENTRY, OPEN, FUNC_NEW,
-	  SP, 0, FUNC_MALLOC, SP + 256, CALL_OPENS },
-	{ "just inside NEST_WINDOW below a call that never returned", AT_ENTRY, OPEN, FUNC_NEW,
-	  SP, 0, FUNC_MALLOC, SP - NEST_WINDOW + 8, CALL_INNER },
-	{ "NEST_WINDOW below a call that never returned", AT_ENTRY, OPEN, FUNC_NEW, SP, 0,
-	  FUNC_MALLOC, SP - NEST_WINDOW, CALL_OPENS },
-	{ "record from before the probes were detached", AT_ENTRY, 6, FUNC_MALLOC, SP,
-	  7, FUNC_MALLOC, SP, CALL_OPENS },
-	{ "record opened after the epoch bump", AT_ENTRY, 7, FUNC_REALLOC, SP, 7,
-	  FUNC_MALLOC, SP, CALL_INNER },
-	{ "a mark that wrapped to CALL_CLOSED is never open", AT_ENTRY, UINT32_MAX,
-	  FUNC_REALLOC, SP, UINT32_MAX, FUNC_MALLOC, SP, CALL_OPENS },
+    {"first call of a thread: no record", AT_ENTRY, CLOSED, 0, 0, 0, FUNC_MALLOC, SP, CALL_OPENS},
+    {"recycled tid: the dead thread's record went with it", AT_ENTRY, CLOSED, 0, 0, 0, FUNC_MALLOC,
+     SP - 4096, CALL_OPENS},
+    {"a call after the last one returned", AT_ENTRY, CLOSED, FUNC_MALLOC, SP, 0, FUNC_MALLOC, SP,
+     CALL_OPENS},
+    {"realloc(NULL, n) tail-calls malloc: same sp", AT_ENTRY, OPEN, FUNC_REALLOC, SP, 0,
+     FUNC_MALLOC, SP, CALL_INNER},
+    {"operator new calls malloc, a frame below", AT_ENTRY, OPEN, FUNC_NEW, SP, 0, FUNC_MALLOC,
+     SP - 40, CALL_INNER},
+    {"operator delete calls free", AT_ENTRY, OPEN, FUNC_DELETE, SP, 0, FUNC_FREE, SP - 24,
+     CALL_INNER},
+    {"realloc(p, 0) calls free", AT_ENTRY, OPEN, FUNC_REALLOC, SP, 0, FUNC_FREE, SP - 8,
+     CALL_INNER},
+    {"above a call that never returned (exception out of new)", AT_ENTRY, OPEN, FUNC_NEW, SP, 0,
+     FUNC_MALLOC, SP + 256, CALL_OPENS},
+    {"just inside NEST_WINDOW below a call that never returned", AT_ENTRY, OPEN, FUNC_NEW, SP, 0,
+     FUNC_MALLOC, SP - NEST_WINDOW + 8, CALL_INNER},
+    {"NEST_WINDOW below a call that never returned", AT_ENTRY, OPEN, FUNC_NEW, SP, 0, FUNC_MALLOC,
+     SP - NEST_WINDOW, CALL_OPENS},
+    {"record from before the probes were detached", AT_ENTRY, 6, FUNC_MALLOC, SP, 7, FUNC_MALLOC,
+     SP, CALL_OPENS},
+    {"record opened after the epoch bump", AT_ENTRY, 7, FUNC_REALLOC, SP, 7, FUNC_MALLOC, SP,
+     CALL_INNER},
+    {"a mark that wrapped to CALL_CLOSED is never open", AT_ENTRY, UINT32_MAX, FUNC_REALLOC, SP,
+     UINT32_MAX, FUNC_MALLOC, SP, CALL_OPENS},
 
-	{ "malloc returns", AT_RETURN, OPEN, FUNC_MALLOC, SP, 0,
-	  FUNC_MALLOC, SP + RET_SP_DELTA, CALL_RECORD },
-	{ "operator new returns, after the malloc inside it", AT_RETURN, OPEN, FUNC_NEW, SP, 0,
-	  FUNC_NEW, SP + RET_SP_DELTA, CALL_RECORD },
-	{ "tail-called malloc returns first, inside realloc", AT_RETURN, OPEN, FUNC_REALLOC, SP, 0,
-	  FUNC_MALLOC, SP + RET_SP_DELTA, CALL_FOREIGN },
-	{ "then realloc returns", AT_RETURN, OPEN, FUNC_REALLOC, SP, 0,
-	  FUNC_REALLOC, SP + RET_SP_DELTA, CALL_RECORD },
-	{ "recursive malloc (from a hook) returns below the open one", AT_RETURN, OPEN,
-	  FUNC_MALLOC, SP, 0, FUNC_MALLOC, SP - 64 + RET_SP_DELTA, CALL_FOREIGN },
-	{ "operator delete returns: it held the record", AT_RETURN, OPEN, FUNC_DELETE, SP, 0,
-	  FUNC_DELETE, SP + RET_SP_DELTA, CALL_CLOSES },
-	{ "sdallocx returns", AT_RETURN, OPEN, FUNC_SDALLOCX, SP, 0,
-	  FUNC_SDALLOCX, SP + RET_SP_DELTA, CALL_CLOSES },
-	{ "a return after the record closed", AT_RETURN, CLOSED, FUNC_MALLOC, SP, 0,
-	  FUNC_MALLOC, SP + RET_SP_DELTA, CALL_FOREIGN },
-	{ "a return of a call from before the probes were detached", AT_RETURN, 0,
-	  FUNC_MALLOC, SP, 1, FUNC_MALLOC, SP + RET_SP_DELTA, CALL_FOREIGN },
+    {"malloc returns", AT_RETURN, OPEN, FUNC_MALLOC, SP, 0, FUNC_MALLOC, SP + RET_SP_DELTA,
+     CALL_RECORD},
+    {"operator new returns, after the malloc inside it", AT_RETURN, OPEN, FUNC_NEW, SP, 0, FUNC_NEW,
+     SP + RET_SP_DELTA, CALL_RECORD},
+    {"tail-called malloc returns first, inside realloc", AT_RETURN, OPEN, FUNC_REALLOC, SP, 0,
+     FUNC_MALLOC, SP + RET_SP_DELTA, CALL_FOREIGN},
+    {"then realloc returns", AT_RETURN, OPEN, FUNC_REALLOC, SP, 0, FUNC_REALLOC, SP + RET_SP_DELTA,
+     CALL_RECORD},
+    {"recursive malloc (from a hook) returns below the open one", AT_RETURN, OPEN, FUNC_MALLOC, SP,
+     0, FUNC_MALLOC, SP - 64 + RET_SP_DELTA, CALL_FOREIGN},
+    {"operator delete returns: it held the record", AT_RETURN, OPEN, FUNC_DELETE, SP, 0,
+     FUNC_DELETE, SP + RET_SP_DELTA, CALL_CLOSES},
+    {"sdallocx returns", AT_RETURN, OPEN, FUNC_SDALLOCX, SP, 0, FUNC_SDALLOCX, SP + RET_SP_DELTA,
+     CALL_CLOSES},
+    {"a return after the record closed", AT_RETURN, CLOSED, FUNC_MALLOC, SP, 0, FUNC_MALLOC,
+     SP + RET_SP_DELTA, CALL_FOREIGN},
+    {"a return of a call from before the probes were detached", AT_RETURN, 0, FUNC_MALLOC, SP, 1,
+     FUNC_MALLOC, SP + RET_SP_DELTA, CALL_FOREIGN},
 };
 
 static const char *verdict_name(enum call_verdict v)
 {
 	static const char *const names[] = {
-		[CALL_OPENS] = "opens", [CALL_INNER] = "inner", [CALL_RECORD] = "record",
-		[CALL_CLOSES] = "closes", [CALL_FOREIGN] = "foreign",
+	    [CALL_OPENS] = "opens",   [CALL_INNER] = "inner",	  [CALL_RECORD] = "record",
+	    [CALL_CLOSES] = "closes", [CALL_FOREIGN] = "foreign",
 	};
 
 	return v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
@@ -115,18 +114,18 @@ static void test_call_rules(void **state)
 struct sample_case {
 	const char *situation;
 	__u64 rate;
-	__s64 left;		/* the thread's countdown before the allocation */
+	__s64 left; /* the thread's countdown before the allocation */
 	__u64 size;
 	bool sampled;
 	__s64 left_after;
 };
 
 static const struct sample_case sample_cases[] = {
-	{ "no --sample: every allocation", 0, 0, 100, true, 0 },
-	{ "bytes left after this one", 4096, 4096, 100, false, 3996 },
-	{ "this one ends the gap exactly", 4096, 100, 100, true, 0 },
-	{ "this one crosses the gap", 4096, 100, 4096, true, -3996 },
-	{ "malloc(0) counts nothing down", 4096, 1, 0, false, 1 },
+    {"no --sample: every allocation", 0, 0, 100, true, 0},
+    {"bytes left after this one", 4096, 4096, 100, false, 3996},
+    {"this one ends the gap exactly", 4096, 100, 100, true, 0},
+    {"this one crosses the gap", 4096, 100, 4096, true, -3996},
+    {"malloc(0) counts nothing down", 4096, 1, 0, false, 1},
 };
 
 static void test_sample_rules(void **state)
@@ -144,25 +143,25 @@ static void test_sample_rules(void **state)
 
 struct func_case {
 	__u32 func;
-	bool reallocs;		/* takes a block and may hand back another */
-	bool maps;		/* fails with MAP_FAILED */
-	bool holds_release;	/* holds the record while it may call free */
+	bool reallocs;	    /* takes a block and may hand back another */
+	bool maps;	    /* fails with MAP_FAILED */
+	bool holds_release; /* holds the record while it may call free */
 };
 
 static const struct func_case func_cases[] = {
-	{ FUNC_MALLOC, false, false, false },
-	{ FUNC_FREE, false, false, false },
-	{ FUNC_REALLOC, true, false, false },
-	{ FUNC_REALLOCARRAY, true, false, false },
-	{ FUNC_RALLOCX, true, false, false },
-	{ FUNC_MREMAP, true, true, false },
-	{ FUNC_MMAP, false, true, false },
-	{ FUNC_MUNMAP, false, false, false },
-	{ FUNC_NEW, false, false, false },
-	{ FUNC_DALLOCX, false, false, true },
-	{ FUNC_FREE_ALIGNED_SIZED, false, false, true },
-	{ FUNC_DELETE, false, false, true },
-	{ FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, false, false, true },
+    {FUNC_MALLOC, false, false, false},
+    {FUNC_FREE, false, false, false},
+    {FUNC_REALLOC, true, false, false},
+    {FUNC_REALLOCARRAY, true, false, false},
+    {FUNC_RALLOCX, true, false, false},
+    {FUNC_MREMAP, true, true, false},
+    {FUNC_MMAP, false, true, false},
+    {FUNC_MUNMAP, false, false, false},
+    {FUNC_NEW, false, false, false},
+    {FUNC_DALLOCX, false, false, true},
+    {FUNC_FREE_ALIGNED_SIZED, false, false, true},
+    {FUNC_DELETE, false, false, true},
+    {FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, false, false, true},
 };
 
 static void test_func_kinds(void **state)
@@ -181,9 +180,9 @@ static void test_func_kinds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_call_rules),
-		cmocka_unit_test(test_sample_rules),
-		cmocka_unit_test(test_func_kinds),
+	    cmocka_unit_test(test_call_rules),
+	    cmocka_unit_test(test_sample_rules),
+	    cmocka_unit_test(test_func_kinds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,15 +15,15 @@
 #include "leakcheck/classify.h"
 #include "leakcheck/roots.h"
 
-#define BASE 0x100000ULL
-#define SPACE 0x40000ULL
-#define BSS BASE			/* a file's rw mapping */
-#define TLS (BASE + 0x1000)		/* an anonymous mapping */
-#define STACK (BASE + 0x2000)		/* [stack], 0x2000 bytes */
-#define SP (STACK + 0x1000)
-#define HEAP (BASE + 0x10000)		/* [heap] to BASE + SPACE */
+#define BASE   0x100000ULL
+#define SPACE  0x40000ULL
+#define BSS    BASE	       /* a file's rw mapping */
+#define TLS    (BASE + 0x1000) /* an anonymous mapping */
+#define STACK  (BASE + 0x2000) /* [stack], 0x2000 bytes */
+#define SP     (STACK + 0x1000)
+#define HEAP   (BASE + 0x10000) /* [heap] to BASE + SPACE */
 #define BLK(i) (HEAP + 0x100 + 0x80 * (i))
-#define REG 1				/* a "where" meaning a register */
+#define REG    1 /* a "where" meaning a register */
 
 static uint8_t space[SPACE];
 
@@ -49,64 +49,54 @@ struct ptr {
 struct heap_case {
 	const char *name;
 	size_t nr_blocks;
-	const char *want;	/* one letter a block: R, P, I, D */
-	uint64_t inuse;		/* an untracked in-use chunk's data, or 0 */
+	const char *want; /* one letter a block: R, P, I, D */
+	uint64_t inuse;	  /* an untracked in-use chunk's data, or 0 */
 	struct ptr ptrs[6];
 };
 
 static const struct heap_case cases[] = {
-	{ "overwritten pointer", 1, "D", 0,
-	  { { BSS, 0 } } },
-	{ "leaked list", 3, "DII", 0,
-	  { { BLK(0), BLK(1) }, { BLK(1) + 8, BLK(2) } } },
-	{ "leaked cycle", 3, "DII", 0,
-	  { { BLK(0), BLK(1) }, { BLK(1), BLK(2) }, { BLK(2), BLK(0) } } },
-	{ "lost block pointed at from a later one", 2, "ID", 0,
-	  { { BLK(1), BLK(0) } } },
-	{ "interior pointer only", 2, "PP", 0,
-	  { { BSS + 8, BLK(0) + 16 }, { BLK(0), BLK(1) } } },
-	{ "interior and start pointer", 1, "R", 0,
-	  { { BSS, BLK(0) + 16 }, { BSS + 8, BLK(0) } } },
-	{ "pointer one past the end", 1, "D", 0,
-	  { { BSS, BLK(0) + 64 } } },
-	{ "unaligned pointer", 1, "D", 0,
-	  { { BSS + 4, BLK(0) } } },
-	{ "pointer only in a register", 2, "RR", 0,
-	  { { REG, BLK(0) }, { BLK(0) + 56, BLK(1) } } },
-	{ "pointer on another thread's stack", 1, "R", 0,
-	  { { SP + 8, BLK(0) } } },
-	{ "pointer in the red zone", 1, "R", 0,
-	  { { SP - 64, BLK(0) } } },
-	{ "pointer in a dead stack frame", 1, "D", 0,
-	  { { SP - 512, BLK(0) } } },
-	{ "pointer in TLS", 1, "R", 0,
-	  { { TLS + 0x40, BLK(0) } } },
-	{ "pointer in .bss", 1, "R", 0,
-	  { { BSS + 0x800, BLK(0) } } },
-	{ "pointer in an untracked in-use chunk", 1, "R", HEAP + 0x10,
-	  { { HEAP + 0x20, BLK(0) } } },
-	{ "pointer in a free chunk", 1, "D", 0,
-	  { { HEAP + 0x20, BLK(0) } } },
-	{ "reachable block keeps its list", 3, "RRR", 0,
-	  { { BSS, BLK(2) }, { BLK(2), BLK(0) }, { BLK(0), BLK(1) } } },
-	{ "list behind an interior pointer", 3, "PPP", 0,
-	  { { BSS, BLK(2) + 8 }, { BLK(2), BLK(0) }, { BLK(0), BLK(1) } } },
+    {"overwritten pointer", 1, "D", 0, {{BSS, 0}}},
+    {"leaked list", 3, "DII", 0, {{BLK(0), BLK(1)}, {BLK(1) + 8, BLK(2)}}},
+    {"leaked cycle", 3, "DII", 0, {{BLK(0), BLK(1)}, {BLK(1), BLK(2)}, {BLK(2), BLK(0)}}},
+    {"lost block pointed at from a later one", 2, "ID", 0, {{BLK(1), BLK(0)}}},
+    {"interior pointer only", 2, "PP", 0, {{BSS + 8, BLK(0) + 16}, {BLK(0), BLK(1)}}},
+    {"interior and start pointer", 1, "R", 0, {{BSS, BLK(0) + 16}, {BSS + 8, BLK(0)}}},
+    {"pointer one past the end", 1, "D", 0, {{BSS, BLK(0) + 64}}},
+    {"unaligned pointer", 1, "D", 0, {{BSS + 4, BLK(0)}}},
+    {"pointer only in a register", 2, "RR", 0, {{REG, BLK(0)}, {BLK(0) + 56, BLK(1)}}},
+    {"pointer on another thread's stack", 1, "R", 0, {{SP + 8, BLK(0)}}},
+    {"pointer in the red zone", 1, "R", 0, {{SP - 64, BLK(0)}}},
+    {"pointer in a dead stack frame", 1, "D", 0, {{SP - 512, BLK(0)}}},
+    {"pointer in TLS", 1, "R", 0, {{TLS + 0x40, BLK(0)}}},
+    {"pointer in .bss", 1, "R", 0, {{BSS + 0x800, BLK(0)}}},
+    {"pointer in an untracked in-use chunk", 1, "R", HEAP + 0x10, {{HEAP + 0x20, BLK(0)}}},
+    {"pointer in a free chunk", 1, "D", 0, {{HEAP + 0x20, BLK(0)}}},
+    {"reachable block keeps its list",
+     3,
+     "RRR",
+     0,
+     {{BSS, BLK(2)}, {BLK(2), BLK(0)}, {BLK(0), BLK(1)}}},
+    {"list behind an interior pointer",
+     3,
+     "PPP",
+     0,
+     {{BSS, BLK(2) + 8}, {BLK(2), BLK(0)}, {BLK(0), BLK(1)}}},
 };
 
-static const char letter[] = { [LEAK_REACHABLE] = 'R', [LEAK_POSSIBLE] = 'P',
-			       [LEAK_INDIRECT] = 'I', [LEAK_DEFINITE] = 'D' };
+static const char letter[] = {
+    [LEAK_REACHABLE] = 'R', [LEAK_POSSIBLE] = 'P', [LEAK_INDIRECT] = 'I', [LEAK_DEFINITE] = 'D'};
 
 static struct mapping maps[] = {
-	{ .start = BSS, .end = BSS + 0x1000, .read = true, .write = true, .path = "/bin/prog" },
-	{ .start = TLS, .end = TLS + 0x1000, .read = true, .write = true },
-	{ .start = STACK, .end = STACK + 0x2000, .read = true, .write = true, .path = "[stack]" },
-	{ .start = HEAP, .end = BASE + SPACE, .read = true, .write = true, .path = "[heap]" },
+    {.start = BSS, .end = BSS + 0x1000, .read = true, .write = true, .path = "/bin/prog"},
+    {.start = TLS, .end = TLS + 0x1000, .read = true, .write = true},
+    {.start = STACK, .end = STACK + 0x2000, .read = true, .write = true, .path = "[stack]"},
+    {.start = HEAP, .end = BASE + SPACE, .read = true, .write = true, .path = "[heap]"},
 };
 
 static void run_case(const struct heap_case *hc)
 {
-	struct leak_memory mem = { read_space, NULL };
-	struct proc_maps pm = { maps, 4 };
+	struct leak_memory mem = {read_space, NULL};
+	struct proc_maps pm = {maps, 4};
 	struct range_set heap = {}, inuse = {}, roots = {};
 	struct leak_block blocks[8];
 	uint64_t regs[4] = {}, sp = SP;
@@ -115,7 +105,7 @@ static void run_case(const struct heap_case *hc)
 
 	memset(space, 0, sizeof(space));
 	for (i = 0; i < hc->nr_blocks; i++)
-		blocks[i] = (struct leak_block){ BLK(i), 64, i };
+		blocks[i] = (struct leak_block){BLK(i), 64, i};
 	for (i = 0; i < 6 && hc->ptrs[i].at; i++) {
 		if (hc->ptrs[i].at == REG)
 			regs[nr_regs++] = hc->ptrs[i].to;
@@ -125,7 +115,7 @@ static void run_case(const struct heap_case *hc)
 	assert_int_equal(range_set__add(&heap, HEAP, BASE + SPACE), 0);
 	if (hc->inuse)
 		assert_int_equal(range_set__add(&inuse, hc->inuse, hc->inuse + 0x40), 0);
-	struct root_sources src = { &pm, &sp, 1, &heap, &inuse, blocks, hc->nr_blocks };
+	struct root_sources src = {&pm, &sp, 1, &heap, &inuse, blocks, hc->nr_blocks};
 	assert_int_equal(roots__build(&src, &roots), 0);
 	c = classifier__new(blocks, hc->nr_blocks, &mem, NULL);
 	assert_non_null(c);
@@ -154,8 +144,8 @@ static void test_heap_cases(void **state)
 
 static void test_overlapping_blocks(void **state)
 {
-	struct leak_memory mem = { read_space, NULL };
-	struct leak_block b[2] = { { BLK(0), 64, 0 }, { BLK(0) + 32, 64, 1 } };
+	struct leak_memory mem = {read_space, NULL};
+	struct leak_block b[2] = {{BLK(0), 64, 0}, {BLK(0) + 32, 64, 1}};
 
 	assert_null(classifier__new(b, 2, &mem, NULL));
 	assert_int_equal(errno, EINVAL);
@@ -163,8 +153,8 @@ static void test_overlapping_blocks(void **state)
 
 static void test_stop_flag(void **state)
 {
-	struct leak_memory mem = { read_space, NULL };
-	struct leak_block b = { BLK(0), 64, 0 };
+	struct leak_memory mem = {read_space, NULL};
+	struct leak_block b = {BLK(0), 64, 0};
 	volatile sig_atomic_t stop = 1;
 	struct classifier *c = classifier__new(&b, 1, &mem, &stop);
 
@@ -175,8 +165,8 @@ static void test_stop_flag(void **state)
 
 static void test_unreadable_roots(void **state)
 {
-	struct leak_memory mem = { read_space, NULL };
-	struct leak_block b = { BLK(0), 64, 0 };
+	struct leak_memory mem = {read_space, NULL};
+	struct leak_block b = {BLK(0), 64, 0};
 	struct classifier *c = classifier__new(&b, 1, &mem, NULL);
 
 	assert_non_null(c);
@@ -188,10 +178,10 @@ static void test_unreadable_roots(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_heap_cases),
-		cmocka_unit_test(test_overlapping_blocks),
-		cmocka_unit_test(test_stop_flag),
-		cmocka_unit_test(test_unreadable_roots),
+	    cmocka_unit_test(test_heap_cases),
+	    cmocka_unit_test(test_overlapping_blocks),
+	    cmocka_unit_test(test_stop_flag),
+	    cmocka_unit_test(test_unreadable_roots),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

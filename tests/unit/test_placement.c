@@ -18,84 +18,113 @@ struct real_func {
 	size_t size;
 	struct placement_need need;
 	uint64_t offset;
-	size_t needed;		/* bytes the choice rests on: through the deciding instruction */
+	size_t needed; /* bytes the choice rests on: through the deciding instruction */
 	bool stepped;
 	const char *why;
 };
 
 /* @args: the function's parameters; @ret: it has a return probe (all but free and munmap). */
-#define REAL(code, args, ret, offset, needed, stepped, why) \
-	{ #code, code, sizeof(code), { args, ret }, offset, needed, stepped, why }
+#define REAL(code, args, ret, offset, needed, stepped, why)                                        \
+	{                                                                                          \
+#code, code, sizeof(code), {args, ret }, offset, needed, stepped, why              \
+	}
 
 static const struct real_func real_funcs[] = {
-	REAL(glibc_malloc, 1, true, 0, 2, false, "push at +0, emulated; args in rdi"),
-	REAL(glibc_free, 1, false, 3, 9, false, "je at +3, emulated; past test; args in rdi"),
-	REAL(glibc_calloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(glibc_realloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(glibc_reallocarray, 3, true, 0, 6, true, "single-stepped: mul at +3 overwrites rdx, argument 3's last copy"),
-	REAL(glibc_posix_memalign, 3, true, 7, 9, false, "push at +7, emulated; past cmp; args in rdi, rsi, rdx"),
-	REAL(glibc_memalign, 2, true, 7, 9, false, "je at +7, emulated; past cmp; args in rdi, rsi"),
-	REAL(glibc_valloc, 1, true, 7, 8, false, "push at +7, emulated; past cmp; args in rdi"),
-	REAL(glibc_pvalloc, 1, true, 7, 8, false, "push at +7, emulated; past cmp; args in rdi"),
-	REAL(glibc_mmap, 6, true, 10, 12, false, "jne at +10, emulated; past mov, test; args in rdi, rsi, rdx, rcx, r8, r9"),
-	REAL(glibc_munmap, 2, false, 0, 7, true, "single-stepped: unknown instruction at +5"),
-	REAL(glibc_mremap, 5, true, 0, 4, true, "single-stepped: sub at +0 moves the stack pointer"),
-	REAL(jemalloc_malloc, 1, true, 7, 13, false, "ja at +7, emulated; past cmp; args in rdi"),
-	REAL(jemalloc_free, 1, false, 48, 54, false, "jne at +48, emulated; past mov, mov, mov, shr, and, and, add, add, cmp; args in rdi"),
-	REAL(jemalloc_calloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(jemalloc_realloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(jemalloc_posix_memalign, 3, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi, rdx"),
-	REAL(jemalloc_memalign, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(jemalloc_aligned_alloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(jemalloc_valloc, 1, true, 0, 2, false, "push at +0, emulated; args in rdi"),
-	REAL(jemalloc_mallocx, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(jemalloc_rallocx, 3, true, 2, 7, false, "jmp at +2, emulated; past xor; args in rdi, rsi, rdx"),
-	REAL(jemalloc_dallocx, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(jemalloc_sdallocx, 3, true, 10, 12, false, "ja at +10, emulated; past mov, cmp; args in rdi, rsi, rdx"),
-	REAL(jemalloc_new, 1, true, 7, 13, false, "ja at +7, emulated; past cmp; args in rdi"),
-	REAL(jemalloc_delete, 1, true, 0, 5, false, "jmp at +0, emulated; args in rdi"),
-	REAL(jemalloc_delete_sized, 2, true, 3, 5, false, "je at +3, emulated; past test; args in rdi, rsi"),
-	REAL(tcmalloc_minimal_malloc, 1, true, 10, 12, false, "jne at +10, emulated; past mov, test; args in rdi"),
-	REAL(tcmalloc_minimal_free, 1, false, 10, 16, false, "jne at +10, emulated; past mov, test; args in rdi"),
-	REAL(tcmalloc_minimal_calloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(tcmalloc_minimal_realloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(tcmalloc_minimal_posix_memalign, 3, true, 11, 13, false, "jne at +11, emulated; past lea, or, test; args in rdi, rsi, rdx"),
-	REAL(tcmalloc_minimal_memalign, 2, true, 10, 16, false, "ja at +10, emulated; past mov, cmp; args in rdi, rsi"),
-	REAL(tcmalloc_minimal_valloc, 1, true, 0, 1, false, "push at +0, emulated; args in rdi"),
-	REAL(tcmalloc_minimal_pvalloc, 1, true, 0, 1, false, "push at +0, emulated; args in rdi"),
-	REAL(tcmalloc_minimal_new, 1, true, 10, 12, false, "jne at +10, emulated; past mov, test; args in rdi"),
-	REAL(tcmalloc_minimal_delete_sized, 2, true, 10, 16, false, "jne at +10, emulated; past mov, test; args in rdi, rsi"),
-	REAL(tcmalloc_minimal_mmap, 6, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi, rdx, rcx, r8, r9"),
-	REAL(tcmalloc_minimal_munmap, 2, false, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(tcmalloc_malloc, 1, true, 13, 19, false, "jne at +13, emulated; past mov, mov, test; args in rdi"),
-	REAL(tcmalloc_free, 1, false, 10, 16, false, "jne at +10, emulated; past mov, test; args in rdi"),
-	REAL(tcmalloc_calloc, 2, true, 12, 18, false, "jne at +12, emulated; past mov, cmp; args in rdi, rsi"),
-	REAL(tcmalloc_realloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(tcmalloc_posix_memalign, 3, true, 11, 13, false, "jne at +11, emulated; past lea, or, test; args in rdi, rsi, rdx"),
-	REAL(tcmalloc_memalign, 2, true, 10, 16, false, "ja at +10, emulated; past mov, cmp; args in rdi, rsi"),
-	REAL(tcmalloc_new, 1, true, 13, 19, false, "jne at +13, emulated; past mov, mov, test; args in rdi"),
-	REAL(mimalloc_malloc, 1, true, 21, 23, false, "ja at +21, emulated; past mov, mov, mov, cmp; args in rsi"),
-	REAL(mimalloc_free, 1, false, 6, 8, false, "je at +6, emulated; past mov, test; args in rdi"),
-	REAL(mimalloc_calloc, 2, true, 18, 20, false, "je at +18, emulated; past mov, mov, mov, cmp; args in rax, rsi"),
-	REAL(mimalloc_realloc, 2, true, 20, 25, false, "jmp at +20, emulated; past mov, mov, mov, mov, mov; args in rsi, rdx"),
-	REAL(mimalloc_posix_memalign, 3, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi, rdx"),
-	REAL(mimalloc_memalign, 2, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi"),
-	REAL(mimalloc_valloc, 1, true, 0, 5, false, "jmp at +0, emulated; args in rdi"),
-	REAL(mimalloc_reallocarray, 3, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi, rdx"),
-	REAL(mimalloc_new, 1, true, 0, 1, false, "push at +0, emulated; args in rdi"),
-	REAL(mimalloc_delete_sized, 2, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi"),
-	REAL(musl_malloc, 1, true, 0, 5, false, "jmp at +0, emulated; args in rdi"),
-	REAL(musl_free, 1, false, 0, 5, false, "jmp at +0, emulated; args in rdi"),
-	REAL(musl_calloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(musl_realloc, 2, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi"),
-	REAL(musl_posix_memalign, 3, true, 0, 1, false, "push at +0, emulated; args in rdi, rsi, rdx"),
-	REAL(musl_memalign, 2, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi"),
-	REAL(musl_aligned_alloc, 2, true, 0, 1, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(musl_valloc, 1, true, 8, 13, false, "jmp at +8, emulated; past mov, mov; args in rsi"),
-	REAL(musl_munmap, 2, false, 0, 1, false, "push at +0, emulated; args in rdi, rsi"),
-	REAL(libstdcxx_new, 1, true, 12, 13, false, "push at +12, emulated; past endbr64, test, mov; args in rdi"),
-	REAL(libstdcxx_delete, 1, true, 4, 9, false, "jmp at +4, emulated; past endbr64; args in rdi"),
-	REAL(libstdcxx_delete_sized, 2, true, 4, 9, false, "jmp at +4, emulated; past endbr64; args in rdi, rsi"),
+    REAL(glibc_malloc, 1, true, 0, 2, false, "push at +0, emulated; args in rdi"),
+    REAL(glibc_free, 1, false, 3, 9, false, "je at +3, emulated; past test; args in rdi"),
+    REAL(glibc_calloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(glibc_realloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(glibc_reallocarray, 3, true, 0, 6, true,
+	 "single-stepped: mul at +3 overwrites rdx, argument 3's last copy"),
+    REAL(glibc_posix_memalign, 3, true, 7, 9, false,
+	 "push at +7, emulated; past cmp; args in rdi, rsi, rdx"),
+    REAL(glibc_memalign, 2, true, 7, 9, false, "je at +7, emulated; past cmp; args in rdi, rsi"),
+    REAL(glibc_valloc, 1, true, 7, 8, false, "push at +7, emulated; past cmp; args in rdi"),
+    REAL(glibc_pvalloc, 1, true, 7, 8, false, "push at +7, emulated; past cmp; args in rdi"),
+    REAL(glibc_mmap, 6, true, 10, 12, false,
+	 "jne at +10, emulated; past mov, test; args in rdi, rsi, rdx, rcx, r8, r9"),
+    REAL(glibc_munmap, 2, false, 0, 7, true, "single-stepped: unknown instruction at +5"),
+    REAL(glibc_mremap, 5, true, 0, 4, true, "single-stepped: sub at +0 moves the stack pointer"),
+    REAL(jemalloc_malloc, 1, true, 7, 13, false, "ja at +7, emulated; past cmp; args in rdi"),
+    REAL(jemalloc_free, 1, false, 48, 54, false,
+	 "jne at +48, emulated; past mov, mov, mov, shr, and, and, add, add, cmp; args in rdi"),
+    REAL(jemalloc_calloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(jemalloc_realloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(jemalloc_posix_memalign, 3, true, 0, 2, false,
+	 "push at +0, emulated; args in rdi, rsi, rdx"),
+    REAL(jemalloc_memalign, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(jemalloc_aligned_alloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(jemalloc_valloc, 1, true, 0, 2, false, "push at +0, emulated; args in rdi"),
+    REAL(jemalloc_mallocx, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(jemalloc_rallocx, 3, true, 2, 7, false,
+	 "jmp at +2, emulated; past xor; args in rdi, rsi, rdx"),
+    REAL(jemalloc_dallocx, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(jemalloc_sdallocx, 3, true, 10, 12, false,
+	 "ja at +10, emulated; past mov, cmp; args in rdi, rsi, rdx"),
+    REAL(jemalloc_new, 1, true, 7, 13, false, "ja at +7, emulated; past cmp; args in rdi"),
+    REAL(jemalloc_delete, 1, true, 0, 5, false, "jmp at +0, emulated; args in rdi"),
+    REAL(jemalloc_delete_sized, 2, true, 3, 5, false,
+	 "je at +3, emulated; past test; args in rdi, rsi"),
+    REAL(tcmalloc_minimal_malloc, 1, true, 10, 12, false,
+	 "jne at +10, emulated; past mov, test; args in rdi"),
+    REAL(tcmalloc_minimal_free, 1, false, 10, 16, false,
+	 "jne at +10, emulated; past mov, test; args in rdi"),
+    REAL(tcmalloc_minimal_calloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(tcmalloc_minimal_realloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(tcmalloc_minimal_posix_memalign, 3, true, 11, 13, false,
+	 "jne at +11, emulated; past lea, or, test; args in rdi, rsi, rdx"),
+    REAL(tcmalloc_minimal_memalign, 2, true, 10, 16, false,
+	 "ja at +10, emulated; past mov, cmp; args in rdi, rsi"),
+    REAL(tcmalloc_minimal_valloc, 1, true, 0, 1, false, "push at +0, emulated; args in rdi"),
+    REAL(tcmalloc_minimal_pvalloc, 1, true, 0, 1, false, "push at +0, emulated; args in rdi"),
+    REAL(tcmalloc_minimal_new, 1, true, 10, 12, false,
+	 "jne at +10, emulated; past mov, test; args in rdi"),
+    REAL(tcmalloc_minimal_delete_sized, 2, true, 10, 16, false,
+	 "jne at +10, emulated; past mov, test; args in rdi, rsi"),
+    REAL(tcmalloc_minimal_mmap, 6, true, 0, 2, false,
+	 "push at +0, emulated; args in rdi, rsi, rdx, rcx, r8, r9"),
+    REAL(tcmalloc_minimal_munmap, 2, false, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(tcmalloc_malloc, 1, true, 13, 19, false,
+	 "jne at +13, emulated; past mov, mov, test; args in rdi"),
+    REAL(tcmalloc_free, 1, false, 10, 16, false,
+	 "jne at +10, emulated; past mov, test; args in rdi"),
+    REAL(tcmalloc_calloc, 2, true, 12, 18, false,
+	 "jne at +12, emulated; past mov, cmp; args in rdi, rsi"),
+    REAL(tcmalloc_realloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(tcmalloc_posix_memalign, 3, true, 11, 13, false,
+	 "jne at +11, emulated; past lea, or, test; args in rdi, rsi, rdx"),
+    REAL(tcmalloc_memalign, 2, true, 10, 16, false,
+	 "ja at +10, emulated; past mov, cmp; args in rdi, rsi"),
+    REAL(tcmalloc_new, 1, true, 13, 19, false,
+	 "jne at +13, emulated; past mov, mov, test; args in rdi"),
+    REAL(mimalloc_malloc, 1, true, 21, 23, false,
+	 "ja at +21, emulated; past mov, mov, mov, cmp; args in rsi"),
+    REAL(mimalloc_free, 1, false, 6, 8, false, "je at +6, emulated; past mov, test; args in rdi"),
+    REAL(mimalloc_calloc, 2, true, 18, 20, false,
+	 "je at +18, emulated; past mov, mov, mov, cmp; args in rax, rsi"),
+    REAL(mimalloc_realloc, 2, true, 20, 25, false,
+	 "jmp at +20, emulated; past mov, mov, mov, mov, mov; args in rsi, rdx"),
+    REAL(mimalloc_posix_memalign, 3, true, 0, 5, false,
+	 "jmp at +0, emulated; args in rdi, rsi, rdx"),
+    REAL(mimalloc_memalign, 2, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi"),
+    REAL(mimalloc_valloc, 1, true, 0, 5, false, "jmp at +0, emulated; args in rdi"),
+    REAL(mimalloc_reallocarray, 3, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi, rdx"),
+    REAL(mimalloc_new, 1, true, 0, 1, false, "push at +0, emulated; args in rdi"),
+    REAL(mimalloc_delete_sized, 2, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi"),
+    REAL(musl_malloc, 1, true, 0, 5, false, "jmp at +0, emulated; args in rdi"),
+    REAL(musl_free, 1, false, 0, 5, false, "jmp at +0, emulated; args in rdi"),
+    REAL(musl_calloc, 2, true, 0, 2, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(musl_realloc, 2, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi"),
+    REAL(musl_posix_memalign, 3, true, 0, 1, false, "push at +0, emulated; args in rdi, rsi, rdx"),
+    REAL(musl_memalign, 2, true, 0, 5, false, "jmp at +0, emulated; args in rdi, rsi"),
+    REAL(musl_aligned_alloc, 2, true, 0, 1, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(musl_valloc, 1, true, 8, 13, false, "jmp at +8, emulated; past mov, mov; args in rsi"),
+    REAL(musl_munmap, 2, false, 0, 1, false, "push at +0, emulated; args in rdi, rsi"),
+    REAL(libstdcxx_new, 1, true, 12, 13, false,
+	 "push at +12, emulated; past endbr64, test, mov; args in rdi"),
+    REAL(libstdcxx_delete, 1, true, 4, 9, false, "jmp at +4, emulated; past endbr64; args in rdi"),
+    REAL(libstdcxx_delete_sized, 2, true, 4, 9, false,
+	 "jmp at +4, emulated; past endbr64; args in rdi, rsi"),
 };
 
 #define NR_REAL (sizeof(real_funcs) / sizeof(real_funcs[0]))
@@ -138,7 +167,7 @@ static void test_real_functions(void **state)
 /* The registers placement reports: those its reason names, or the ABI's at the entry. */
 static void test_real_registers(void **state)
 {
-	static const char *const abi[] = { "", "rdi", "rdi, rsi", "rdi, rsi, rdx" };
+	static const char *const abi[] = {"", "rdi", "rdi, rsi", "rdi, rsi, rdx"};
 	struct placement p;
 	char regs[64];
 
@@ -178,7 +207,7 @@ static void test_real_functions_truncated(void **state)
 static void check(const uint8_t *code, size_t size, unsigned int args, bool ret, uint64_t offset,
 		  const char *why)
 {
-	struct placement_need need = { args, ret };
+	struct placement_need need = {args, ret};
 	struct placement p;
 
 	place(code, size, &need, &p);
@@ -187,9 +216,9 @@ static void check(const uint8_t *code, size_t size, unsigned int args, bool ret,
 	assert_int_equal(p.stepped, !strncmp(why, "single-stepped", 14));
 }
 
-#define CHECK(args, ret, offset, why, ...)                                                 \
-	check((const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ }), \
-	      args, ret, offset, why)
+#define CHECK(args, ret, offset, why, ...)                                                         \
+	check((const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__}), args, ret,   \
+	      offset, why)
 
 static void test_argument_written_first(void **state)
 {
@@ -197,8 +226,8 @@ static void test_argument_written_first(void **state)
 	CHECK(1, true, 0, "single-stepped: mov at +0 overwrites rdi, argument 1's last copy", 0x48,
 	      0x89, 0xc7, 0x55);
 	/* test %rdi,%rdi; mov %rax,%rsi; je */
-	CHECK(2, false, 0, "single-stepped: mov at +3 overwrites rsi, argument 2's last copy",
-	      0x48, 0x85, 0xff, 0x48, 0x89, 0xc6, 0x74, 0x07);
+	CHECK(2, false, 0, "single-stepped: mov at +3 overwrites rsi, argument 2's last copy", 0x48,
+	      0x85, 0xff, 0x48, 0x89, 0xc6, 0x74, 0x07);
 	/* xor %r9d,%r9d; push %rbx: r9 is a sixth argument */
 	CHECK(6, true, 0, "single-stepped: xor at +0 overwrites r9, argument 6's last copy", 0x45,
 	      0x31, 0xc9, 0x53);
@@ -214,8 +243,8 @@ static void test_argument_written_first(void **state)
 static void test_other_registers(void **state)
 {
 	/* mov %rdi,%rax; mov 0x8(%rsp),%rdx; xor %ecx,%ecx; ja: one argument */
-	CHECK(1, true, 10, "ja at +10, emulated; past mov, mov, xor; args in rdi", 0x48, 0x89,
-	      0xf8, 0x48, 0x8b, 0x54, 0x24, 0x08, 0x31, 0xc9, 0x77, 0x05);
+	CHECK(1, true, 10, "ja at +10, emulated; past mov, mov, xor; args in rdi", 0x48, 0x89, 0xf8,
+	      0x48, 0x8b, 0x54, 0x24, 0x08, 0x31, 0xc9, 0x77, 0x05);
 	/* the same with three arguments: rdx was the third */
 	CHECK(3, true, 0, "single-stepped: mov at +3 overwrites rdx, argument 3's last copy", 0x48,
 	      0x89, 0xf8, 0x48, 0x8b, 0x54, 0x24, 0x08, 0x31, 0xc9, 0x77, 0x05);
@@ -253,7 +282,8 @@ static void test_unknown_instruction(void **state)
 	/* syscall; push %rbx */
 	CHECK(1, true, 0, "single-stepped: unknown instruction at +0", 0x0f, 0x05, 0x53);
 	/* test %rdi,%rdi; int3; push %rbx */
-	CHECK(1, true, 0, "single-stepped: unknown instruction at +3", 0x48, 0x85, 0xff, 0xcc, 0x53);
+	CHECK(1, true, 0, "single-stepped: unknown instruction at +3", 0x48, 0x85, 0xff, 0xcc,
+	      0x53);
 	/* vzeroupper; push %rbx */
 	CHECK(1, true, 0, "single-stepped: unknown instruction at +0", 0xc5, 0xf8, 0x77, 0x53);
 	/* test %rdi,%rdi; then the code ends inside a je */
@@ -289,12 +319,12 @@ static void test_loop_back(void **state)
 /* test %rdi,%rdi 22 times then push %rbx at +66: past the span; at +63 it is taken. */
 static void test_span(void **state)
 {
-	struct placement_need need = { 1, true };
+	struct placement_need need = {1, true};
 	struct placement p;
 	uint8_t code[67];
 
 	for (size_t i = 0; i < 22; i++)
-		memcpy(code + 3 * i, (const uint8_t[]){ 0x48, 0x85, 0xff }, 3);
+		memcpy(code + 3 * i, (const uint8_t[]){0x48, 0x85, 0xff}, 3);
 	code[66] = 0x53;
 	place(code, sizeof(code), &need, &p);
 	assert_int_equal(p.offset, 0);
@@ -318,8 +348,8 @@ static void test_nops(void **state)
 /* The entry, with every argument where the ABI passes it. */
 static void test_entry(void **state)
 {
-	static const uint8_t abi[PLACEMENT_ARGS] = { X86_REG_RDI, X86_REG_RSI, X86_REG_RDX,
-						     X86_REG_RCX, X86_REG_R8,  X86_REG_R9 };
+	static const uint8_t abi[PLACEMENT_ARGS] = {X86_REG_RDI, X86_REG_RSI, X86_REG_RDX,
+						    X86_REG_RCX, X86_REG_R8,  X86_REG_R9};
 	struct placement p;
 
 	placement__entry(&p);
@@ -331,19 +361,19 @@ static void test_entry(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_real_functions),
-		cmocka_unit_test(test_real_registers),
-		cmocka_unit_test(test_real_functions_truncated),
-		cmocka_unit_test(test_argument_written_first),
-		cmocka_unit_test(test_other_registers),
-		cmocka_unit_test(test_copies),
-		cmocka_unit_test(test_stack_pointer),
-		cmocka_unit_test(test_unknown_instruction),
-		cmocka_unit_test(test_branch_not_emulated),
-		cmocka_unit_test(test_loop_back),
-		cmocka_unit_test(test_span),
-		cmocka_unit_test(test_nops),
-		cmocka_unit_test(test_entry),
+	    cmocka_unit_test(test_real_functions),
+	    cmocka_unit_test(test_real_registers),
+	    cmocka_unit_test(test_real_functions_truncated),
+	    cmocka_unit_test(test_argument_written_first),
+	    cmocka_unit_test(test_other_registers),
+	    cmocka_unit_test(test_copies),
+	    cmocka_unit_test(test_stack_pointer),
+	    cmocka_unit_test(test_unknown_instruction),
+	    cmocka_unit_test(test_branch_not_emulated),
+	    cmocka_unit_test(test_loop_back),
+	    cmocka_unit_test(test_span),
+	    cmocka_unit_test(test_nops),
+	    cmocka_unit_test(test_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,6 @@
 #include "export/protobuf.h"
 #include "fixtures.h"
 
-
 /* --- the encoder, byte for byte ------------------------------------------ */
 
 static void assert_bytes(const struct pb_buf *b, const uint8_t *expected, size_t len)
@@ -23,15 +22,15 @@ static void assert_bytes(const struct pb_buf *b, const uint8_t *expected, size_t
 	assert_memory_equal(b->data, expected, len);
 }
 
-#define ASSERT_BYTES(b, ...)                                                           \
-	do {                                                                           \
-		static const uint8_t expected[] = { __VA_ARGS__ };                     \
-		assert_bytes(b, expected, sizeof(expected));                           \
+#define ASSERT_BYTES(b, ...)                                                                       \
+	do {                                                                                       \
+		static const uint8_t expected[] = {__VA_ARGS__};                                   \
+		assert_bytes(b, expected, sizeof(expected));                                       \
 	} while (0)
 
 static void test_varint(void **state UNUSED)
 {
-	struct pb_buf b = { 0 };
+	struct pb_buf b = {0};
 
 	pb_buf__varint(&b, 0);
 	pb_buf__varint(&b, 1);
@@ -47,7 +46,7 @@ static void test_varint(void **state UNUSED)
 /* The examples of the protobuf encoding guide. */
 static void test_fields(void **state UNUSED)
 {
-	struct pb_buf b = { 0 };
+	struct pb_buf b = {0};
 	size_t mark;
 
 	pb_buf__uint(&b, 1, 150);
@@ -73,7 +72,7 @@ static void test_fields(void **state UNUSED)
 /* A length of two bytes moves the contents; nested messages each get theirs. */
 static void test_long_nested(void **state UNUSED)
 {
-	struct pb_buf b = { 0 }, other = { 0 };
+	struct pb_buf b = {0}, other = {0};
 	size_t outer, inner, i;
 
 	outer = pb_buf__begin(&b, 1);
@@ -83,7 +82,7 @@ static void test_long_nested(void **state UNUSED)
 	pb_buf__end(&b, inner);
 	pb_buf__end(&b, outer);
 	assert_int_equal(b.len, 1 + 2 + 1 + 2 + 200);
-	assert_memory_equal(b.data, ((const uint8_t[]){ 0x0a, 0xcb, 0x01, 0x12, 0xc8, 0x01 }), 6);
+	assert_memory_equal(b.data, ((const uint8_t[]){0x0a, 0xcb, 0x01, 0x12, 0xc8, 0x01}), 6);
 	for (i = 0; i < 200; i++)
 		assert_int_equal(b.data[6 + i], i & 0x7f);
 	pb_buf__uint(&other, 1, 1);
@@ -131,7 +130,7 @@ static bool reader__next(struct reader *r, unsigned int *field, uint64_t *v, str
 	case 2:
 		len = reader__varint(r);
 		assert_true(len <= (uint64_t)(r->end - r->p));
-		*sub = (struct reader){ r->p, r->p + len };
+		*sub = (struct reader){r->p, r->p + len};
 		r->p += len;
 		break;
 	default:
@@ -235,9 +234,17 @@ static void decode_sample(struct reader r, struct dec_sample *s)
 
 static void decode_mapping(struct reader r, struct dec_mapping *m)
 {
-	uint64_t *fields[] = { NULL, &m->id, &m->start, &m->limit, &m->offset, &m->filename,
-			       &m->build_id, &m->has_functions, &m->has_filenames,
-			       &m->has_line_numbers, &m->has_inline_frames };
+	uint64_t *fields[] = {NULL,
+			      &m->id,
+			      &m->start,
+			      &m->limit,
+			      &m->offset,
+			      &m->filename,
+			      &m->build_id,
+			      &m->has_functions,
+			      &m->has_filenames,
+			      &m->has_line_numbers,
+			      &m->has_inline_frames};
 	struct reader sub;
 	unsigned int field;
 	uint64_t v;
@@ -265,14 +272,14 @@ static void decode_location(struct reader r, struct dec_location *l)
 			pair[0] = pair[1] = 0;
 			decode_pair(sub, pair);
 			assert_true(l->nr_lines < MAX);
-			l->lines[l->nr_lines++] = (struct dec_line){ pair[0], pair[1] };
+			l->lines[l->nr_lines++] = (struct dec_line){pair[0], pair[1]};
 		}
 	}
 }
 
 static void decode_function(struct reader r, struct dec_function *f)
 {
-	uint64_t *fields[] = { NULL, &f->id, &f->name, &f->system_name, &f->filename };
+	uint64_t *fields[] = {NULL, &f->id, &f->name, &f->system_name, &f->filename};
 	struct reader sub;
 	unsigned int field;
 	uint64_t v;
@@ -354,7 +361,7 @@ static uint8_t *gunzip(const uint8_t *data, size_t len, size_t *out_len)
 {
 	size_t cap = 1 << 16;
 	uint8_t *out = malloc(cap);
-	z_stream z = { 0 };
+	z_stream z = {0};
 	int ret;
 
 	assert_non_null(out);
@@ -390,7 +397,7 @@ static struct dec_profile *render(void *state, const struct report *reports, siz
 	pprof_ops.free(state);
 	assert_int_equal(fclose(f), 0);
 	raw = gunzip(data, size, &raw_len);
-	decode_profile((struct reader){ raw, raw + raw_len }, p);
+	decode_profile((struct reader){raw, raw + raw_len}, p);
 	free(raw);
 	free(data);
 	return p;
@@ -405,30 +412,55 @@ static const char *str(const struct dec_profile *p, uint64_t idx)
 /* --- profiles --------------------------------------------------------------- */
 
 static const struct report_stack stacks[] = {
-	{ .stack_id = 1, .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10,
-	  .alloc_bytes = 2097152, .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
-	{ .stack_id = 2, .outstanding_bytes = 4096, .outstanding_allocs = 2, .allocs = 5,
-	  .alloc_bytes = 10240, .nr_frames = ARRAY_SIZE(frames_a2), .frames = frames_a2 },
-	{ .stack_id = 3, .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3,
-	  .alloc_bytes = 4608, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
-	{ .stack_id = 4, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1,
-	  .alloc_bytes = 100, .nr_frames = 0, .frames = NULL },
-	{ .stack_id = 5, .outstanding_bytes = 0, .outstanding_allocs = 0, .allocs = 4,
-	  .alloc_bytes = 64, .nr_frames = 1, .frames = frames_b },
+    {.stack_id = 1,
+     .outstanding_bytes = 1048576,
+     .outstanding_allocs = 10,
+     .allocs = 10,
+     .alloc_bytes = 2097152,
+     .nr_frames = ARRAY_SIZE(frames_a),
+     .frames = frames_a},
+    {.stack_id = 2,
+     .outstanding_bytes = 4096,
+     .outstanding_allocs = 2,
+     .allocs = 5,
+     .alloc_bytes = 10240,
+     .nr_frames = ARRAY_SIZE(frames_a2),
+     .frames = frames_a2},
+    {.stack_id = 3,
+     .outstanding_bytes = 1536,
+     .outstanding_allocs = 1,
+     .allocs = 3,
+     .alloc_bytes = 4608,
+     .nr_frames = ARRAY_SIZE(frames_b),
+     .frames = frames_b},
+    {.stack_id = 4,
+     .outstanding_bytes = 100,
+     .outstanding_allocs = 1,
+     .allocs = 1,
+     .alloc_bytes = 100,
+     .nr_frames = 0,
+     .frames = NULL},
+    {.stack_id = 5,
+     .outstanding_bytes = 0,
+     .outstanding_allocs = 0,
+     .allocs = 4,
+     .alloc_bytes = 64,
+     .nr_frames = 1,
+     .frames = frames_b},
 };
 
-static const struct profile_totals totals = { .outstanding_bytes = 1054308,
-					       .stacks_incomplete = true };
+static const struct profile_totals totals = {.outstanding_bytes = 1054308,
+					     .stacks_incomplete = true};
 
 static const struct report final_report = FINAL_REPORT(stacks, &totals);
 
 static void assert_header(const struct dec_profile *p)
 {
 	static const char *const types[][2] = {
-		{ "alloc_objects", "count" },
-		{ "alloc_space", "bytes" },
-		{ "inuse_objects", "count" },
-		{ "inuse_space", "bytes" },
+	    {"alloc_objects", "count"},
+	    {"alloc_space", "bytes"},
+	    {"inuse_objects", "count"},
+	    {"inuse_space", "bytes"},
 	};
 	size_t i;
 
@@ -496,9 +528,8 @@ static void assert_location(const struct dec_profile *p, uint64_t id, uint64_t m
 	}
 }
 
-static void assert_mapping(const struct dec_profile *p, uint64_t id, uint64_t start,
-			   uint64_t limit, const char *file, const char *build_id, bool symbols,
-			   bool lines)
+static void assert_mapping(const struct dec_profile *p, uint64_t id, uint64_t start, uint64_t limit,
+			   const char *file, const char *build_id, bool symbols, bool lines)
 {
 	const struct dec_mapping *m;
 
@@ -518,13 +549,13 @@ static void assert_mapping(const struct dec_profile *p, uint64_t id, uint64_t st
 
 static void test_profile(void **state UNUSED)
 {
-	static const char *const leak_a_42[][3] = { { "leak_a", "leak.c", "42" } };
-	static const char *const leak_a_44[][3] = { { "leak_a", "leak.c", "44" } };
+	static const char *const leak_a_42[][3] = {{"leak_a", "leak.c", "42"}};
+	static const char *const leak_a_44[][3] = {{"leak_a", "leak.c", "44"}};
 	static const char *const main_80[][3] = {
-		{ "helper", "leak.h", "10" },
-		{ "main", "leak.c", "80" },
+	    {"helper", "leak.h", "10"},
+	    {"main", "leak.c", "80"},
 	};
-	static const char *const unknown[][3] = { { "[stack unknown]", "", "0" } };
+	static const char *const unknown[][3] = {{"[stack unknown]", "", "0"}};
 	struct dec_profile *p = render(pprof_new(), &final_report, 1);
 
 	assert_header(p);
@@ -537,16 +568,15 @@ static void test_profile(void **state UNUSED)
 
 	/* One sample per stack, innermost location first; values as the sample types. */
 	assert_int_equal(p->nr_samples, 5);
-	assert_sample(p, 0, (const uint64_t[]){ 1, 2 }, 2,
-		      (const uint64_t[]){ 10, 2097152, 10, 1048576 }, 104857);
-	assert_sample(p, 1, (const uint64_t[]){ 3, 2 }, 2,
-		      (const uint64_t[]){ 5, 10240, 2, 4096 }, 2048);
-	assert_sample(p, 2, (const uint64_t[]){ 4, 5 }, 2,
-		      (const uint64_t[]){ 3, 4608, 1, 1536 }, 1536);
-	assert_sample(p, 3, (const uint64_t[]){ 6 }, 1, (const uint64_t[]){ 1, 100, 1, 100 },
-		      100);
+	assert_sample(p, 0, (const uint64_t[]){1, 2}, 2,
+		      (const uint64_t[]){10, 2097152, 10, 1048576}, 104857);
+	assert_sample(p, 1, (const uint64_t[]){3, 2}, 2, (const uint64_t[]){5, 10240, 2, 4096},
+		      2048);
+	assert_sample(p, 2, (const uint64_t[]){4, 5}, 2, (const uint64_t[]){3, 4608, 1, 1536},
+		      1536);
+	assert_sample(p, 3, (const uint64_t[]){6}, 1, (const uint64_t[]){1, 100, 1, 100}, 100);
 	/* Nothing outstanding: the block size of what was allocated. */
-	assert_sample(p, 4, (const uint64_t[]){ 4 }, 1, (const uint64_t[]){ 4, 64, 0, 0 }, 16);
+	assert_sample(p, 4, (const uint64_t[]){4}, 1, (const uint64_t[]){4, 64, 0, 0}, 16);
 
 	/* One location per address; an inlined call comes before its caller. */
 	assert_int_equal(p->nr_locations, 6);
@@ -563,8 +593,8 @@ static void test_profile(void **state UNUSED)
 	assert_int_equal(p->nr_mappings, 2);
 	assert_mapping(p, 1, 0x555555554000, 0x5555555551f1, "/usr/bin/leaky", LEAKY_ID, true,
 		       true);
-	assert_mapping(p, 2, 0x7f001231e000, 0x7f0012345679, "/lib/x86_64-linux-gnu/libc.so.6",
-		       "", false, false);
+	assert_mapping(p, 2, 0x7f001231e000, 0x7f0012345679, "/lib/x86_64-linux-gnu/libc.so.6", "",
+		       false, false);
 	dec_profile__free(p);
 }
 
@@ -579,7 +609,7 @@ static double now(void)
 /* Only the last report counts; the duration runs from the export's start. */
 static void test_last_report(void **state UNUSED)
 {
-	struct report reports[2] = { final_report, final_report };
+	struct report reports[2] = {final_report, final_report};
 	double before = now(), after;
 	void *pprof = pprof_new();
 	struct dec_profile *p;
@@ -593,7 +623,8 @@ static void test_last_report(void **state UNUSED)
 	assert_int_equal(p->nr_samples, 1);
 	assert_int_equal(p->nr_locations, 2);
 	assert_int_equal(p->nr_mappings, 1);
-	assert_true(p->duration_nanos >= 59.999e9 && p->duration_nanos <= (after + 60 - before) * 1e9 + 1e6);
+	assert_true(p->duration_nanos >= 59.999e9 &&
+		    p->duration_nanos <= (after + 60 - before) * 1e9 + 1e6);
 	dec_profile__free(p);
 }
 
@@ -613,12 +644,9 @@ static void test_no_report(void **state UNUSED)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_varint),
-		cmocka_unit_test(test_fields),
-		cmocka_unit_test(test_long_nested),
-		cmocka_unit_test(test_profile),
-		cmocka_unit_test(test_last_report),
-		cmocka_unit_test(test_no_report),
+	    cmocka_unit_test(test_varint),	cmocka_unit_test(test_fields),
+	    cmocka_unit_test(test_long_nested), cmocka_unit_test(test_profile),
+	    cmocka_unit_test(test_last_report), cmocka_unit_test(test_no_report),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,26 +13,26 @@
 #include "proc/procmaps.h"
 
 static const char sample[] =
-	"55d0c6a00000-55d0c6a02000 r--p 00000000 08:01 1234                 /usr/bin/my prog\n"
-	"55d0c6a02000-55d0c6a05000 r-xp 00002000 08:01 1234                 /usr/bin/my prog\n"
-	"this is not a mapping\n"
-	"55d0c6c00000-55d0c6c21000 rw-p 00000000 00:00 0                          [heap]\n"
-	"7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n"
-	"7f0000100000-7f0000101000 r-xs 0001f000 fd:0a 99       /tmp/lib x.so (deleted)\n"
-	"7f0000200000-7f0000200000 r--p 00000000 00:00 0\n"
-	"7f0000300000-7f0000301000 rwzp 00000000 00:00 0\n"
-	"7f0000400000 r--p 00000000 00:00 0\n"
-	"7f0000500000-7f0000501000 r--p 00000000 00:00\n"
-	"7f0000600000-7f0000601000 r--p 00000000 00:00 12x /bad\n"
-	"17f0000700000-7f0000701000 r--p 00000000 00:00 0\n"
-	"11111111111111111-7f0000801000 r--p 00000000 00:00 0\n"
-	"7f0000900000-7f0000901000 r--p 00000000 100000000:00 0\n"
-	"7f0000a00000-7f0000a01000 r--p 00000000 00:00 99999999999999999999\n"
-	"-7f0000b00000-7f0000b01000 r--p 00000000 00:00 0\n"
-	"\n"
-	"7ffd10000000-7ffd10021000 rw-p 00000000 00:00 0                          [stack]\n"
-	"7ffd10100000-7ffd10102000 r-xp 00000000 00:00 0                          [vdso]\n"
-	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]";
+    "55d0c6a00000-55d0c6a02000 r--p 00000000 08:01 1234                 /usr/bin/my prog\n"
+    "55d0c6a02000-55d0c6a05000 r-xp 00002000 08:01 1234                 /usr/bin/my prog\n"
+    "this is not a mapping\n"
+    "55d0c6c00000-55d0c6c21000 rw-p 00000000 00:00 0                          [heap]\n"
+    "7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n"
+    "7f0000100000-7f0000101000 r-xs 0001f000 fd:0a 99       /tmp/lib x.so (deleted)\n"
+    "7f0000200000-7f0000200000 r--p 00000000 00:00 0\n"
+    "7f0000300000-7f0000301000 rwzp 00000000 00:00 0\n"
+    "7f0000400000 r--p 00000000 00:00 0\n"
+    "7f0000500000-7f0000501000 r--p 00000000 00:00\n"
+    "7f0000600000-7f0000601000 r--p 00000000 00:00 12x /bad\n"
+    "17f0000700000-7f0000701000 r--p 00000000 00:00 0\n"
+    "11111111111111111-7f0000801000 r--p 00000000 00:00 0\n"
+    "7f0000900000-7f0000901000 r--p 00000000 100000000:00 0\n"
+    "7f0000a00000-7f0000a01000 r--p 00000000 00:00 99999999999999999999\n"
+    "-7f0000b00000-7f0000b01000 r--p 00000000 00:00 0\n"
+    "\n"
+    "7ffd10000000-7ffd10021000 rw-p 00000000 00:00 0                          [stack]\n"
+    "7ffd10100000-7ffd10102000 r-xp 00000000 00:00 0                          [vdso]\n"
+    "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]";
 
 static int parse_text(const char *text, struct proc_maps *out)
 {
@@ -135,7 +135,7 @@ static void test_find(void **state)
 
 static void test_find_empty(void **state)
 {
-	struct proc_maps empty = { 0 };
+	struct proc_maps empty = {0};
 
 	assert_null(proc_maps__find(&empty, 0x1000));
 }
@@ -227,17 +227,17 @@ static void test_read_missing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_fields, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_deleted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_special, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_find, setup, teardown),
-		cmocka_unit_test(test_find_empty),
-		cmocka_unit_test(test_unsorted),
-		cmocka_unit_test(test_empty_input),
-		cmocka_unit_test(test_only_deleted_name),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_read_self),
-		cmocka_unit_test(test_read_missing),
+	    cmocka_unit_test_setup_teardown(test_fields, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deleted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_special, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_find, setup, teardown),
+	    cmocka_unit_test(test_find_empty),
+	    cmocka_unit_test(test_unsorted),
+	    cmocka_unit_test(test_empty_input),
+	    cmocka_unit_test(test_only_deleted_name),
+	    cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_read_self),
+	    cmocka_unit_test(test_read_missing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

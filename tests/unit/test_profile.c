@@ -23,12 +23,12 @@ static int teardown(void **state)
 static void add(struct profile *p, uint64_t id, uint64_t bytes, uint64_t nr, uint64_t allocs)
 {
 	struct stack_stats st = {
-		.outstanding_bytes = bytes,
-		.outstanding_allocs = nr,
-		.allocs = allocs,
-		.alloc_bytes = bytes,
+	    .outstanding_bytes = bytes,
+	    .outstanding_allocs = nr,
+	    .allocs = allocs,
+	    .alloc_bytes = bytes,
 	};
-	struct stack_trace trace = { .nr = 1, .ips = { 0x1000 + id } };
+	struct stack_trace trace = {.nr = 1, .ips = {0x1000 + id}};
 
 	assert_int_equal(profile__add(p, id, &st, &trace), 0);
 }
@@ -48,10 +48,10 @@ static void add_mixed(struct profile *p)
 {
 	add(p, 7, 100, 1, 5);
 	add(p, 3, 300, 2, 2);
-	add(p, 9, 100, 2, 2);	/* same bytes as 7, more blocks */
-	add(p, 5, 100, 2, 3);	/* same bytes and blocks as 9, lower id */
-	add(p, 4, 0, 0, 8);	/* all freed */
-	add(p, 8, 0, 1, 1);	/* a zero-size block still held */
+	add(p, 9, 100, 2, 2); /* same bytes as 7, more blocks */
+	add(p, 5, 100, 2, 3); /* same bytes and blocks as 9, lower id */
+	add(p, 4, 0, 0, 8);   /* all freed */
+	add(p, 8, 0, 1, 1);   /* a zero-size block still held */
 	add(p, 1, 50, 1, 1);
 }
 
@@ -110,15 +110,9 @@ static void test_none_holding(void **state)
 static void test_totals(void **state)
 {
 	uint64_t counters[CNT_MAX] = {
-		[CNT_ALLOCS] = 1000,
-		[CNT_FREES] = 900,
-		[CNT_UNTRACKED_FREES] = 7,
-		[CNT_LOST_ALLOCS] = 1,
-		[CNT_LOST_STATS] = 20,
-		[CNT_LOST_INFLIGHT] = 300,
-		[CNT_LOST_STACKS] = 4000,
-		[CNT_STACK_ERRORS] = 50000,
-		[CNT_LOST_EVENTS] = 600000,
+	    [CNT_ALLOCS] = 1000,      [CNT_FREES] = 900,	  [CNT_UNTRACKED_FREES] = 7,
+	    [CNT_LOST_ALLOCS] = 1,    [CNT_LOST_STATS] = 20,	  [CNT_LOST_INFLIGHT] = 300,
+	    [CNT_LOST_STACKS] = 4000, [CNT_STACK_ERRORS] = 50000, [CNT_LOST_EVENTS] = 600000,
 	};
 	struct profile *p = *state;
 	const struct profile_totals *t;
@@ -137,7 +131,7 @@ static void test_totals(void **state)
 
 static void test_clear(void **state)
 {
-	uint64_t counters[CNT_MAX] = { [CNT_ALLOCS] = 3, [CNT_LOST_ALLOCS] = 2 };
+	uint64_t counters[CNT_MAX] = {[CNT_ALLOCS] = 3, [CNT_LOST_ALLOCS] = 2};
 	struct profile *p = *state;
 	const struct profile_totals *t = profile__totals(p);
 	uint64_t ids[8];
@@ -162,10 +156,9 @@ static void test_clear(void **state)
 
 static void test_copies_stats_and_ips(void **state)
 {
-	struct stack_stats st = { 4096, 2, 5, 8192 };
-	struct stack_trace trace = { .nr = 3,
-				     .flags = STACK_CUT,
-				     .ips = { 0x401000, 0x401100, 0x401200 } };
+	struct stack_stats st = {4096, 2, 5, 8192};
+	struct stack_trace trace = {
+	    .nr = 3, .flags = STACK_CUT, .ips = {0x401000, 0x401100, 0x401200}};
 	const struct profile_stack *const *out;
 	struct profile *p = *state;
 
@@ -186,8 +179,8 @@ static void test_copies_stats_and_ips(void **state)
 
 static void test_ips_clamped(void **state)
 {
-	struct stack_stats st = { .outstanding_bytes = 1, .outstanding_allocs = 1 };
-	struct stack_trace trace = { .nr = MAX_STACK_DEPTH + 3 };
+	struct stack_stats st = {.outstanding_bytes = 1, .outstanding_allocs = 1};
+	struct stack_trace trace = {.nr = MAX_STACK_DEPTH + 3};
 	const struct profile_stack *const *out;
 	struct profile *p = *state;
 	size_t i;
@@ -202,7 +195,7 @@ static void test_ips_clamped(void **state)
 
 static void test_no_ips(void **state)
 {
-	struct stack_stats st = { .outstanding_bytes = 8, .outstanding_allocs = 1 };
+	struct stack_stats st = {.outstanding_bytes = 8, .outstanding_allocs = 1};
 	const struct profile_stack *const *out;
 	struct profile *p = *state;
 
@@ -238,11 +231,9 @@ static void test_many(void **state)
 static void test_counter_names(void **state __attribute__((unused)))
 {
 	static const char *const names[CNT_MAX] = {
-		"allocs",      "frees",	      "untracked_frees",
-		"lost_allocs", "lost_stats",  "lost_inflight",
-		"lost_stacks", "stack_errors", "lost_events",
-		"lost_cap",    "lost_procs",  "stacks_cut",
-		"unwind_misses", "stacks_recalled", "unwind_full",
+	    "allocs",	     "frees",	    "untracked_frees", "lost_allocs",	  "lost_stats",
+	    "lost_inflight", "lost_stacks", "stack_errors",    "lost_events",	  "lost_cap",
+	    "lost_procs",    "stacks_cut",  "unwind_misses",   "stacks_recalled", "unwind_full",
 	};
 	int c;
 
@@ -254,17 +245,17 @@ static void test_counter_names(void **state __attribute__((unused)))
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_order_and_tie_breaks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_top_cut, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_none_holding, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_totals, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_clear, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_copies_stats_and_ips, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ips_clamped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_ips, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_many, setup, teardown),
-		cmocka_unit_test(test_counter_names),
+	    cmocka_unit_test_setup_teardown(test_order_and_tie_breaks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_top_cut, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_none_holding, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_totals, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_clear, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copies_stats_and_ips, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ips_clamped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_ips, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_many, setup, teardown),
+	    cmocka_unit_test(test_counter_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

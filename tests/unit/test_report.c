@@ -20,74 +20,99 @@
 #define T0 1700000000.25
 
 static const struct frame_info frames_a[] = {
-	{ .addr = 0x555555555189, .module = "/usr/bin/leaky", .offset = 0x1189,
-	  .function = "leak_a", .function_offset = 0x1d, .file = "leak.c", .line = 42,
-	  .build_id = "0123456789abcdef0123456789abcdef01234567" },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "helper", .file = "leak.h", .line = 10, .inlined = true,
-	  .build_id = "0123456789abcdef0123456789abcdef01234567" },
-	{ .addr = 0x5555555551a0, .module = "/usr/bin/leaky", .offset = 0x11a0,
-	  .function = "main", .function_offset = 0x40, .file = "leak.c", .line = 80,
-	  .build_id = "0123456789abcdef0123456789abcdef01234567" },
+    {.addr = 0x555555555189,
+     .module = "/usr/bin/leaky",
+     .offset = 0x1189,
+     .function = "leak_a",
+     .function_offset = 0x1d,
+     .file = "leak.c",
+     .line = 42,
+     .build_id = "0123456789abcdef0123456789abcdef01234567"},
+    {.addr = 0x5555555551a0,
+     .module = "/usr/bin/leaky",
+     .offset = 0x11a0,
+     .function = "helper",
+     .file = "leak.h",
+     .line = 10,
+     .inlined = true,
+     .build_id = "0123456789abcdef0123456789abcdef01234567"},
+    {.addr = 0x5555555551a0,
+     .module = "/usr/bin/leaky",
+     .offset = 0x11a0,
+     .function = "main",
+     .function_offset = 0x40,
+     .file = "leak.c",
+     .line = 80,
+     .build_id = "0123456789abcdef0123456789abcdef01234567"},
 };
 
 static const struct frame_info frames_b[] = {
-	{ .addr = 0x7f0012345678, .module = "/lib/x86_64-linux-gnu/libc.so.6", .offset = 0x27678 },
-	{ .addr = 0x7f00deadbeef },
+    {.addr = 0x7f0012345678, .module = "/lib/x86_64-linux-gnu/libc.so.6", .offset = 0x27678},
+    {.addr = 0x7f00deadbeef},
 };
 
 static const struct report_stack stacks[] = {
-	{ .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10,
-	  .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a },
-	{ .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3,
-	  .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b },
-	{ .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1,
-	  .nr_frames = 0, .frames = NULL },
+    {.outstanding_bytes = 1048576,
+     .outstanding_allocs = 10,
+     .allocs = 10,
+     .nr_frames = ARRAY_SIZE(frames_a),
+     .frames = frames_a},
+    {.outstanding_bytes = 1536,
+     .outstanding_allocs = 1,
+     .allocs = 3,
+     .nr_frames = ARRAY_SIZE(frames_b),
+     .frames = frames_b},
+    {.outstanding_bytes = 100,
+     .outstanding_allocs = 1,
+     .allocs = 1,
+     .nr_frames = 0,
+     .frames = NULL},
 };
 
 static const struct profile_totals totals = {
-	.outstanding_bytes = 1050212,
-	.outstanding_allocs = 12,
-	.allocs = 10530,
-	.frees = 9326,
-	.counters = { [CNT_ALLOCS] = 10530, [CNT_FREES] = 9326 },
+    .outstanding_bytes = 1050212,
+    .outstanding_allocs = 12,
+    .allocs = 10530,
+    .frees = 9326,
+    .counters = {[CNT_ALLOCS] = 10530, [CNT_FREES] = 9326},
 };
 
 static const struct report periodic = {
-	.time = T0,
-	.pid = 1234,
-	.comm = "leaky",
-	.totals = &totals,
-	.nr_stacks = ARRAY_SIZE(stacks),
-	.nr_holding = 5,
-	.stacks = stacks,
-	.exit = { .status = -1 },
+    .time = T0,
+    .pid = 1234,
+    .comm = "leaky",
+    .totals = &totals,
+    .nr_stacks = ARRAY_SIZE(stacks),
+    .nr_holding = 5,
+    .stacks = stacks,
+    .exit = {.status = -1},
 };
 
 static const struct profile_totals lossy_totals = {
-	.allocs = 1,
-	.frees = 1,
-	.untracked_frees = 2,
-	.lost = 1200,
-	.counters = {
-		[CNT_ALLOCS] = 1,
-		[CNT_FREES] = 1,
-		[CNT_UNTRACKED_FREES] = 2,
-		[CNT_LOST_ALLOCS] = 1200,
-		[CNT_LOST_STACKS] = 3,
+    .allocs = 1,
+    .frees = 1,
+    .untracked_frees = 2,
+    .lost = 1200,
+    .counters =
+	{
+	    [CNT_ALLOCS] = 1,
+	    [CNT_FREES] = 1,
+	    [CNT_UNTRACKED_FREES] = 2,
+	    [CNT_LOST_ALLOCS] = 1200,
+	    [CNT_LOST_STACKS] = 3,
 	},
-	.stacks_incomplete = true,
+    .stacks_incomplete = true,
 };
 
 static const struct big_alloc big = {
-	.time = T0 + 1.25,
-	.pid = 1234,
-	.tid = 1235,
-	.func = "malloc",
-	.size = 16777216,
-	.addr = 0x7f0000001000,
-	.nr_frames = 1,
-	.frames = frames_a,
+    .time = T0 + 1.25,
+    .pid = 1234,
+    .tid = 1235,
+    .func = "malloc",
+    .size = 16777216,
+    .addr = 0x7f0000001000,
+    .nr_frames = 1,
+    .frames = frames_a,
 };
 
 /* What the writer prints for @r, or for @a when @r is NULL; free() it. */
@@ -129,79 +154,80 @@ static void assert_json_string(const char *s, const char *expected)
 	free(data);
 }
 
-#define FRAMES_A_JSON                                                                        \
-	"{\"addr\":\"0x555555555189\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x1189\","   \
-	"\"function\":\"leak_a\",\"file\":\"leak.c\",\"line\":42,\"inlined\":false,"         \
-	"\"build_id\":\"0123456789abcdef0123456789abcdef01234567\"},"                    \
-	"{\"addr\":\"0x5555555551a0\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x11a0\","   \
-	"\"function\":\"helper\",\"file\":\"leak.h\",\"line\":10,\"inlined\":true,"          \
-	"\"build_id\":\"0123456789abcdef0123456789abcdef01234567\"},"                    \
-	"{\"addr\":\"0x5555555551a0\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x11a0\","   \
-	"\"function\":\"main\",\"file\":\"leak.c\",\"line\":80,\"inlined\":false,"        \
+#define FRAMES_A_JSON                                                                              \
+	"{\"addr\":\"0x555555555189\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x1189\","        \
+	"\"function\":\"leak_a\",\"file\":\"leak.c\",\"line\":42,\"inlined\":false,"               \
+	"\"build_id\":\"0123456789abcdef0123456789abcdef01234567\"},"                              \
+	"{\"addr\":\"0x5555555551a0\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x11a0\","        \
+	"\"function\":\"helper\",\"file\":\"leak.h\",\"line\":10,\"inlined\":true,"                \
+	"\"build_id\":\"0123456789abcdef0123456789abcdef01234567\"},"                              \
+	"{\"addr\":\"0x5555555551a0\",\"module\":\"/usr/bin/leaky\",\"offset\":\"0x11a0\","        \
+	"\"function\":\"main\",\"file\":\"leak.c\",\"line\":80,\"inlined\":false,"                 \
 	"\"build_id\":\"0123456789abcdef0123456789abcdef01234567\"}"
 
 static void test_json_report(void **state UNUSED)
 {
 	assert_renders(
-		FORMAT_JSON, &periodic, NULL,
-		"{\"type\":\"report\",\"final\":false,\"time\":1700000000.250,\"pid\":1234,"
-		"\"comm\":\"leaky\","
-		"\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
-		"\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
-		"\"counters\":{\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,"
-		"\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0,"
-		"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"
-		"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0},"
-		"\"complete\":true,\"stacks_complete\":true,\"stacks_holding\":5,\"stacks\":["
-		"{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
-		"\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]},"
-		"{\"outstanding_bytes\":1536,\"outstanding_allocs\":1,\"allocs\":3,\"alloc_bytes\":0,"
-		"\"frames\":["
-		"{\"addr\":\"0x7f0012345678\",\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\","
-		"\"offset\":\"0x27678\",\"function\":null,\"file\":null,\"line\":null,"
-		"\"inlined\":false,\"build_id\":null},"
-		"{\"addr\":\"0x7f00deadbeef\",\"module\":null,\"offset\":null,\"function\":null,"
-		"\"file\":null,\"line\":null,\"inlined\":false,\"build_id\":null}],\"stack_flags\":[]},"
-		"{\"outstanding_bytes\":100,\"outstanding_allocs\":1,\"allocs\":1,\"alloc_bytes\":0,"
-		"\"frames\":[],\"stack_flags\":[]}"
-		"]}\n");
+	    FORMAT_JSON, &periodic, NULL,
+	    "{\"type\":\"report\",\"final\":false,\"time\":1700000000.250,\"pid\":1234,"
+	    "\"comm\":\"leaky\","
+	    "\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
+	    "\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
+	    "\"counters\":{\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,"
+	    "\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0,"
+	    "\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"
+	    "\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0},"
+	    "\"complete\":true,\"stacks_complete\":true,\"stacks_holding\":5,\"stacks\":["
+	    "{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
+	    "\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]},"
+	    "{\"outstanding_bytes\":1536,\"outstanding_allocs\":1,\"allocs\":3,\"alloc_bytes\":0,"
+	    "\"frames\":["
+	    "{\"addr\":\"0x7f0012345678\",\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\","
+	    "\"offset\":\"0x27678\",\"function\":null,\"file\":null,\"line\":null,"
+	    "\"inlined\":false,\"build_id\":null},"
+	    "{\"addr\":\"0x7f00deadbeef\",\"module\":null,\"offset\":null,\"function\":null,"
+	    "\"file\":null,\"line\":null,\"inlined\":false,\"build_id\":null}],\"stack_flags\":[]},"
+	    "{\"outstanding_bytes\":100,\"outstanding_allocs\":1,\"allocs\":1,\"alloc_bytes\":0,"
+	    "\"frames\":[],\"stack_flags\":[]}"
+	    "]}\n");
 }
 
-#define LOSSY_JSON_HEAD                                                                       \
-	"{\"type\":\"report\",\"final\":true,\"time\":1700000000.250,\"pid\":1234,"           \
-	"\"comm\":\"a\\\"b\\\\c\\nd\\u0001\\ufffd\","                                          \
-	"\"totals\":{\"outstanding_bytes\":0,\"outstanding_allocs\":0,"                       \
-	"\"allocs\":1,\"frees\":1,\"untracked_frees\":2,\"lost\":1200},"                      \
-	"\"counters\":{\"allocs\":1,\"frees\":1,\"untracked_frees\":2,"                       \
-	"\"lost_allocs\":1200,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":3,"        \
-	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"               \
-	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0},"                                              \
+#define LOSSY_JSON_HEAD                                                                            \
+	"{\"type\":\"report\",\"final\":true,\"time\":1700000000.250,\"pid\":1234,"                \
+	"\"comm\":\"a\\\"b\\\\c\\nd\\u0001\\ufffd\","                                              \
+	"\"totals\":{\"outstanding_bytes\":0,\"outstanding_allocs\":0,"                            \
+	"\"allocs\":1,\"frees\":1,\"untracked_frees\":2,\"lost\":1200},"                           \
+	"\"counters\":{\"allocs\":1,\"frees\":1,\"untracked_frees\":2,"                            \
+	"\"lost_allocs\":1200,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":3,"             \
+	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"                    \
+	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0},"           \
 	"\"complete\":false,\"stacks_complete\":false,\"stacks_holding\":0,\"stacks\":[]"
 
 static void test_json_final_exit_status(void **state UNUSED)
 {
 	struct report r = {
-		.final = true,
-		.time = T0,
-		.pid = 1234,
-		.comm = "a\"b\\c\nd\x01\xff",
-		.totals = &lossy_totals,
-		.exit = { .exited = true, .status = 0 },
+	    .final = true,
+	    .time = T0,
+	    .pid = 1234,
+	    .comm = "a\"b\\c\nd\x01\xff",
+	    .totals = &lossy_totals,
+	    .exit = {.exited = true, .status = 0},
 	};
 
 	assert_renders(FORMAT_JSON, &r, NULL,
-		       LOSSY_JSON_HEAD ",\"exit\":{\"status\":0,\"signal\":null,\"oom_killed\":false}}\n");
+		       LOSSY_JSON_HEAD
+		       ",\"exit\":{\"status\":0,\"signal\":null,\"oom_killed\":false}}\n");
 }
 
 static void test_json_final_exit_signal(void **state UNUSED)
 {
 	struct report r = {
-		.final = true,
-		.time = T0,
-		.pid = 1234,
-		.comm = "a\"b\\c\nd\x01\xff",
-		.totals = &lossy_totals,
-		.exit = { .exited = true, .status = -1, .signal = 9, .oom_killed = true },
+	    .final = true,
+	    .time = T0,
+	    .pid = 1234,
+	    .comm = "a\"b\\c\nd\x01\xff",
+	    .totals = &lossy_totals,
+	    .exit = {.exited = true, .status = -1, .signal = 9, .oom_killed = true},
 	};
 
 	assert_renders(FORMAT_JSON, &r, NULL,
@@ -212,12 +238,12 @@ static void test_json_final_exit_signal(void **state UNUSED)
 static void test_json_final_still_running(void **state UNUSED)
 {
 	struct report r = {
-		.final = true,
-		.time = T0,
-		.pid = 1234,
-		.comm = "a\"b\\c\nd\x01\xff",
-		.totals = &lossy_totals,
-		.exit = { .status = -1 },
+	    .final = true,
+	    .time = T0,
+	    .pid = 1234,
+	    .comm = "a\"b\\c\nd\x01\xff",
+	    .totals = &lossy_totals,
+	    .exit = {.status = -1},
 	};
 
 	assert_renders(FORMAT_JSON, &r, NULL, LOSSY_JSON_HEAD "}\n");
@@ -225,57 +251,72 @@ static void test_json_final_still_running(void **state UNUSED)
 
 /* Two of three processes: one holding a stack, a forked child that exited. */
 static const struct profile_totals child_totals = {
-	.allocs = 7,
-	.untracked_frees = 2,
-	.lost = 4,
-	.counters = { [CNT_ALLOCS] = 7, [CNT_UNTRACKED_FREES] = 2, [CNT_LOST_CAP] = 4 },
+    .allocs = 7,
+    .untracked_frees = 2,
+    .lost = 4,
+    .counters = {[CNT_ALLOCS] = 7, [CNT_UNTRACKED_FREES] = 2, [CNT_LOST_CAP] = 4},
 };
 
 static const struct report procs[] = {
-	{ .pid = 1234, .comm = "leaky", .totals = &totals, .nr_stacks = 1, .nr_holding = 1,
-	  .stacks = stacks, .exit = { .status = -1 } },
-	{ .pid = 1240, .parent = 1234, .comm = "child", .totals = &child_totals,
-	  .exit = { .exited = true, .status = 5 } },
+    {.pid = 1234,
+     .comm = "leaky",
+     .totals = &totals,
+     .nr_stacks = 1,
+     .nr_holding = 1,
+     .stacks = stacks,
+     .exit = {.status = -1}},
+    {.pid = 1240,
+     .parent = 1234,
+     .comm = "child",
+     .totals = &child_totals,
+     .exit = {.exited = true, .status = 5}},
 };
 
 static const struct report several = {
-	.time = T0,
-	.totals = &totals,
-	.per_process = true,
-	.nr_procs = ARRAY_SIZE(procs),
-	.nr_procs_total = 3,
-	.procs = procs,
+    .time = T0,
+    .totals = &totals,
+    .per_process = true,
+    .nr_procs = ARRAY_SIZE(procs),
+    .nr_procs_total = 3,
+    .procs = procs,
 };
 
-#define COUNTERS_JSON(allocs, frees, untracked, cap)                                         \
-	"\"counters\":{\"allocs\":" allocs ",\"frees\":" frees ",\"untracked_frees\":"         \
-	untracked ",\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0," \
-	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":" cap ",\"lost_procs\":0,"          \
+#define COUNTERS_JSON(allocs, frees, untracked, cap)                                               \
+	"\"counters\":{\"allocs\":" allocs ",\"frees\":" frees ",\"untracked_frees\":" untracked   \
+	",\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0,"               \
+	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":" cap ",\"lost_procs\":0,"              \
 	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0}"
 
 static void test_json_processes(void **state UNUSED)
 {
 	assert_renders(
-		FORMAT_JSON, &several, NULL,
-		"{\"type\":\"report\",\"final\":false,\"time\":1700000000.250,"
-		"\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
-		"\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
-		COUNTERS_JSON("10530", "9326", "0", "0") ",\"complete\":true,\"stacks_complete\":true,"
-		"\"processes_total\":3,\"processes\":["
-		"{\"pid\":1234,\"comm\":\"leaky\","
-		"\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
-		"\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0},"
-		COUNTERS_JSON("10530", "9326", "0", "0") ",\"complete\":true,\"stacks_complete\":true,"
-		"\"stacks_holding\":1,\"stacks\":["
-		"{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
-		"\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]}]},"
-		"{\"pid\":1240,\"parent\":1234,\"comm\":\"child\","
-		"\"totals\":{\"outstanding_bytes\":0,\"outstanding_allocs\":0,"
-		"\"allocs\":7,\"frees\":0,\"untracked_frees\":2,\"lost\":4},"
-		COUNTERS_JSON("7", "0", "2", "4") ",\"complete\":false,\"stacks_complete\":true,"
-		"\"stacks_holding\":0,\"stacks\":[],"
-		"\"exit\":{\"status\":5,\"signal\":null,\"oom_killed\":false}}"
-		"]}\n");
+	    FORMAT_JSON, &several, NULL,
+	    "{\"type\":\"report\",\"final\":false,\"time\":1700000000.250,"
+	    "\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
+	    "\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0}," COUNTERS_JSON(
+		"10530", "9326", "0",
+		"0") ",\"complete\":true,\"stacks_complete\":true,"
+		     "\"processes_total\":3,\"processes\":["
+		     "{\"pid\":1234,\"comm\":\"leaky\","
+		     "\"totals\":{\"outstanding_bytes\":1050212,\"outstanding_allocs\":12,"
+		     "\"allocs\":10530,\"frees\":9326,\"untracked_frees\":0,\"lost\":0}"
+		     "," COUNTERS_JSON(
+			 "10530", "9326", "0",
+			 "0") ",\"complete\":true,\"stacks_complete\":true,"
+			      "\"stacks_holding\":1,\"stacks\":["
+			      "{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":"
+			      "10,"
+			      "\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON
+			      "],\"stack_flags\":[]}]},"
+			      "{\"pid\":1240,\"parent\":1234,\"comm\":\"child\","
+			      "\"totals\":{\"outstanding_bytes\":0,\"outstanding_allocs\":0,"
+			      "\"allocs\":7,\"frees\":0,\"untracked_frees\":2,\"lost\":4}"
+			      "," COUNTERS_JSON("7", "0", "2",
+						"4") ",\"complete\":false,\"stacks_complete\":true,"
+						     "\"stacks_holding\":0,\"stacks\":[],"
+						     "\"exit\":{\"status\":5,\"signal\":null,\"oom_"
+						     "killed\":false}}"
+						     "]}\n");
 }
 
 static void test_json_big_alloc(void **state UNUSED)
@@ -330,37 +371,39 @@ static void test_text_report(void **state UNUSED)
 		       "\n");
 }
 
-#define LOSSY_TEXT_TAIL                                                                        \
-	": 0 bytes outstanding in 0 blocks; 1 alloc, 1 free, 2 untracked frees; stacks incomplete\n"              \
-	"  warning: numbers incomplete: lost_allocs=1,200 (live-allocation map full), "        \
-	"lost_stacks=3 (stack map full, counted under an unknown stack)\n"                      \
+#define LOSSY_TEXT_TAIL                                                                            \
+	": 0 bytes outstanding in 0 blocks; 1 alloc, 1 free, 2 untracked frees; stacks "           \
+	"incomplete\n"                                                                             \
+	"  warning: numbers incomplete: lost_allocs=1,200 (live-allocation map full), "            \
+	"lost_stacks=3 (stack map full, counted under an unknown stack)\n"                         \
 	"\n"
 
 static void test_text_final(void **state UNUSED)
 {
 	struct report r = {
-		.final = true,
-		.time = T0,
-		.pid = 1234,
-		.comm = "ev\x1b[1mil",
-		.totals = &lossy_totals,
-		.exit = { .exited = true, .status = 0 },
+	    .final = true,
+	    .time = T0,
+	    .pid = 1234,
+	    .comm = "ev\x1b[1mil",
+	    .totals = &lossy_totals,
+	    .exit = {.exited = true, .status = 0},
 	};
 
-	assert_renders(FORMAT_TEXT, &r, NULL,
-		       "[22:13:20] final report, pid 1234 (ev?[1mil) exited with status 0"
-		       LOSSY_TEXT_TAIL);
+	assert_renders(
+	    FORMAT_TEXT, &r, NULL,
+	    "[22:13:20] final report, pid 1234 (ev?[1mil) exited with status 0" LOSSY_TEXT_TAIL);
 	r.exit.status = -1;
 	r.exit.signal = SIGKILL;
 	assert_renders(FORMAT_TEXT, &r, NULL,
-		       "[22:13:20] final report, pid 1234 (ev?[1mil) killed by signal 9 (SIGKILL)"
-		       LOSSY_TEXT_TAIL);
+		       "[22:13:20] final report, pid 1234 (ev?[1mil) killed by signal 9 "
+		       "(SIGKILL)" LOSSY_TEXT_TAIL);
 	r.exit.signal = 0;
 	assert_renders(FORMAT_TEXT, &r, NULL,
 		       "[22:13:20] final report, pid 1234 (ev?[1mil) exited" LOSSY_TEXT_TAIL);
 	r.exit.exited = false;
 	r.comm = NULL;
-	assert_renders(FORMAT_TEXT, &r, NULL, "[22:13:20] final report, pid 1234 (?)" LOSSY_TEXT_TAIL);
+	assert_renders(FORMAT_TEXT, &r, NULL,
+		       "[22:13:20] final report, pid 1234 (?)" LOSSY_TEXT_TAIL);
 }
 
 static void test_text_processes(void **state UNUSED)
@@ -385,20 +428,41 @@ static void test_text_processes(void **state UNUSED)
 static void test_text_sizes(void **state UNUSED)
 {
 	static const struct report_stack sized[] = {
-		{ .outstanding_bytes = 18446744073709551615ull, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 0,
-		  .frames = NULL },
-		{ .outstanding_bytes = 1099511627776, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 0,
-		  .frames = NULL },
-		{ .outstanding_bytes = 1048575, .outstanding_allocs = 2, .allocs = 2, .nr_frames = 0,
-		  .frames = NULL },
-		{ .outstanding_bytes = 1048471, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 0,
-		  .frames = NULL },
-		{ .outstanding_bytes = 1024, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 0,
-		  .frames = NULL },
-		{ .outstanding_bytes = 1023, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 0,
-		  .frames = NULL },
-		{ .outstanding_bytes = 1, .outstanding_allocs = 1, .allocs = 1,
-	  .nr_frames = 0, .frames = NULL },
+	    {.outstanding_bytes = 18446744073709551615ull,
+	     .outstanding_allocs = 1,
+	     .allocs = 1,
+	     .nr_frames = 0,
+	     .frames = NULL},
+	    {.outstanding_bytes = 1099511627776,
+	     .outstanding_allocs = 1,
+	     .allocs = 1,
+	     .nr_frames = 0,
+	     .frames = NULL},
+	    {.outstanding_bytes = 1048575,
+	     .outstanding_allocs = 2,
+	     .allocs = 2,
+	     .nr_frames = 0,
+	     .frames = NULL},
+	    {.outstanding_bytes = 1048471,
+	     .outstanding_allocs = 1,
+	     .allocs = 1,
+	     .nr_frames = 0,
+	     .frames = NULL},
+	    {.outstanding_bytes = 1024,
+	     .outstanding_allocs = 1,
+	     .allocs = 1,
+	     .nr_frames = 0,
+	     .frames = NULL},
+	    {.outstanding_bytes = 1023,
+	     .outstanding_allocs = 1,
+	     .allocs = 1,
+	     .nr_frames = 0,
+	     .frames = NULL},
+	    {.outstanding_bytes = 1,
+	     .outstanding_allocs = 1,
+	     .allocs = 1,
+	     .nr_frames = 0,
+	     .frames = NULL},
 	};
 	struct report r = periodic;
 	char *got, *body;
@@ -440,17 +504,21 @@ static void test_text_big_alloc(void **state UNUSED)
 		       "\n");
 	a.size = 1000;
 	a.nr_frames = 0;
-	assert_renders(FORMAT_TEXT, NULL, &a,
-		       "[22:13:21] BIG ALLOC pid 1234 tid 1235: malloc 1000 bytes = 0x7f0000001000\n"
-		       "    (stack unknown)\n"
-		       "\n");
+	assert_renders(
+	    FORMAT_TEXT, NULL, &a,
+	    "[22:13:21] BIG ALLOC pid 1234 tid 1235: malloc 1000 bytes = 0x7f0000001000\n"
+	    "    (stack unknown)\n"
+	    "\n");
 }
 
 static void test_text_frame_without_line(void **state UNUSED)
 {
 	static const struct frame_info frame = {
-		.addr = 0x401000, .module = "/bin/x", .offset = 0x1000,
-		.function = "f", .file = "x.c",
+	    .addr = 0x401000,
+	    .module = "/bin/x",
+	    .offset = 0x1000,
+	    .function = "f",
+	    .file = "x.c",
 	};
 	struct big_alloc a = big;
 
@@ -466,17 +534,25 @@ static void test_text_frame_without_line(void **state UNUSED)
 static void test_stack_flags(void **state UNUSED)
 {
 	struct report_stack flagged[] = {
-		{ .outstanding_bytes = 64, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 1,
-		  .frames = frames_a, .stack_flags = STACK_CUT | STACK_FP },
-		{ .outstanding_bytes = 32, .outstanding_allocs = 1, .allocs = 1, .nr_frames = 1,
-		  .frames = frames_a, .stack_flags = STACK_TRUNCATED },
+	    {.outstanding_bytes = 64,
+	     .outstanding_allocs = 1,
+	     .allocs = 1,
+	     .nr_frames = 1,
+	     .frames = frames_a,
+	     .stack_flags = STACK_CUT | STACK_FP},
+	    {.outstanding_bytes = 32,
+	     .outstanding_allocs = 1,
+	     .allocs = 1,
+	     .nr_frames = 1,
+	     .frames = frames_a,
+	     .stack_flags = STACK_TRUNCATED},
 	};
 	struct profile_totals t = {
-		.outstanding_bytes = 96,
-		.outstanding_allocs = 2,
-		.allocs = 2,
-		.counters = { [CNT_ALLOCS] = 2, [CNT_STACKS_CUT] = 1, [CNT_UNWIND_MISSES] = 4 },
-		.stacks_incomplete = true,
+	    .outstanding_bytes = 96,
+	    .outstanding_allocs = 2,
+	    .allocs = 2,
+	    .counters = {[CNT_ALLOCS] = 2, [CNT_STACKS_CUT] = 1, [CNT_UNWIND_MISSES] = 4},
+	    .stacks_incomplete = true,
 	};
 	struct report r = periodic;
 	char *json;
@@ -563,23 +639,23 @@ static int group_setup(void **state UNUSED)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_json_report),
-		cmocka_unit_test(test_json_final_exit_status),
-		cmocka_unit_test(test_json_final_exit_signal),
-		cmocka_unit_test(test_json_final_still_running),
-		cmocka_unit_test(test_json_processes),
-		cmocka_unit_test(test_json_big_alloc),
-		cmocka_unit_test(test_json_escaping),
-		cmocka_unit_test(test_text_report),
-		cmocka_unit_test(test_text_final),
-		cmocka_unit_test(test_text_processes),
-		cmocka_unit_test(test_text_sizes),
-		cmocka_unit_test(test_text_big_alloc),
-		cmocka_unit_test(test_text_frame_without_line),
-		cmocka_unit_test(test_stack_flags),
-		cmocka_unit_test(test_write_error_enospc),
-		cmocka_unit_test(test_write_error_epipe),
-		cmocka_unit_test(test_new_invalid),
+	    cmocka_unit_test(test_json_report),
+	    cmocka_unit_test(test_json_final_exit_status),
+	    cmocka_unit_test(test_json_final_exit_signal),
+	    cmocka_unit_test(test_json_final_still_running),
+	    cmocka_unit_test(test_json_processes),
+	    cmocka_unit_test(test_json_big_alloc),
+	    cmocka_unit_test(test_json_escaping),
+	    cmocka_unit_test(test_text_report),
+	    cmocka_unit_test(test_text_final),
+	    cmocka_unit_test(test_text_processes),
+	    cmocka_unit_test(test_text_sizes),
+	    cmocka_unit_test(test_text_big_alloc),
+	    cmocka_unit_test(test_text_frame_without_line),
+	    cmocka_unit_test(test_stack_flags),
+	    cmocka_unit_test(test_write_error_enospc),
+	    cmocka_unit_test(test_write_error_epipe),
+	    cmocka_unit_test(test_new_invalid),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);

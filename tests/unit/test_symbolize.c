@@ -84,7 +84,7 @@ static uint64_t maps_offset(uint64_t addr)
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &start, &end, &pgoff) ==
-			    3 &&
+			3 &&
 		    addr >= start && addr < end)
 			off = addr - start + pgoff;
 	fclose(f);
@@ -364,13 +364,13 @@ static void test_many_addresses(void **state)
 static void test_demangle(void **state)
 {
 	static const char *const cases[][2] = {
-		{ "_ZN3foo3barEi", "foo::bar(int)" },
-		{ "_Z3bazv", "baz()" },
-		{ "main", "main" },
-		{ "Z", "Z" },
-		{ "i", "i" },
-		{ "_Znotmangled", "_Znotmangled" },
-		{ "", "" },
+	    {"_ZN3foo3barEi", "foo::bar(int)"},
+	    {"_Z3bazv", "baz()"},
+	    {"main", "main"},
+	    {"Z", "Z"},
+	    {"i", "i"},
+	    {"_Znotmangled", "_Znotmangled"},
+	    {"", ""},
 	};
 	size_t i;
 	char *out;
@@ -390,19 +390,19 @@ static void test_demangle(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_own_function, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_inlined, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_libc, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unmapped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_vdso, setup, teardown),
-		cmocka_unit_test(test_anonymous),
-		cmocka_unit_test_setup_teardown(test_cached, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refresh_dlopen, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refresh_unchanged, setup, teardown),
-		cmocka_unit_test(test_target_gone),
-		cmocka_unit_test(test_no_such_process),
-		cmocka_unit_test_setup_teardown(test_many_addresses, setup, teardown),
-		cmocka_unit_test(test_demangle),
+	    cmocka_unit_test_setup_teardown(test_own_function, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_inlined, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_libc, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unmapped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_vdso, setup, teardown),
+	    cmocka_unit_test(test_anonymous),
+	    cmocka_unit_test_setup_teardown(test_cached, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refresh_dlopen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refresh_unchanged, setup, teardown),
+	    cmocka_unit_test(test_target_gone),
+	    cmocka_unit_test(test_no_such_process),
+	    cmocka_unit_test_setup_teardown(test_many_addresses, setup, teardown),
+	    cmocka_unit_test(test_demangle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

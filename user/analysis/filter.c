@@ -56,7 +56,8 @@ struct filter *filter__new(const struct block_filter *spec)
 	f->spec = *spec;
 	/* options__parse() compiled both once already: they are valid. */
 	if (spec->thread_name)
-		f->has_thread_re = !regcomp(&f->thread_re, spec->thread_name, REG_EXTENDED | REG_NOSUB);
+		f->has_thread_re =
+		    !regcomp(&f->thread_re, spec->thread_name, REG_EXTENDED | REG_NOSUB);
 	if (spec->module)
 		f->has_module_re = !regcomp(&f->module_re, spec->module, REG_EXTENDED | REG_NOSUB);
 	describe(f);

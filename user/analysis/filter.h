@@ -10,12 +10,12 @@
 
 /* Which live blocks count: the options --min-age, --tid, ... */
 struct block_filter {
-	double min_age;		/* seconds */
+	double min_age; /* seconds */
 	pid_t tid;
-	const char *thread_name;	/* regex */
-	const char *module;		/* regex: stacks through such an object */
+	const char *thread_name; /* regex */
+	const char *module;	 /* regex: stacks through such an object */
 	uint64_t min_size;
-	uint64_t max_size;	/* 0 = no limit */
+	uint64_t max_size; /* 0 = no limit */
 };
 
 /* Which live blocks and stacks a report counts, built from a struct block_filter. */

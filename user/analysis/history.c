@@ -10,11 +10,11 @@ struct series {
 	uint64_t stack_id;
 	uint64_t values[HISTORY_DEPTH];
 	unsigned int nr;
-	unsigned int seen;	/* the report that last saw this stack */
+	unsigned int seen; /* the report that last saw this stack */
 };
 
 struct history {
-	struct series *series;	/* sorted by stack_id */
+	struct series *series; /* sorted by stack_id */
 	size_t nr;
 	size_t cap;
 	unsigned int reports;
@@ -140,9 +140,9 @@ int history__update(struct history *h, struct profile *p, double time)
 	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
 		st = profile__stack(p, i);
 		/* Only the first nr_before series are sorted; stack ids are unique. */
-		s = nr_before ? bsearch(&st->stack_id, h->series, nr_before, sizeof(*s),
-					series__cmp)
-			      : NULL;
+		s = nr_before
+			? bsearch(&st->stack_id, h->series, nr_before, sizeof(*s), series__cmp)
+			: NULL;
 		if (!s)
 			s = add_series(h, st->stack_id);
 		if (!s)
@@ -152,9 +152,8 @@ int history__update(struct history *h, struct profile *p, double time)
 			series__push(s, 0);
 		if (replace && s->seen == h->reports)
 			s->nr--;
-		st->growth_bytes = s->nr ? (int64_t)(st->stats.outstanding_bytes -
-						     s->values[s->nr - 1])
-					 : 0;
+		st->growth_bytes =
+		    s->nr ? (int64_t)(st->stats.outstanding_bytes - s->values[s->nr - 1]) : 0;
 		series__push(s, st->stats.outstanding_bytes);
 		s->seen = h->reports;
 		st->trend = series__trend(s);

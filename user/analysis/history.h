@@ -12,14 +12,14 @@
  * moment the outstanding total was highest.
  */
 #define HISTORY_DEPTH 6
-#define PEAK_STACKS 5
+#define PEAK_STACKS   5
 
 struct peak {
-	double time;		/* unix seconds; 0 before the first report */
+	double time; /* unix seconds; 0 before the first report */
 	uint64_t outstanding_bytes;
 	uint64_t outstanding_allocs;
 	size_t nr_stacks;
-	struct profile_stack stacks[PEAK_STACKS];	/* the largest holders then */
+	struct profile_stack stacks[PEAK_STACKS]; /* the largest holders then */
 };
 
 struct history;

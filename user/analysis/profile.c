@@ -9,9 +9,9 @@
 struct idmap {
 	struct idmap_slot {
 		uint64_t key;
-		size_t pos;	/* position + 1; 0 marks a free slot */
-	} *slots;
-	size_t cap;		/* a power of two */
+		size_t pos; /* position + 1; 0 marks a free slot */
+	} * slots;
+	size_t cap; /* a power of two */
 	size_t nr;
 };
 
@@ -96,29 +96,27 @@ static void idmap__clear(struct idmap *m)
 }
 
 static const char *const counter_names[CNT_MAX] = {
-	[CNT_ALLOCS] = "allocs",
-	[CNT_FREES] = "frees",
-	[CNT_UNTRACKED_FREES] = "untracked_frees",
-	[CNT_LOST_ALLOCS] = "lost_allocs",
-	[CNT_LOST_STATS] = "lost_stats",
-	[CNT_LOST_INFLIGHT] = "lost_inflight",
-	[CNT_LOST_STACKS] = "lost_stacks",
-	[CNT_STACK_ERRORS] = "stack_errors",
-	[CNT_LOST_EVENTS] = "lost_events",
-	[CNT_LOST_CAP] = "lost_cap",
-	[CNT_LOST_PROCS] = "lost_procs",
-	[CNT_STACKS_CUT] = "stacks_cut",
-	[CNT_UNWIND_MISSES] = "unwind_misses",
-	[CNT_STACKS_RECALLED] = "stacks_recalled",
-	[CNT_UNWIND_FULL] = "unwind_full",
+    [CNT_ALLOCS] = "allocs",
+    [CNT_FREES] = "frees",
+    [CNT_UNTRACKED_FREES] = "untracked_frees",
+    [CNT_LOST_ALLOCS] = "lost_allocs",
+    [CNT_LOST_STATS] = "lost_stats",
+    [CNT_LOST_INFLIGHT] = "lost_inflight",
+    [CNT_LOST_STACKS] = "lost_stacks",
+    [CNT_STACK_ERRORS] = "stack_errors",
+    [CNT_LOST_EVENTS] = "lost_events",
+    [CNT_LOST_CAP] = "lost_cap",
+    [CNT_LOST_PROCS] = "lost_procs",
+    [CNT_STACKS_CUT] = "stacks_cut",
+    [CNT_UNWIND_MISSES] = "unwind_misses",
+    [CNT_STACKS_RECALLED] = "stacks_recalled",
+    [CNT_UNWIND_FULL] = "unwind_full",
 };
 
 static const char *const trend_names[] = {
-	[TREND_NEW] = "new",
-	[TREND_GROWING] = "growing",
-	[TREND_STABLE] = "stable",
-	[TREND_SHRINKING] = "shrinking",
-	[TREND_VARYING] = "varying",
+    [TREND_NEW] = "new",	 [TREND_GROWING] = "growing",
+    [TREND_STABLE] = "stable",	 [TREND_SHRINKING] = "shrinking",
+    [TREND_VARYING] = "varying",
 };
 
 const char *trend_name(enum trend t)
@@ -344,7 +342,7 @@ static struct thread_stack *thread_stack_of(struct profile *p, struct profile_th
 	}
 	th->stacks = ts;
 	ts = &th->stacks[th->nr_stacks++];
-	*ts = (struct thread_stack){ .index = index };
+	*ts = (struct thread_stack){.index = index};
 	return ts;
 }
 

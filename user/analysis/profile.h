@@ -21,9 +21,9 @@ struct stack_stats {
 };
 
 enum trend {
-	TREND_NEW,		/* seen in too few reports to tell */
-	TREND_GROWING,		/* rose in most intervals and never fell: a leak */
-	TREND_STABLE,		/* large maybe, but flat: a cache, a pool */
+	TREND_NEW,     /* seen in too few reports to tell */
+	TREND_GROWING, /* rose in most intervals and never fell: a leak */
+	TREND_STABLE,  /* large maybe, but flat: a cache, a pool */
 	TREND_SHRINKING,
 	TREND_VARYING,
 };
@@ -31,12 +31,12 @@ enum trend {
 struct profile_stack {
 	uint64_t stack_id;
 	struct stack_stats stats;
-	int64_t growth_bytes;	/* since the previous report */
+	int64_t growth_bytes; /* since the previous report */
 	enum trend trend;
-	uint64_t sample_addr;	/* one live block, from a per-block pass; 0 if none */
+	uint64_t sample_addr; /* one live block, from a per-block pass; 0 if none */
 	uint64_t sample_size;
 	uint32_t nr_ips;
-	uint32_t flags;		/* enum stack_flags: how far to trust the frames */
+	uint32_t flags; /* enum stack_flags: how far to trust the frames */
 	__u64 ips[MAX_STACK_DEPTH];
 };
 
@@ -47,10 +47,10 @@ struct profile_thread {
 	uint64_t outstanding_allocs;
 	size_t nr_stacks;
 	struct thread_stack {
-		size_t index;	/* into the profile's stacks, see profile__stack() */
+		size_t index; /* into the profile's stacks, see profile__stack() */
 		uint64_t outstanding_bytes;
 		uint64_t outstanding_allocs;
-	} *stacks;		/* by outstanding bytes */
+	} * stacks; /* by outstanding bytes */
 };
 
 struct profile_totals {
@@ -59,9 +59,9 @@ struct profile_totals {
 	uint64_t allocs;
 	uint64_t frees;
 	uint64_t untracked_frees;
-	uint64_t lost;			/* calls or blocks missing from the numbers */
-	bool stacks_incomplete;	/* a stack lost, cut or walked without its tables */
-	uint64_t counters[CNT_MAX];	/* every counter, for the detail line */
+	uint64_t lost;		    /* calls or blocks missing from the numbers */
+	bool stacks_incomplete;	    /* a stack lost, cut or walked without its tables */
+	uint64_t counters[CNT_MAX]; /* every counter, for the detail line */
 };
 
 struct profile;

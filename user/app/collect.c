@@ -80,7 +80,7 @@ static void scale_samples(struct session *s, struct profile *prof)
 /* Rebuild what is held from the blocks (--growth: resident pages), through the filters. */
 static int count_blocks(struct session *s)
 {
-	struct block_pass bp = { .s = s, .now_ns = clock_seconds(CLOCK_MONOTONIC) * 1e9 };
+	struct block_pass bp = {.s = s, .now_ns = clock_seconds(CLOCK_MONOTONIC) * 1e9};
 	int err = 0;
 
 	for (size_t i = 0; i < s->procs.nr && !err; i++)

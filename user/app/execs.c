@@ -17,7 +17,7 @@
  * until its new program has mapped an allocator, for EXEC_PATIENCE seconds
  * at most: a loaded machine can take seconds to page in the loader.
  */
-#define RETRY_MS 20
+#define RETRY_MS      20
 #define EXEC_PATIENCE 10.0
 
 /* 0: found into @a; -EAGAIN: none mapped yet, one may come; else -errno. */
@@ -48,7 +48,7 @@ static int found(void *ctx)
 static int wait_allocator(const struct session *s, pid_t pid, struct target *launched,
 			  struct allocator *a)
 {
-	struct alloc_search as = { .s = s, .pid = pid, .a = a };
+	struct alloc_search as = {.s = s, .pid = pid, .a = a};
 
 	return launched ? target__run_until(launched, found, &as) : look(s, pid, a);
 }
@@ -61,7 +61,7 @@ static void no_allocator(pid_t pid, const char *comm, int err)
 	if (err == -ESRCH)
 		pr_err("process %d (%s) exited before alloctrace could attach", pid, comm);
 	else if (err == -EINVAL)
-		;	/* said already: a bad --allocator, mappings not readable */
+		; /* said already: a bad --allocator, mappings not readable */
 	else if (err)
 		pr_err("no allocator (malloc and free) found in process %d (%s): "
 		       "is it static and stripped, or not using malloc?",
@@ -95,10 +95,12 @@ static void describe_allocator(const struct session *s, const struct allocator *
 	}
 	if (s->opts->growth)
 		say("tracing pid %d (%s): the pages it touches first, by stack (page faults), "
-		    "no probes in %s", pid, comm, a->objs[0].name);
+		    "no probes in %s",
+		    pid, comm, a->objs[0].name);
 	else if (s->opts->big_only && pid)
 		say("tracing pid %d (%s): blocks of %llu bytes or more from mmap, mremap and brk, "
-		    "no probes in %s", pid, comm, (unsigned long long)s->opts->big, a->objs[0].name);
+		    "no probes in %s",
+		    pid, comm, (unsigned long long)s->opts->big, a->objs[0].name);
 	else if (s->opts->big_only)
 		say("tracing every process: blocks of %llu bytes or more from mmap, mremap and brk",
 		    (unsigned long long)s->opts->big);
@@ -137,8 +139,8 @@ static void arm_retry(struct session *s)
 
 	for (size_t i = 0; i < s->procs.nr && !pending; i++)
 		pending = s->procs.procs[i]->trace == PROC_ALLOC_PENDING;
-	tick = (struct timespec){ .tv_nsec = pending ? RETRY_MS * 1000000L : 0 };
-	its = (struct itimerspec){ .it_value = tick, .it_interval = tick };
+	tick = (struct timespec){.tv_nsec = pending ? RETRY_MS * 1000000L : 0};
+	its = (struct itimerspec){.it_value = tick, .it_interval = tick};
 	timerfd_settime(s->retry_fd, 0, &its, NULL);
 }
 
@@ -287,8 +289,7 @@ int execs__attach(struct session *s, struct target *t)
 	struct proc *p = procs__add(&s->procs, pid, 0);
 	int err;
 
-	if (!p || !allocator_slot(p) ||
-	    (s->multi && tracer__add_proc(s->tracer, pid, comm))) {
+	if (!p || !allocator_slot(p) || (s->multi && tracer__add_proc(s->tracer, pid, comm))) {
 		pr_err("cannot set up tracing pid %d: %s", pid, strerror(errno));
 		return EXIT_FAILURE_RUNTIME;
 	}

@@ -11,7 +11,7 @@
 struct leak_result {
 	pid_t pid;
 	uint32_t gen;
-	bool kept;		/* taken at the exit stop, or refused: until the end */
+	bool kept; /* taken at the exit stop, or refused: until the end */
 	struct assemble_leaks a;
 	struct leak_verdict *v;
 };
@@ -59,7 +59,7 @@ static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc)
 	for (size_t i = 0; i < n; i++) {
 		const struct leak_block *b = leakcheck__block(lc, i);
 
-		r->v[i] = (struct leak_verdict){ b->id, b->size, leakcheck__class(lc, i) };
+		r->v[i] = (struct leak_verdict){b->id, b->size, leakcheck__class(lc, i)};
 	}
 	qsort(r->v, n, sizeof(*r->v), by_stack);
 	r->a.verdicts = r->v;
@@ -72,8 +72,8 @@ static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc)
 
 static int scan(struct session *s, struct proc *p, bool ours, struct leak_result *r)
 {
-	struct leakcheck_opts o = { .ours = ours };
-	struct block_pass bp = { .tracer = s->tracer, .p = p };
+	struct leakcheck_opts o = {.ours = ours};
+	struct block_pass bp = {.tracer = s->tracer, .p = p};
 	struct leakcheck *lc = leakcheck__new(p->pid, &o);
 	int err = lc ? leakcheck__run(lc, collect_blocks, &bp) : -errno;
 
@@ -100,7 +100,7 @@ static struct leak_result *add_result(struct session *s, const struct proc *p)
 		return NULL;
 	s->leaks = r;
 	r = &s->leaks[s->nr_leaks++];
-	*r = (struct leak_result){ .pid = p->pid, .gen = p->gen };
+	*r = (struct leak_result){.pid = p->pid, .gen = p->gen};
 	return r;
 }
 

@@ -43,7 +43,7 @@ static void let_second_interrupt_kill(void)
 
 static int add_fd(struct session *s, int fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
 
 	return epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
@@ -52,7 +52,7 @@ int loop__setup(struct session *s)
 {
 	double iv = s->opts->interval;
 	struct itimerspec its = {
-		.it_value = { .tv_sec = (time_t)iv, .tv_nsec = (long)((iv - (time_t)iv) * 1e9) },
+	    .it_value = {.tv_sec = (time_t)iv, .tv_nsec = (long)((iv - (time_t)iv) * 1e9)},
 	};
 	int err;
 
@@ -158,7 +158,7 @@ static void on_fd(struct session *s, int fd)
 		return;
 	}
 	if (fd == s->retry_fd) {
-		if (read(fd, &(uint64_t){ 0 }, sizeof(uint64_t)) == sizeof(uint64_t))
+		if (read(fd, &(uint64_t){0}, sizeof(uint64_t)) == sizeof(uint64_t))
 			execs__retry(s);
 		return;
 	}

@@ -11,7 +11,7 @@ struct metrics_server {
 	struct metrics *metrics;
 	struct httpd *httpd;
 	const char *addr;
-	bool failed;		/* told once */
+	bool failed; /* told once */
 };
 
 int metrics_server__open(const struct options *opts, struct metrics_server **out)

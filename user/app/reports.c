@@ -14,7 +14,7 @@
 struct frame_source {
 	const struct session *s;
 	struct proc *proc;
-	struct symbolizer *syms;	/* NULL: addresses alone */
+	struct symbolizer *syms; /* NULL: addresses alone */
 };
 
 /* The allocator @p's stacks went through: its own, or with --all the one probed for all. */
@@ -65,7 +65,7 @@ static size_t stack_frames(void *ctx, const __u64 *ips, uint32_t nr, struct fram
 			continue;
 		}
 		/* A process whose mappings could not be read: the address alone. */
-		out[n++] = (struct frame_info){ .addr = ips[i] };
+		out[n++] = (struct frame_info){.addr = ips[i]};
 	}
 	/* A page is touched where the allocator hands it out or where memset fills it. */
 	if (a && (fs->s->opts->big_only || (fs->s->opts->growth && n && in_allocator(a, out))))
@@ -117,20 +117,20 @@ void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
 	struct session *s = ctx;
 	struct proc *p = collect__proc_seen(s, ev->tgid);
 	/* The loader may have mapped more since the last report. */
-	struct frame_source fs = { .s = s, .proc = p,
-				   .syms = p ? proc__symbolizer(&s->procs, p, true) : NULL };
+	struct frame_source fs = {
+	    .s = s, .proc = p, .syms = p ? proc__symbolizer(&s->procs, p, true) : NULL};
 	uint32_t nr = ev->stack.nr < MAX_STACK_DEPTH ? ev->stack.nr : MAX_STACK_DEPTH;
 	/* The alert's own frames, gone with it: no report's are touched. */
 	struct frame_info *frames = calloc((size_t)nr * REPORT_MAX_INLINE + 1, sizeof(*frames));
 	struct big_alloc alert = {
-		.time = ev->time_ns / 1e9 + s->mono_to_real,
-		.pid = ev->tgid,
-		.tid = ev->tid,
-		.func = alloc_func_name(ev->func),
-		.size = ev->size,
-		.addr = ev->addr,
-		.stack_flags = ev->stack.flags,
-		.frames = frames,
+	    .time = ev->time_ns / 1e9 + s->mono_to_real,
+	    .pid = ev->tgid,
+	    .tid = ev->tid,
+	    .func = alloc_func_name(ev->func),
+	    .size = ev->size,
+	    .addr = ev->addr,
+	    .stack_flags = ev->stack.flags,
+	    .frames = frames,
 	};
 
 	if (!frames)
@@ -205,22 +205,21 @@ static void write_report(struct session *s, struct report *r)
 /* The report on process @p into @r, from the parts it returns (NULL: errno). */
 static struct report_parts *report_proc(struct session *s, struct proc *p, struct report *r)
 {
-	struct frame_source fs = { .s = s, .proc = p,
-				   .syms = proc__symbolizer(&s->procs, p, false) };
+	struct frame_source fs = {.s = s, .proc = p, .syms = proc__symbolizer(&s->procs, p, false)};
 	struct assemble_source src = {
-		.frames = stack_frames,
-		.thread_name = thread_name,
-		.read_mem = read_mem,
-		.ctx = &fs,
+	    .frames = stack_frames,
+	    .thread_name = thread_name,
+	    .read_mem = read_mem,
+	    .ctx = &fs,
 	};
 	struct assemble_opts o = {
-		/* Exporters see every stack; the live report the top ones. */
-		.top = s->nr_exporters ? 0 : s->opts->top,
-		.data_top = s->opts->top,
-		.show_data = s->opts->show_data,
-		.threads = s->per_block && (s->opts->threads || s->nr_exporters),
-		.peak = r->final,
-		.leaks = leaks__for_report(s, p),
+	    /* Exporters see every stack; the live report the top ones. */
+	    .top = s->nr_exporters ? 0 : s->opts->top,
+	    .data_top = s->opts->top,
+	    .show_data = s->opts->show_data,
+	    .threads = s->per_block && (s->opts->threads || s->nr_exporters),
+	    .peak = r->final,
+	    .leaks = leaks__for_report(s, p),
 	};
 
 	r->pid = p->pid;
@@ -246,13 +245,13 @@ static int report_procs(struct session *s, struct report *r, struct proc **list,
 		n = s->opts->top_procs;
 	for (; built < n && !err; built++) {
 		procs[built] = (struct report){
-			.final = r->final,
-			.time = r->time,
-			.interval = r->interval,
-			.filter = r->filter,
-			.sample_rate = r->sample_rate,
-			.big_only = r->big_only,
-			.growth = r->growth,
+		    .final = r->final,
+		    .time = r->time,
+		    .interval = r->interval,
+		    .filter = r->filter,
+		    .sample_rate = r->sample_rate,
+		    .big_only = r->big_only,
+		    .growth = r->growth,
 		};
 		parts[built] = report_proc(s, list[built], &procs[built]);
 		err = parts[built] ? 0 : -errno;
@@ -275,15 +274,15 @@ static int report_procs(struct session *s, struct report *r, struct proc **list,
 int reports__write(struct session *s, bool final)
 {
 	struct report r = {
-		.final = final,
-		.time = clock_seconds(CLOCK_REALTIME),
-		.interval = s->opts->interval,
-		.filter = filter__describe(s->filter),
-		.sample_rate = s->opts->sample,
-		.big_only = s->opts->big_only ? s->opts->big : 0,
-		.growth = s->opts->growth,
-		.per_process = s->multi,
-		.totals = &s->totals,
+	    .final = final,
+	    .time = clock_seconds(CLOCK_REALTIME),
+	    .interval = s->opts->interval,
+	    .filter = filter__describe(s->filter),
+	    .sample_rate = s->opts->sample,
+	    .big_only = s->opts->big_only ? s->opts->big : 0,
+	    .growth = s->opts->growth,
+	    .per_process = s->multi,
+	    .totals = &s->totals,
 	};
 	struct proc **list;
 	int err;

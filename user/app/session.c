@@ -21,12 +21,12 @@
 static int open_tracer(struct session *s)
 {
 	struct tracer_opts topts = {
-		.big_only = s->opts->big_only,
-		.sizes = s->opts->maps,
-		.on_big_alloc = on_big_alloc,
-		.on_oom = on_oom,
-		.on_exec = on_exec,
-		.ctx = s,
+	    .big_only = s->opts->big_only,
+	    .sizes = s->opts->maps,
+	    .on_big_alloc = on_big_alloc,
+	    .on_oom = on_oom,
+	    .on_exec = on_exec,
+	    .ctx = s,
 	};
 
 	options__config(s->opts, s->nr_targets ? target__pid(s->targets[0]) : 0, &topts.config);
@@ -43,7 +43,8 @@ static int open_targets(struct session *s)
 	if (!s->targets)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		t = s->opts->argv ? target__launch(s->opts->argv) : target__attach(s->opts->pids[i]);
+		t = s->opts->argv ? target__launch(s->opts->argv)
+				  : target__attach(s->opts->pids[i]);
 		if (!t)
 			return -errno;
 		s->targets[s->nr_targets++] = t;
@@ -125,7 +126,7 @@ static void session__close(struct session *s)
 	report_writer__free(s->writer);
 	metrics_server__free(s->metrics);
 	leaks__forget(s, true);
-	for (int fd = 0, fds[] = { s->epfd, s->sigfd, s->timerfd, s->retry_fd }; fd < 4; fd++) {
+	for (int fd = 0, fds[] = {s->epfd, s->sigfd, s->timerfd, s->retry_fd}; fd < 4; fd++) {
 		if (fds[fd] >= 0)
 			close(fds[fd]);
 	}
@@ -133,7 +134,7 @@ static void session__close(struct session *s)
 
 int session__run(const struct options *opts)
 {
-	struct session s = { .opts = opts, .epfd = -1, .sigfd = -1, .timerfd = -1, .retry_fd = -1 };
+	struct session s = {.opts = opts, .epfd = -1, .sigfd = -1, .timerfd = -1, .retry_fd = -1};
 	int ret;
 
 	s.multi = options__multi_proc(opts);

@@ -26,36 +26,36 @@ struct leak_result;
 
 struct session {
 	const struct options *opts;
-	bool multi;		/* several processes: the per-process map, per-process reports */
+	bool multi; /* several processes: the per-process map, per-process reports */
 	/* The processes named on the command line, or the launched command. */
 	struct target **targets;
 	size_t nr_targets;
-	size_t nr_gone;		/* of them, ended */
+	size_t nr_gone; /* of them, ended */
 	struct tracer *tracer;
-	struct procs procs;	/* every process traced, named or not */
-	struct allocator *all_alloc;	/* --all: the C library's, probed for every process */
+	struct procs procs;	     /* every process traced, named or not */
+	struct allocator *all_alloc; /* --all: the C library's, probed for every process */
 	struct report_writer *writer;
-	FILE *out;		/* the reports' stream: stdout, or -o's file */
-	bool tracing;		/* started: files written from here on are kept */
+	FILE *out;    /* the reports' stream: stdout, or -o's file */
+	bool tracing; /* started: files written from here on are kept */
 	struct filter *filter;
-	bool per_block;		/* reports are rebuilt from the live blocks */
+	bool per_block; /* reports are rebuilt from the live blocks */
 	struct exporter *exporters[EXPORT_HTML + 1];
 	size_t nr_exporters;
-	struct metrics_server *metrics;	/* --listen */
+	struct metrics_server *metrics; /* --listen */
 	struct leak_result *leaks;	/* --leak-check: verdicts (app/leaks.c) */
 	size_t nr_leaks, leaks_cap;
 	int epfd;
 	int sigfd;
 	int timerfd;
-	int retry_fd;		/* ticks while execs wait for their allocator */
+	int retry_fd; /* ticks while execs wait for their allocator */
 	unsigned int reports;
-	double mono_to_real;	/* add to CLOCK_MONOTONIC seconds for unix time */
-	uint64_t counters[CNT_MAX];	/* of the whole run */
-	struct profile_totals totals;	/* of the whole run, over every process */
-	bool stale;		/* the maps hold entries of processes or images gone */
+	double mono_to_real;	      /* add to CLOCK_MONOTONIC seconds for unix time */
+	uint64_t counters[CNT_MAX];   /* of the whole run */
+	struct profile_totals totals; /* of the whole run, over every process */
+	bool stale;		      /* the maps hold entries of processes or images gone */
 	int write_err;
 	bool done;
-	bool failed;		/* tracing stopped on an error: exit 1 */
+	bool failed; /* tracing stopped on an error: exit 1 */
 };
 
 static inline double clock_seconds(clockid_t clock)

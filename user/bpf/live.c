@@ -8,7 +8,7 @@
 
 struct live_table {
 	int fd;
-	size_t nr;  /* slots */
+	size_t nr; /* slots */
 };
 
 uint32_t live__slots(uint32_t blocks)
@@ -102,7 +102,7 @@ static int visit_window(void *ctx, struct live_block *slots, size_t n)
 
 int live_table__for_each(struct live_table *lt, live_fn fn, void *ctx)
 {
-	struct visit v = { .fn = fn, .ctx = ctx };
+	struct visit v = {.fn = fn, .ctx = ctx};
 
 	return for_each_window(lt, visit_window, &v);
 }
@@ -113,7 +113,8 @@ static int drop_window(void *ctx, struct live_block *slots, size_t n)
 	struct live_block b;
 
 	for (size_t i = 0; i < n; i++) {
-		if (!read_block(&slots[i], &b) || (v->keep && v->keep(v->ctx, b.key.tgid, b.key.gen)))
+		if (!read_block(&slots[i], &b) ||
+		    (v->keep && v->keep(v->ctx, b.key.tgid, b.key.gen)))
 			continue;
 		/* A probe may be releasing it too: one of the two wins. */
 		__sync_val_compare_and_swap(&slots[i].key.addr, b.key.addr, LIVE_GONE);
@@ -123,7 +124,7 @@ static int drop_window(void *ctx, struct live_block *slots, size_t n)
 
 int live_table__drop(struct live_table *lt, live_keep_fn keep, void *ctx)
 {
-	struct visit v = { .keep = keep, .ctx = ctx };
+	struct visit v = {.keep = keep, .ctx = ctx};
 
 	return for_each_window(lt, drop_window, &v);
 }

@@ -17,7 +17,6 @@
 struct live_table;
 struct bpf_map;
 
-
 /* Slots of a table with room for @blocks: twice as many, a power of two. */
 uint32_t live__slots(uint32_t blocks);
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "config.h"	/* before the skeleton, whose rodata holds a struct alloctrace_config */
+#include "config.h" /* before the skeleton, whose rodata holds a struct alloctrace_config */
 #include "alloctrace.skel.h"
 #include "bpf/tracer.h"
 #include "bpf/tracer_int.h"
@@ -62,9 +62,9 @@ static int walk_map(struct bpf_map *map, entry_fn fn, void *ctx)
 {
 	size_t ksz = bpf_map__key_size(map), vsz = value_stride(map);
 	struct walk_bufs b = {
-		.keys = malloc(WALK_BATCH * ksz),
-		.values = malloc(WALK_BATCH * vsz),
-		.doomed = malloc(WALK_BATCH * ksz),
+	    .keys = malloc(WALK_BATCH * ksz),
+	    .values = malloc(WALK_BATCH * vsz),
+	    .doomed = malloc(WALK_BATCH * ksz),
 	};
 	int fd = bpf_map__fd(map), err = 0, ret;
 	__u32 in = 0, out = 0, count, nr_doomed;
@@ -147,7 +147,7 @@ int tracer__add_proc(struct tracer *t, pid_t pid, const char *comm)
 
 	snprintf(st.comm, sizeof(st.comm), "%s", comm);
 	return bpf_map_update_elem(bpf_map__fd(t->skel->maps.procs), &key, &st, BPF_ANY) ? -errno
-											  : 0;
+											 : 0;
 }
 
 int tracer__forget_proc(struct tracer *t, pid_t pid, uint32_t gen)
@@ -187,7 +187,7 @@ static int walk_proc(void *ctx, const void *key, const void *value)
 
 int tracer__for_each_proc(struct tracer *t, proc_fn fn, void *ctx)
 {
-	struct proc_walk w = { .fn = fn, .ctx = ctx };
+	struct proc_walk w = {.fn = fn, .ctx = ctx};
 
 	return walk_map(t->skel->maps.procs, walk_proc, &w);
 }
@@ -226,10 +226,10 @@ static void sum_cpus(const struct tracer *t, const struct stack_counts *cpus,
 	 * another before its count was can show as a free without its alloc.
 	 */
 	*stats = (struct stack_stats){
-		.outstanding_bytes = at_least_0(sum.alloc_bytes, sum.freed_bytes),
-		.outstanding_allocs = at_least_0(sum.allocs, sum.frees),
-		.allocs = sum.allocs,
-		.alloc_bytes = sum.alloc_bytes,
+	    .outstanding_bytes = at_least_0(sum.alloc_bytes, sum.freed_bytes),
+	    .outstanding_allocs = at_least_0(sum.allocs, sum.frees),
+	    .allocs = sum.allocs,
+	    .alloc_bytes = sum.alloc_bytes,
 	};
 }
 
@@ -259,7 +259,7 @@ int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx)
 
 	if (!w)
 		return -ENOMEM;
-	*w = (struct stats_walk){ .t = t, .profile_of = profile_of, .ctx = ctx };
+	*w = (struct stats_walk){.t = t, .profile_of = profile_of, .ctx = ctx};
 	err = walk_map(t->skel->maps.stack_stats, walk_stats, w);
 	free(w);
 	return err;
@@ -370,7 +370,7 @@ int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx)
 
 int tracer__drop(struct tracer *t, keep_fn keep, void *ctx)
 {
-	struct stale_walk w = { .keep = keep, .ctx = ctx };
+	struct stale_walk w = {.keep = keep, .ctx = ctx};
 	int err = walk_map(t->skel->maps.stack_stats, walk_stale, &w);
 
 	/* A page's key begins as a stack's does: the tgid and image after 8 bytes. */
@@ -378,4 +378,3 @@ int tracer__drop(struct tracer *t, keep_fn keep, void *ctx)
 		err = walk_map(t->skel->maps.pages, walk_stale, &w);
 	return err ? err : live_table__drop(t->live, keep, ctx);
 }
-

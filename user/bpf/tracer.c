@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "config.h"	/* before the skeleton, whose rodata holds a struct alloctrace_config */
+#include "config.h" /* before the skeleton, whose rodata holds a struct alloctrace_config */
 #include "alloctrace.skel.h"
 #include "lib/log.h"
 #include "bpf/tracer.h"
@@ -47,7 +47,7 @@ static bool has_cap(const struct __user_cap_data_struct *data, int cap)
  */
 static int check_privileges(void)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {};
 
 	if (syscall(SYS_capget, &hdr, data))
@@ -61,7 +61,8 @@ static int check_privileges(void)
 	if (uprobe_multi__supported())
 		return 0;
 	pr_err("this kernel has no uprobe_multi links that filter by process (Linux 6.10+): "
-	       "its perf-event uprobes need CAP_SYS_ADMIN, not only CAP_BPF and CAP_PERFMON (try sudo)");
+	       "its perf-event uprobes need CAP_SYS_ADMIN, not only CAP_BPF and CAP_PERFMON (try "
+	       "sudo)");
 	return -EPERM;
 }
 
@@ -73,7 +74,8 @@ static int check_kernel_features(void)
 		return -EOPNOTSUPP;
 	}
 	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
-		pr_err("this kernel has no uprobes: use a kernel built with CONFIG_UPROBE_EVENTS=y");
+		pr_err(
+		    "this kernel has no uprobes: use a kernel built with CONFIG_UPROBE_EVENTS=y");
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -136,7 +138,8 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	if (t->multi) {
 		struct bpf_program *prog;
 
-		bpf_object__for_each_program(prog, skel->obj) {
+		bpf_object__for_each_program(prog, skel->obj)
+		{
 			if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)
 				bpf_program__set_expected_attach_type(prog,
 								      UPROBE_MULTI_ATTACH_TYPE);
@@ -148,9 +151,8 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	cfg.stack_depth = t->stack_depth;
 	skel->rodata->cfg = cfg;
 	/* Stacks take only the room the chosen depth needs. */
-	return bpf_map__set_value_size(skel->maps.stacks,
-				       offsetof(struct stack_trace, ips) +
-					       t->stack_depth * sizeof(__u64));
+	return bpf_map__set_value_size(skel->maps.stacks, offsetof(struct stack_trace, ips) +
+							      t->stack_depth * sizeof(__u64));
 }
 
 /* A traced process ran code it has no tables for: most likely it loaded a library. */
@@ -192,16 +194,16 @@ static int on_event(void *ctx, void *data, size_t size)
 static int attach_tracepoints(struct tracer *t, const struct tracer_opts *opts)
 {
 	static const char *const names[NR_TRACEPOINTS] = {
-		[TP_OOM] = "mark_victim",
-		[TP_EXEC] = "sched_process_exec",
-		[TP_FORK] = "sched_process_fork",
-		[TP_EXIT] = "sched_process_exit",
+	    [TP_OOM] = "mark_victim",
+	    [TP_EXEC] = "sched_process_exec",
+	    [TP_FORK] = "sched_process_fork",
+	    [TP_EXIT] = "sched_process_exit",
 	};
 	struct bpf_program *progs[NR_TRACEPOINTS] = {
-		[TP_OOM] = t->skel->progs.oom_victim,
-		[TP_EXEC] = t->skel->progs.proc_exec,
-		[TP_FORK] = opts->config.follow_forks ? t->skel->progs.proc_fork : NULL,
-		[TP_EXIT] = opts->config.multi_proc ? t->skel->progs.proc_exit : NULL,
+	    [TP_OOM] = t->skel->progs.oom_victim,
+	    [TP_EXEC] = t->skel->progs.proc_exec,
+	    [TP_FORK] = opts->config.follow_forks ? t->skel->progs.proc_fork : NULL,
+	    [TP_EXIT] = opts->config.multi_proc ? t->skel->progs.proc_exit : NULL,
 	};
 	int err;
 
@@ -244,13 +246,13 @@ static int open_unwinder(struct tracer *t)
 {
 	struct alloctrace_bpf *skel = t->skel;
 	struct unwinder_opts uo = {
-		.sz = sizeof(uo),
-		.rows_fd = bpf_map__fd(skel->maps.unwind_rows),
-		.pages_fd = bpf_map__fd(skel->maps.unwind_pages),
-		.procs_fd = bpf_map__fd(skel->maps.unwind_procs),
-		.max_rows = t->unwind_rows,
-		.max_pages = UNWIND_PAGES,
-		.walk_gen = &skel->bss->walk_gen,
+	    .sz = sizeof(uo),
+	    .rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+	    .pages_fd = bpf_map__fd(skel->maps.unwind_pages),
+	    .procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+	    .max_rows = t->unwind_rows,
+	    .max_pages = UNWIND_PAGES,
+	    .walk_gen = &skel->bss->walk_gen,
 	};
 
 	t->unwinder = unwinder__new(&uo);
@@ -433,7 +435,7 @@ static struct bpf_program *entry_program(struct alloctrace_bpf *skel, enum alloc
 	case FUNC_DELETE ... FUNC_DELETE_ARRAY_ALIGNED_NOTHROW:
 	case FUNC_MUNMAP:
 		return skel->progs.release_enter;
-	default:	/* the size is the first argument: malloc, valloc, mallocx, new */
+	default: /* the size is the first argument: malloc, valloc, mallocx, new */
 		return skel->progs.size_enter;
 	}
 }
@@ -459,8 +461,8 @@ static int attach_error(const struct tracer *t, const struct probe_object *obj, 
 	pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s%s", what, func, obj->name,
 	       (unsigned long long)offset, strerror(-err),
 	       err == -EPERM || err == -EACCES
-		       ? " (this kernel may need CAP_SYS_ADMIN for uprobes: run as root)"
-		       : "");
+		   ? " (this kernel may need CAP_SYS_ADMIN for uprobes: run as root)"
+		   : "");
 	return err;
 }
 
@@ -478,8 +480,7 @@ static bool site_wanted(const struct probed_file *file, const struct probe_site 
 	       !(file->funcs & 1ULL << site->func);
 }
 
-static void note_site(const struct probe_object *obj, const struct probe_site *site,
-		      bool retprobe)
+static void note_site(const struct probe_object *obj, const struct probe_site *site, bool retprobe)
 {
 	const char *name = alloc_func_name(site->func);
 	unsigned long long offset = probe_site__offset(site);
@@ -530,8 +531,8 @@ static int attach_perf(struct tracer *t, const struct probe_object *obj,
 	err = reserve_link(t);
 	if (err)
 		return err;
-	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), t->pid,
-					       obj->path, offset, &opts);
+	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), t->pid, obj->path,
+					       offset, &opts);
 	if (!link)
 		return attach_error(t, obj, retprobe ? "uretprobe" : "uprobe",
 				    alloc_func_name(site->func), offset, -errno);
@@ -581,7 +582,8 @@ static int attach_object(struct tracer *t, const struct probe_object *obj,
 	int err = 0;
 
 	if (t->multi) {
-		bpf_object__for_each_program(prog, t->skel->obj) {
+		bpf_object__for_each_program(prog, t->skel->obj)
+		{
 			if (bpf_program__type(prog) != BPF_PROG_TYPE_KPROBE)
 				continue;
 			err = attach_multi(t, obj, file, prog, retprobe);
@@ -613,7 +615,7 @@ static long probed_file(struct tracer *t, const struct probe_object *obj)
 	if (!files)
 		return -ENOMEM;
 	t->files = files;
-	files[t->nr_files] = (struct probed_file){ .dev = st.st_dev, .ino = st.st_ino };
+	files[t->nr_files] = (struct probed_file){.dev = st.st_dev, .ino = st.st_ino};
 	return t->nr_files++;
 }
 
@@ -643,7 +645,8 @@ int tracer__unwind_process(struct tracer *t, pid_t pid)
 	if (err == -E2BIG) {
 		if (!t->warned_procs_full)
 			pr_warn("unwind tables for at most %u processes: the stacks of process %d "
-				"and later ones use frame pointers", UNWIND_PROCS, (int)pid);
+				"and later ones use frame pointers",
+				UNWIND_PROCS, (int)pid);
 		t->warned_procs_full = true;
 		return 0;
 	}
@@ -656,10 +659,10 @@ int tracer__unwind_process(struct tracer *t, pid_t pid)
 /* --big-only, --growth: the raw tracepoints of the run, in the perf-link array. */
 static int attach_raw(struct tracer *t)
 {
-	struct bpf_program *progs[] = { t->skel->progs.big_sys_enter, t->skel->progs.big_sys_exit,
-					t->skel->progs.page_fault };
-	const char *names[] = { "sys_enter", "sys_exit", "page_fault_user" };
-	bool wanted[] = { t->syscalls, t->syscalls, t->growth };
+	struct bpf_program *progs[] = {t->skel->progs.big_sys_enter, t->skel->progs.big_sys_exit,
+				       t->skel->progs.page_fault};
+	const char *names[] = {"sys_enter", "sys_exit", "page_fault_user"};
+	bool wanted[] = {t->syscalls, t->syscalls, t->growth};
 	struct bpf_link *link;
 	int err;
 
@@ -706,8 +709,8 @@ static void warn_stepped(const struct probe_object *obj, struct probed_file *fil
 	}
 	if (n)
 		pr_warn("%zu probe%s in %s on instructions the kernel single-steps (%s): about "
-			"5.5 us a call instead of 0.4-1 us; -v says why", n, n == 1 ? "" : "s",
-			obj->name, names);
+			"5.5 us a call instead of 0.4-1 us; -v says why",
+			n, n == 1 ? "" : "s", obj->name, names);
 }
 
 /*

@@ -30,12 +30,12 @@ typedef void (*big_alloc_fn)(void *ctx, const struct big_alloc_event *ev);
 typedef void (*task_fn)(void *ctx, const struct task_event *ev);
 
 struct tracer_opts {
-	struct alloctrace_config config;	/* the BPF side's settings (options__config()) */
-	bool big_only;		/* no uprobes: big mmap/mremap/brk at the syscall */
+	struct alloctrace_config config; /* the BPF side's settings (options__config()) */
+	bool big_only;			 /* no uprobes: big mmap/mremap/brk at the syscall */
 	struct map_sizes sizes;
 	big_alloc_fn on_big_alloc;
-	task_fn on_oom;		/* the OOM killer chose a traced process */
-	task_fn on_exec;	/* a traced process runs a new program */
+	task_fn on_oom;	 /* the OOM killer chose a traced process */
+	task_fn on_exec; /* a traced process runs a new program */
 	void *ctx;
 };
 

@@ -17,8 +17,8 @@
 struct probed_file {
 	dev_t dev;
 	ino_t ino;
-	uint64_t funcs;		/* bit per enum alloc_func */
-	uint64_t stepped_said;	/* functions warned of as single-stepped, for the whole run */
+	uint64_t funcs;	       /* bit per enum alloc_func */
+	uint64_t stepped_said; /* functions warned of as single-stepped, for the whole run */
 };
 
 enum task_tracepoint {
@@ -35,8 +35,8 @@ enum task_tracepoint {
  * of text, 1M of them (4 MiB) for 256 MiB. Processes with tables at once.
  */
 #define DEFAULT_UNWIND_ROWS (1U << 20)
-#define UNWIND_PAGES (1U << 20)
-#define UNWIND_PROCS 1024
+#define UNWIND_PAGES	    (1U << 20)
+#define UNWIND_PROCS	    1024
 
 struct tracer {
 	struct alloctrace_bpf *skel;
@@ -53,18 +53,18 @@ struct tracer {
 	size_t nr_probes;
 	unsigned int stack_depth;
 	uint32_t unwind_rows;
-	bool no_probes;		/* --big-only, --growth: nothing on the allocator */
-	bool syscalls;		/* the syscall tracepoints: --big-only, --growth with --big */
-	bool growth;		/* the page-fault tracepoint */
-	bool raw_attached;	/* those: once, whatever the processes */
-	pid_t pid;		/* the uprobes' process filter: -1 for every process */
+	bool no_probes;	   /* --big-only, --growth: nothing on the allocator */
+	bool syscalls;	   /* the syscall tracepoints: --big-only, --growth with --big */
+	bool growth;	   /* the page-fault tracepoint */
+	bool raw_attached; /* those: once, whatever the processes */
+	pid_t pid;	   /* the uprobes' process filter: -1 for every process */
 	int nr_cpus;
-	uint64_t *percpu;	/* room for one per-CPU counter value */
+	uint64_t *percpu; /* room for one per-CPU counter value */
 	big_alloc_fn on_big_alloc;
 	task_fn on_oom;
 	task_fn on_exec;
 	struct bpf_link *task_links[NR_TRACEPOINTS];
-	struct unwinder *unwinder;	/* NULL unless unwinding by CFI */
+	struct unwinder *unwinder; /* NULL unless unwinding by CFI */
 	struct live_table *live;
 	bool warned_procs_full;
 	void *ctx;

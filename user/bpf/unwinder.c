@@ -19,16 +19,16 @@
 
 /* An object whose rows are in the BPF arrays (or that has none). */
 struct unwind_object {
-	char *key;		/* build id in hex, else device, inode, size and mtime */
-	uint64_t base;		/* ELF address the rows count from */
+	char *key;     /* build id in hex, else device, inode, size and mtime */
+	uint64_t base; /* ELF address the rows count from */
 	uint32_t page_first;
-	uint32_t nr_pages;	/* 0: no rows, frames here use frame pointers */
+	uint32_t nr_pages; /* 0: no rows, frames here use frame pointers */
 };
 
 /* What a process's executable mappings were when its table was last written. */
 struct unwind_seen {
 	pid_t pid;
-	uint64_t layout;	/* hash of their ranges, offsets and inodes */
+	uint64_t layout; /* hash of their ranges, offsets and inodes */
 };
 
 struct unwinder {
@@ -39,8 +39,8 @@ struct unwinder {
 	size_t nr_seen, cap_seen;
 	uint32_t rows_used;
 	uint32_t pages_used;
-	uint32_t nr_full;	/* objects left without rows: no room */
-	struct unwind_proc proc;	/* scratch: one process's mappings */
+	uint32_t nr_full;	 /* objects left without rows: no room */
+	struct unwind_proc proc; /* scratch: one process's mappings */
 };
 
 struct unwinder *unwinder__new(const struct unwinder_opts *opts)
@@ -78,9 +78,9 @@ static char *object_key(Elf *elf, int fd)
 			sprintf(key + 2 * i, "%02x", id[i]);
 		return key;
 	}
-	if (fstat(fd, &st) || asprintf(&key, "%lx:%lx:%lx:%lx", (unsigned long)st.st_dev,
-				       (unsigned long)st.st_ino, (unsigned long)st.st_size,
-				       (unsigned long)st.st_mtime) < 0)
+	if (fstat(fd, &st) ||
+	    asprintf(&key, "%lx:%lx:%lx:%lx", (unsigned long)st.st_dev, (unsigned long)st.st_ino,
+		     (unsigned long)st.st_size, (unsigned long)st.st_mtime) < 0)
 		return NULL;
 	return key;
 }
@@ -152,8 +152,7 @@ static double ms_since(const struct timespec *start)
 }
 
 /* Build and store the rows of a new object; failing that, it has none. */
-static void load_object(struct unwinder *u, Elf *elf, const char *path,
-			struct unwind_object *obj)
+static void load_object(struct unwinder *u, Elf *elf, const char *path, struct unwind_object *obj)
 {
 	struct cfi_table t;
 	struct timespec start;
@@ -171,8 +170,8 @@ static void load_object(struct unwinder *u, Elf *elf, const char *path,
 	/* Said once, and always: the stacks through these objects are less sure. */
 	if (err == -ENOSPC && !u->nr_full++)
 		pr_warn("unwind tables full at %u of %u rows (--max-unwind-rows): frames in %s "
-			"and any later object that does not fit use frame pointers", u->rows_used,
-			u->opts.max_rows, path);
+			"and any later object that does not fit use frame pointers",
+			u->rows_used, u->opts.max_rows, path);
 	else if (err && err != -ENOSPC)
 		pr_debug("no unwind tables for %s: %s", path, strerror(-err));
 }
@@ -185,7 +184,7 @@ static struct unwind_object *add_object(struct unwinder *u, char *key)
 	if (!objs)
 		return NULL;
 	u->objs = objs;
-	objs[u->nr_objs] = (struct unwind_object){ .key = key };
+	objs[u->nr_objs] = (struct unwind_object){.key = key};
 	return &objs[u->nr_objs++];
 }
 
@@ -233,7 +232,7 @@ static uint64_t exec_layout(const struct proc_maps *pm)
 
 	for (size_t i = 0; i < pm->nr; i++) {
 		const struct mapping *m = &pm->maps[i];
-		uint64_t parts[] = { m->start, m->end, m->pgoff, m->inode };
+		uint64_t parts[] = {m->start, m->end, m->pgoff, m->inode};
 
 		if (!m->exec)
 			continue;
@@ -264,7 +263,7 @@ static bool layout_changed(struct unwinder *u, pid_t pid, uint64_t layout)
 	seen = array__grow(u->seen, &u->cap_seen, u->nr_seen, sizeof(*u->seen));
 	if (seen) {
 		u->seen = seen;
-		seen[u->nr_seen++] = (struct unwind_seen){ .pid = pid, .layout = layout };
+		seen[u->nr_seen++] = (struct unwind_seen){.pid = pid, .layout = layout};
 	}
 	return true;
 }
@@ -309,11 +308,11 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 			continue;
 		if (proc->nr == UNWIND_MAX_MAPPINGS) {
 			pr_debug("process %d has more than %d executable mappings: frames "
-				 "above %#lx use frame pointers", (int)pid, UNWIND_MAX_MAPPINGS,
-				 (unsigned long)map->start);
+				 "above %#lx use frame pointers",
+				 (int)pid, UNWIND_MAX_MAPPINGS, (unsigned long)map->start);
 			break;
 		}
-		*out = (struct unwind_mapping){ .start = map->start, .end = map->end };
+		*out = (struct unwind_mapping){.start = map->start, .end = map->end};
 		if (mapping__is_file(map))
 			map_object(u, pid, map, out);
 		proc->nr++;

@@ -16,10 +16,10 @@
 struct unwinder;
 
 struct unwinder_opts {
-	size_t sz;		/* sizeof(struct unwinder_opts), so the struct can grow */
-	int rows_fd;		/* BPF array of struct unwind_row */
-	int pages_fd;		/* BPF array of __u32, the page index */
-	int procs_fd;		/* BPF hash: tgid -> struct unwind_proc */
+	size_t sz;    /* sizeof(struct unwinder_opts), so the struct can grow */
+	int rows_fd;  /* BPF array of struct unwind_row */
+	int pages_fd; /* BPF array of __u32, the page index */
+	int procs_fd; /* BPF hash: tgid -> struct unwind_proc */
 	uint32_t max_rows;
 	uint32_t max_pages;
 	/* Bumped after each change to the tables: BPF forgets the walks it remembered. */

@@ -39,7 +39,7 @@ struct link_create_uprobe_multi {
 };
 
 _Static_assert(offsetof(struct link_create_uprobe_multi, path) ==
-		       offsetof(union bpf_attr, link_create.kprobe_multi),
+		   offsetof(union bpf_attr, link_create.kprobe_multi),
 	       "link_create's per-type members start after its four words");
 
 static long sys_bpf(int cmd, void *attr, unsigned int size)
@@ -81,8 +81,8 @@ int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 static int load_probe_prog(void)
 {
 	static const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
 	};
 	union bpf_attr attr;
 	int fd;
@@ -92,7 +92,7 @@ static int load_probe_prog(void)
 	attr.expected_attach_type = UPROBE_MULTI_ATTACH_TYPE;
 	attr.insns = (uintptr_t)insns;
 	attr.insn_cnt = sizeof(insns) / sizeof(insns[0]);
-	attr.license = (uintptr_t)"GPL";
+	attr.license = (uintptr_t) "GPL";
 	fd = sys_bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }
@@ -119,7 +119,8 @@ static int own_code_offset(char *path, size_t size, uint64_t *offset)
 		int name = 0;
 
 		if (sscanf(line, "%llx-%llx %*s %llx %*s %llu %n", &start, &end, &pgoff, &ino,
-			   &name) < 4 || !name)
+			   &name) < 4 ||
+		    !name)
 			continue;
 		if (addr < start || addr >= end)
 			continue;

@@ -7,18 +7,18 @@ void options__config(const struct options *o, pid_t pid, struct alloctrace_confi
 	bool multi = options__multi_proc(o);
 
 	*cfg = (struct alloctrace_config){
-		.targ_tgid = multi ? 0 : pid,
-		.self_tgid = getpid(),
-		.multi_proc = multi,
-		.trace_all = o->all,
-		/* --all: a child's parent names it and lends it its mappings if it dies young. */
-		.follow_forks = o->follow_forks || o->all,
-		.block_ages = o->filter.min_age > 0,
-		.unwind_cfi = o->unwind_cfi,
-		.growth = o->growth,
-		.stack_depth = o->stack_depth ? o->stack_depth : DEFAULT_STACK_DEPTH,
-		.max_per_proc = o->max_per_proc,
-		.big_threshold = o->big,
-		.sample_rate = o->sample,
+	    .targ_tgid = multi ? 0 : pid,
+	    .self_tgid = getpid(),
+	    .multi_proc = multi,
+	    .trace_all = o->all,
+	    /* --all: a child's parent names it and lends it its mappings if it dies young. */
+	    .follow_forks = o->follow_forks || o->all,
+	    .block_ages = o->filter.min_age > 0,
+	    .unwind_cfi = o->unwind_cfi,
+	    .growth = o->growth,
+	    .stack_depth = o->stack_depth ? o->stack_depth : DEFAULT_STACK_DEPTH,
+	    .max_per_proc = o->max_per_proc,
+	    .big_threshold = o->big,
+	    .sample_rate = o->sample,
 	};
 }

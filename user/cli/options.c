@@ -19,75 +19,75 @@
 #define VERSION "0.1.0"
 
 static const char usage[] =
-	"Usage: alloctrace [OPTIONS] -p PID[,PID...]\n"
-	"       alloctrace [OPTIONS] -- COMMAND [ARGS...]\n"
-	"       alloctrace [OPTIONS] --all\n"
-	"\n"
-	"Trace a process's allocator calls with eBPF and report, per call stack,\n"
-	"the memory it still holds.\n"
-	"\n"
-	"  -p, --pid PID[,PID...] trace running processes (-p may be repeated)\n"
-	"      --all              trace every process that uses the allocator\n"
-	"                         alloctrace uses (the C library's, or --allocator's)\n"
-	"      --follow-forks     trace the children of traced processes too\n"
-	"      --max-per-process N  live blocks tracked per process (default 65536\n"
-	"                         with --all, else no limit); more are counted lost\n"
-	"      --top-processes N  processes per report, by outstanding bytes\n"
-	"                         (default 10, 0 = all)\n"
-	"  -i, --interval SECS    seconds between reports (default 5)\n"
-	"  -n, --count N          stop after N reports, the last one final (default: until stopped)\n"
-	"  -T, --top N            stacks per report (per process), by outstanding bytes\n"
-	"                         (default 10, 0 = all)\n"
-	"      --big SIZE         alert, with its stack, on each allocation >= SIZE (e.g. 8M)\n"
-	"      --big-only         with --big: no probes on the allocator at all; see only\n"
-	"                         blocks that reach the kernel (mmap, mremap, brk), for\n"
-	"                         near-zero cost on programs making many small allocations\n"
-	"      --growth           no probes on the allocator at all: resident memory by the\n"
-	"                         stack that first touched each page, and its trend\n"
-	"      --format FMT       text (default) or json (one JSON object per line)\n"
-	"  -o, --output FILE      write the reports to FILE instead of standard output\n"
-	"      --listen ADDR:PORT serve each report as Prometheus metrics at /metrics\n"
-	"                         (ADDR numeric: 127.0.0.1, [::1])\n"
-	"      --max-depth N      frames per stack, 1-127 (default 64)\n"
-	"      --unwind HOW       walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
-	"                         frame pointers), 'fp' (frame pointers: cheaper) or 'auto'\n"
-	"                         (default: cfi on x86-64, else fp)\n"
-	"      --allocator PATH[:PREFIX]\n"
-	"                         probe the allocator in PATH (symbols PREFIXmalloc, ...)\n"
-	"                         instead of the one symbol lookup finds\n"
-	"      --mmap             also count anonymous mmap/munmap/mremap calls\n"
-	"      --sample BYTES     record about one allocation per BYTES allocated (Poisson,\n"
-	"                         like heapprofd) and report estimates: far cheaper\n"
-	"      --min-age SECS     count only blocks at least SECS old\n"
-	"      --tid TID          count only blocks allocated by thread TID\n"
-	"      --thread-name RE   count only blocks allocated by threads whose name matches RE\n"
-	"      --module RE        show only stacks through an object whose path matches RE\n"
-	"      --min-size SIZE    count only blocks of at least SIZE bytes\n"
-	"      --max-size SIZE    count only blocks of at most SIZE bytes\n"
-	"      --threads          which threads hold the memory, and through which stacks\n"
-	"      --show-data N      print the first N bytes (up to 256) of one live block per\n"
-	"                         stack: this shows the target's data, secrets included\n"
-	"      --leak-check       classify live blocks as valgrind does (definitely, indirectly,\n"
-	"                         possibly lost, reachable) at each report; a launched command\n"
-	"                         at its exit. Pauses the target briefly (ptrace)\n"
-	"      --max-allocs N     room for N live blocks at once (default 1048576); kernel memory:\n"
-	"                         2N slots rounded up to a power of 2, 48 bytes each, up front\n"
-	"      --max-stacks N     distinct stacks recorded (default 65536); kernel memory: about\n"
-	"                         48 bytes each up front, 176 + 8 x max-depth + 32 x CPUs per\n"
-	"                         stack recorded\n"
-	"      --max-unwind-rows N  rows of CFI unwind tables, every object's together (default\n"
-	"                         1048576, 8 bytes each, up front; libLLVM alone takes 950000)\n"
-	"      --ringbuf-size SIZE  room for alerts not yet read, a power of two (default 256K,\n"
-	"                         about 240 alerts); kernel memory: SIZE + 13K\n"
-	"      --folded FILE      folded stacks by outstanding bytes (flamegraph.pl, inferno)\n"
-	"      --folded-count FILE  folded stacks by outstanding blocks\n"
-	"      --pprof FILE       gzipped pprof profile (go tool pprof, speedscope)\n"
-	"      --html FILE        one self-contained page: flame graphs, timeline, alerts\n"
-	"  -v, --verbose          say what is attached where, and libbpf's messages\n"
-	"  -h, --help             this text\n"
-	"  -V, --version          the version\n"
-	"\n"
-	"Ctrl-C, SIGTERM or the target's exit prints a final report. See alloctrace(8).\n";
+    "Usage: alloctrace [OPTIONS] -p PID[,PID...]\n"
+    "       alloctrace [OPTIONS] -- COMMAND [ARGS...]\n"
+    "       alloctrace [OPTIONS] --all\n"
+    "\n"
+    "Trace a process's allocator calls with eBPF and report, per call stack,\n"
+    "the memory it still holds.\n"
+    "\n"
+    "  -p, --pid PID[,PID...] trace running processes (-p may be repeated)\n"
+    "      --all              trace every process that uses the allocator\n"
+    "                         alloctrace uses (the C library's, or --allocator's)\n"
+    "      --follow-forks     trace the children of traced processes too\n"
+    "      --max-per-process N  live blocks tracked per process (default 65536\n"
+    "                         with --all, else no limit); more are counted lost\n"
+    "      --top-processes N  processes per report, by outstanding bytes\n"
+    "                         (default 10, 0 = all)\n"
+    "  -i, --interval SECS    seconds between reports (default 5)\n"
+    "  -n, --count N          stop after N reports, the last one final (default: until stopped)\n"
+    "  -T, --top N            stacks per report (per process), by outstanding bytes\n"
+    "                         (default 10, 0 = all)\n"
+    "      --big SIZE         alert, with its stack, on each allocation >= SIZE (e.g. 8M)\n"
+    "      --big-only         with --big: no probes on the allocator at all; see only\n"
+    "                         blocks that reach the kernel (mmap, mremap, brk), for\n"
+    "                         near-zero cost on programs making many small allocations\n"
+    "      --growth           no probes on the allocator at all: resident memory by the\n"
+    "                         stack that first touched each page, and its trend\n"
+    "      --format FMT       text (default) or json (one JSON object per line)\n"
+    "  -o, --output FILE      write the reports to FILE instead of standard output\n"
+    "      --listen ADDR:PORT serve each report as Prometheus metrics at /metrics\n"
+    "                         (ADDR numeric: 127.0.0.1, [::1])\n"
+    "      --max-depth N      frames per stack, 1-127 (default 64)\n"
+    "      --unwind HOW       walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
+    "                         frame pointers), 'fp' (frame pointers: cheaper) or 'auto'\n"
+    "                         (default: cfi on x86-64, else fp)\n"
+    "      --allocator PATH[:PREFIX]\n"
+    "                         probe the allocator in PATH (symbols PREFIXmalloc, ...)\n"
+    "                         instead of the one symbol lookup finds\n"
+    "      --mmap             also count anonymous mmap/munmap/mremap calls\n"
+    "      --sample BYTES     record about one allocation per BYTES allocated (Poisson,\n"
+    "                         like heapprofd) and report estimates: far cheaper\n"
+    "      --min-age SECS     count only blocks at least SECS old\n"
+    "      --tid TID          count only blocks allocated by thread TID\n"
+    "      --thread-name RE   count only blocks allocated by threads whose name matches RE\n"
+    "      --module RE        show only stacks through an object whose path matches RE\n"
+    "      --min-size SIZE    count only blocks of at least SIZE bytes\n"
+    "      --max-size SIZE    count only blocks of at most SIZE bytes\n"
+    "      --threads          which threads hold the memory, and through which stacks\n"
+    "      --show-data N      print the first N bytes (up to 256) of one live block per\n"
+    "                         stack: this shows the target's data, secrets included\n"
+    "      --leak-check       classify live blocks as valgrind does (definitely, indirectly,\n"
+    "                         possibly lost, reachable) at each report; a launched command\n"
+    "                         at its exit. Pauses the target briefly (ptrace)\n"
+    "      --max-allocs N     room for N live blocks at once (default 1048576); kernel memory:\n"
+    "                         2N slots rounded up to a power of 2, 48 bytes each, up front\n"
+    "      --max-stacks N     distinct stacks recorded (default 65536); kernel memory: about\n"
+    "                         48 bytes each up front, 176 + 8 x max-depth + 32 x CPUs per\n"
+    "                         stack recorded\n"
+    "      --max-unwind-rows N  rows of CFI unwind tables, every object's together (default\n"
+    "                         1048576, 8 bytes each, up front; libLLVM alone takes 950000)\n"
+    "      --ringbuf-size SIZE  room for alerts not yet read, a power of two (default 256K,\n"
+    "                         about 240 alerts); kernel memory: SIZE + 13K\n"
+    "      --folded FILE      folded stacks by outstanding bytes (flamegraph.pl, inferno)\n"
+    "      --folded-count FILE  folded stacks by outstanding blocks\n"
+    "      --pprof FILE       gzipped pprof profile (go tool pprof, speedscope)\n"
+    "      --html FILE        one self-contained page: flame graphs, timeline, alerts\n"
+    "  -v, --verbose          say what is attached where, and libbpf's messages\n"
+    "  -h, --help             this text\n"
+    "  -V, --version          the version\n"
+    "\n"
+    "Ctrl-C, SIGTERM or the target's exit prints a final report. See alloctrace(8).\n";
 
 enum {
 	OPT_ALL = 0x100,
@@ -123,46 +123,46 @@ enum {
 };
 
 static const struct option long_options[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "all", no_argument, NULL, OPT_ALL },
-	{ "follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS },
-	{ "max-per-process", required_argument, NULL, OPT_MAX_PER_PROCESS },
-	{ "top-processes", required_argument, NULL, OPT_TOP_PROCESSES },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "count", required_argument, NULL, 'n' },
-	{ "top", required_argument, NULL, 'T' },
-	{ "big", required_argument, NULL, OPT_BIG },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "output", required_argument, NULL, 'o' },
-	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "big-only", no_argument, NULL, OPT_BIG_ONLY },
-	{ "growth", no_argument, NULL, OPT_GROWTH },
-	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
-	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
-	{ "mmap", no_argument, NULL, OPT_MMAP },
-	{ "sample", required_argument, NULL, OPT_SAMPLE },
-	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
-	{ "tid", required_argument, NULL, OPT_TID },
-	{ "thread-name", required_argument, NULL, OPT_THREAD_NAME },
-	{ "module", required_argument, NULL, OPT_MODULE },
-	{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
-	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-	{ "threads", no_argument, NULL, OPT_THREADS },
-	{ "show-data", required_argument, NULL, OPT_SHOW_DATA },
-	{ "leak-check", no_argument, NULL, OPT_LEAK_CHECK },
-	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
-	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
-	{ "max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS },
-	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
-	{ "folded", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED },
-	{ "folded-count", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED_COUNT },
-	{ "pprof", required_argument, NULL, OPT_EXPORT + EXPORT_PPROF },
-	{ "html", required_argument, NULL, OPT_EXPORT + EXPORT_HTML },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{},
+    {"pid", required_argument, NULL, 'p'},
+    {"all", no_argument, NULL, OPT_ALL},
+    {"follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS},
+    {"max-per-process", required_argument, NULL, OPT_MAX_PER_PROCESS},
+    {"top-processes", required_argument, NULL, OPT_TOP_PROCESSES},
+    {"interval", required_argument, NULL, 'i'},
+    {"count", required_argument, NULL, 'n'},
+    {"top", required_argument, NULL, 'T'},
+    {"big", required_argument, NULL, OPT_BIG},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"output", required_argument, NULL, 'o'},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"big-only", no_argument, NULL, OPT_BIG_ONLY},
+    {"growth", no_argument, NULL, OPT_GROWTH},
+    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+    {"unwind", required_argument, NULL, OPT_UNWIND},
+    {"allocator", required_argument, NULL, OPT_ALLOCATOR},
+    {"mmap", no_argument, NULL, OPT_MMAP},
+    {"sample", required_argument, NULL, OPT_SAMPLE},
+    {"min-age", required_argument, NULL, OPT_MIN_AGE},
+    {"tid", required_argument, NULL, OPT_TID},
+    {"thread-name", required_argument, NULL, OPT_THREAD_NAME},
+    {"module", required_argument, NULL, OPT_MODULE},
+    {"min-size", required_argument, NULL, OPT_MIN_SIZE},
+    {"max-size", required_argument, NULL, OPT_MAX_SIZE},
+    {"threads", no_argument, NULL, OPT_THREADS},
+    {"show-data", required_argument, NULL, OPT_SHOW_DATA},
+    {"leak-check", no_argument, NULL, OPT_LEAK_CHECK},
+    {"max-allocs", required_argument, NULL, OPT_MAX_ALLOCS},
+    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+    {"max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS},
+    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE},
+    {"folded", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED},
+    {"folded-count", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED_COUNT},
+    {"pprof", required_argument, NULL, OPT_EXPORT + EXPORT_PPROF},
+    {"html", required_argument, NULL, OPT_EXPORT + EXPORT_HTML},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {},
 };
 
 /* The name of the long option with value @val, for messages. */
@@ -275,7 +275,7 @@ static int parse_ringbuf_size(const char *s, uint32_t *out)
  * glibc's regcomp() doubles its memory with every stacked repetition
  * ("a++++..."): bound what a name filter may ask before compiling it.
  */
-#define MAX_REGEX_LEN 256
+#define MAX_REGEX_LEN	  256
 #define MAX_REGEX_REPEATS 16
 
 static int check_regex(const char *opt, const char *re)
@@ -288,7 +288,8 @@ static int check_regex(const char *opt, const char *re)
 		repeats += !!strchr("*+?{", *c);
 	if (strlen(re) > MAX_REGEX_LEN || repeats > MAX_REGEX_REPEATS) {
 		pr_err("invalid value for %s: a regular expression of at most %d characters and "
-		       "%d repetitions, please", opt, MAX_REGEX_LEN, MAX_REGEX_REPEATS);
+		       "%d repetitions, please",
+		       opt, MAX_REGEX_LEN, MAX_REGEX_REPEATS);
 		return -EINVAL;
 	}
 	err = regcomp(&compiled, re, REG_EXTENDED | REG_NOSUB);
@@ -355,7 +356,7 @@ static int parse_listen(const char *arg, struct listen_addr *out)
 			return -EINVAL;
 		memcpy(host, arg + 1, len - 2);
 		host[len - 2] = '\0';
-		*in6 = (struct sockaddr_in6){ .sin6_family = AF_INET6, .sin6_port = htons(port) };
+		*in6 = (struct sockaddr_in6){.sin6_family = AF_INET6, .sin6_port = htons(port)};
 		out->len = sizeof(*in6);
 		return inet_pton(AF_INET6, host, &in6->sin6_addr) == 1 ? 0 : -EINVAL;
 	}
@@ -363,7 +364,7 @@ static int parse_listen(const char *arg, struct listen_addr *out)
 		return -EINVAL;
 	memcpy(host, arg, len);
 	host[len] = '\0';
-	*in = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port) };
+	*in = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons(port)};
 	out->len = sizeof(*in);
 	return inet_pton(AF_INET, host, &in->sin_addr) == 1 ? 0 : -EINVAL;
 }
@@ -385,7 +386,8 @@ static int parse_pids(struct options *opts, const char *arg)
 			return bad_value("--pid", arg, "process ids separated by commas");
 		for (size_t i = 0; i < opts->nr_pids; i++) {
 			if (opts->pids[i] == (pid_t)v) {
-				pr_err("invalid value '%s' for --pid: pid %llu is given twice", arg, v);
+				pr_err("invalid value '%s' for --pid: pid %llu is given twice", arg,
+				       v);
 				return -EINVAL;
 			}
 		}
@@ -415,7 +417,8 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		return 0;
 	case OPT_MAX_PER_PROCESS:
 		if (parse_uint(arg, 1, UINT32_MAX, &v))
-			return bad_value("--max-per-process", arg, "a number of blocks, at least 1");
+			return bad_value("--max-per-process", arg,
+					 "a number of blocks, at least 1");
 		opts->max_per_proc = v;
 		return 0;
 	case OPT_TOP_PROCESSES:
@@ -458,7 +461,8 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		return 0;
 	case OPT_UNWIND:
 		if (parse_unwind(arg, &opts->unwind_cfi))
-			return bad_value("--unwind", arg, "'cfi', 'fp' or 'auto' (cfi: x86-64 only)");
+			return bad_value("--unwind", arg,
+					 "'cfi', 'fp' or 'auto' (cfi: x86-64 only)");
 		return 0;
 	case OPT_ALLOCATOR:
 		if (allocator_opts__parse_spec(&opts->alloc, arg))
@@ -518,8 +522,9 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		return 0;
 	case OPT_LISTEN:
 		if (parse_listen(arg, &opts->listen))
-			return bad_value("--listen", arg,
-					 "a numeric address and port such as 127.0.0.1:9464 or [::1]:9464");
+			return bad_value(
+			    "--listen", arg,
+			    "a numeric address and port such as 127.0.0.1:9464 or [::1]:9464");
 		opts->listen.text = arg;
 		return 0;
 	case 'o':
@@ -601,11 +606,11 @@ int options__parse(struct options *opts, int argc, char **argv)
 	int opt, err;
 
 	*opts = (struct options){
-		.interval = 5,
-		.top = 10,
-		.top_procs = 10,
-		.format = FORMAT_TEXT,
-		.stack_depth = DEFAULT_STACK_DEPTH,
+	    .interval = 5,
+	    .top = 10,
+	    .top_procs = 10,
+	    .format = FORMAT_TEXT,
+	    .stack_depth = DEFAULT_STACK_DEPTH,
 	};
 	parse_unwind("auto", &opts->unwind_cfi);
 	opterr = 0;

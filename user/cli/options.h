@@ -15,15 +15,15 @@
 /* Exit codes, documented in alloctrace(8). */
 enum exit_code {
 	EXIT_OK = 0,
-	EXIT_FAILURE_RUNTIME = 1,	/* failed while tracing (BPF load, attach, I/O) */
-	EXIT_USAGE = 2,			/* bad command line */
-	EXIT_TARGET = 3,		/* no such process, no allocator, command not runnable */
-	EXIT_PRIVILEGE = 4,		/* missing privileges or kernel features */
+	EXIT_FAILURE_RUNTIME = 1, /* failed while tracing (BPF load, attach, I/O) */
+	EXIT_USAGE = 2,		  /* bad command line */
+	EXIT_TARGET = 3,	  /* no such process, no allocator, command not runnable */
+	EXIT_PRIVILEGE = 4,	  /* missing privileges or kernel features */
 };
 
 /* --listen: a numeric address and port. */
 struct listen_addr {
-	const char *text;	/* as given, NULL without --listen */
+	const char *text; /* as given, NULL without --listen */
 	struct sockaddr_storage addr;
 	socklen_t len;
 };
@@ -38,7 +38,7 @@ struct options {
 	bool all;		/* --all: every process using the allocator */
 	bool follow_forks;	/* the children of traced processes too */
 	uint64_t max_per_proc;	/* live blocks one process may hold, 0 = no cap */
-	unsigned int top_procs;	/* processes per report, 0 = all */
+	unsigned int top_procs; /* processes per report, 0 = all */
 	double interval;	/* seconds between reports */
 	unsigned int count;	/* reports to print, 0 = until stopped */
 	unsigned int top;	/* stacks per report, 0 = all */
@@ -47,17 +47,17 @@ struct options {
 	bool growth;		/* --growth: no uprobes, resident pages by first-touch stack */
 	enum report_format format;
 	unsigned int stack_depth;
-	bool unwind_cfi;	/* --unwind: by CFI unwind tables, else frame pointers */
-	struct allocator_opts alloc;	/* --allocator, --mmap */
-	const char *exports[4];		/* file per enum export_kind, or NULL */
-	const char *output;		/* -o: the reports' file, NULL for stdout */
-	struct listen_addr listen;	/* --listen: serve metrics */
-	struct block_filter filter;	/* which live blocks count */
-	bool threads;			/* per-thread breakdown */
-	unsigned int show_data;		/* bytes of one live block per stack */
-	bool leak_check;		/* --leak-check: valgrind's classes per block */
-	uint64_t sample;		/* --sample: mean bytes between samples, 0 = all */
-	struct map_sizes maps;		/* --max-allocs, --max-stacks, --ringbuf-size, --max-unwind-rows */
+	bool unwind_cfi;	     /* --unwind: by CFI unwind tables, else frame pointers */
+	struct allocator_opts alloc; /* --allocator, --mmap */
+	const char *exports[4];	     /* file per enum export_kind, or NULL */
+	const char *output;	     /* -o: the reports' file, NULL for stdout */
+	struct listen_addr listen;   /* --listen: serve metrics */
+	struct block_filter filter;  /* which live blocks count */
+	bool threads;		     /* per-thread breakdown */
+	unsigned int show_data;	     /* bytes of one live block per stack */
+	bool leak_check;	     /* --leak-check: valgrind's classes per block */
+	uint64_t sample;	     /* --sample: mean bytes between samples, 0 = all */
+	struct map_sizes maps; /* --max-allocs, --max-stacks, --ringbuf-size, --max-unwind-rows */
 	int verbose;
 };
 

@@ -22,19 +22,19 @@
 struct exporter {
 	const struct export_ops *ops;
 	void *state;
-	char *path;	/* for messages */
-	int fd;		/* -1 once handed to the stream that wrote the file */
-	int err;	/* the first failure, told once and returned ever after */
+	char *path; /* for messages */
+	int fd;	    /* -1 once handed to the stream that wrote the file */
+	int err;    /* the first failure, told once and returned ever after */
 };
 
 static const struct export_kind_entry {
 	void *(*new)(void);
 	const struct export_ops *ops;
 } export_kinds[] = {
-	[EXPORT_FOLDED] = { folded_bytes_new, &folded_ops },
-	[EXPORT_FOLDED_COUNT] = { folded_count_new, &folded_ops },
-	[EXPORT_PPROF] = { pprof_new, &pprof_ops },
-	[EXPORT_HTML] = { html_new, &html_ops },
+    [EXPORT_FOLDED] = {folded_bytes_new, &folded_ops},
+    [EXPORT_FOLDED_COUNT] = {folded_count_new, &folded_ops},
+    [EXPORT_PPROF] = {pprof_new, &pprof_ops},
+    [EXPORT_HTML] = {html_new, &html_ops},
 };
 
 /*
@@ -72,8 +72,8 @@ static const char *not_a_file(int fd)
  */
 static int open_output(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-		      0600);
+	int fd =
+	    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 	const char *why;
 	int err;
 
@@ -181,7 +181,7 @@ static void flat_report__release(struct flat_report *f)
 
 static int flat_report__init(struct flat_report *f, const struct report *r)
 {
-	static const struct frame_info unknown = { .function = "[stack unknown]" };
+	static const struct frame_info unknown = {.function = "[stack unknown]"};
 	size_t nr_stacks = 0, nr_frames = 0, n = 0, k = 0;
 
 	for (size_t i = 0; i < r->nr_procs; i++) {
@@ -190,9 +190,9 @@ static int flat_report__init(struct flat_report *f, const struct report *r)
 			nr_frames += r->procs[i].stacks[j].nr_frames + 2;
 	}
 	*f = (struct flat_report){
-		.stacks = calloc(nr_stacks + 1, sizeof(*f->stacks)),
-		.frames = calloc(nr_frames + 1, sizeof(*f->frames)),
-		.roots = calloc(r->nr_procs + 1, sizeof(*f->roots)),
+	    .stacks = calloc(nr_stacks + 1, sizeof(*f->stacks)),
+	    .frames = calloc(nr_frames + 1, sizeof(*f->frames)),
+	    .roots = calloc(r->nr_procs + 1, sizeof(*f->roots)),
 	};
 	if (!f->stacks || !f->frames || !f->roots)
 		return -ENOMEM;
@@ -212,7 +212,7 @@ static int flat_report__init(struct flat_report *f, const struct report *r)
 			else
 				f->frames[k] = unknown;
 			k += s->nr_frames ? s->nr_frames : 1;
-			f->frames[k++] = (struct frame_info){ .function = f->roots[i] };
+			f->frames[k++] = (struct frame_info){.function = f->roots[i]};
 			f->stacks[n].nr_frames = &f->frames[k] - f->stacks[n].frames;
 		}
 	}

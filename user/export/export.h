@@ -11,10 +11,10 @@
  * keep it current (see each kind).
  */
 enum export_kind {
-	EXPORT_FOLDED,		/* folded stacks weighted by outstanding bytes */
-	EXPORT_FOLDED_COUNT,	/* folded stacks weighted by outstanding blocks */
-	EXPORT_PPROF,		/* gzipped profile.proto */
-	EXPORT_HTML,		/* one self-contained page */
+	EXPORT_FOLDED,	     /* folded stacks weighted by outstanding bytes */
+	EXPORT_FOLDED_COUNT, /* folded stacks weighted by outstanding blocks */
+	EXPORT_PPROF,	     /* gzipped profile.proto */
+	EXPORT_HTML,	     /* one self-contained page */
 };
 
 struct exporter;

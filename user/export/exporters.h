@@ -35,8 +35,8 @@ struct export_ops {
 };
 
 /* Folded stacks, one "root;...;leaf WEIGHT" line each (folded.c). */
-void *folded_bytes_new(void);	/* weight: outstanding bytes */
-void *folded_count_new(void);	/* weight: outstanding blocks */
+void *folded_bytes_new(void); /* weight: outstanding bytes */
+void *folded_count_new(void); /* weight: outstanding blocks */
 extern const struct export_ops folded_ops;
 
 /* Gzipped profile.proto for pprof (pprof.c). */

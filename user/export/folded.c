@@ -11,8 +11,8 @@
 #include "export/exporters.h"
 
 struct folded {
-	bool count;	/* weight by outstanding blocks instead of bytes */
-	char *text;	/* the lines of the last report; NULL before any */
+	bool count; /* weight by outstanding blocks instead of bytes */
+	char *text; /* the lines of the last report; NULL before any */
 	size_t len;
 };
 
@@ -186,8 +186,8 @@ static int folded_report(void *state, const struct report *r)
 	if (!lines)
 		return -ENOMEM;
 	for (i = 0; i < r->nr_stacks; i++) {
-		weight = fo->count ? r->stacks[i].outstanding_allocs
-				   : r->stacks[i].outstanding_bytes;
+		weight =
+		    fo->count ? r->stacks[i].outstanding_allocs : r->stacks[i].outstanding_bytes;
 		if (!weight)
 			continue;
 		lines[nr].str = folded_stack(&r->stacks[i]);
@@ -219,8 +219,8 @@ static int folded_finish(void *state, FILE *f)
 }
 
 const struct export_ops folded_ops = {
-	.by_process = true,
-	.report = folded_report,
-	.finish = folded_finish,
-	.free = folded_free,
+    .by_process = true,
+    .report = folded_report,
+    .finish = folded_finish,
+    .free = folded_free,
 };

@@ -52,11 +52,11 @@ struct html_point {
 	double time;
 	uint64_t outstanding_bytes;
 	uint64_t outstanding_allocs;
-	uint64_t rss_bytes;	/* 0 if unknown */
+	uint64_t rss_bytes; /* 0 if unknown */
 };
 
 struct html {
-	double created;			/* when the exporter was made: before tracing */
+	double created; /* when the exporter was made: before tracing */
 	uint64_t nr_reports;
 	double first_report_time;
 	double interval;
@@ -64,16 +64,16 @@ struct html {
 	struct html_point *points;
 	size_t nr_points;
 	size_t cap_points;
-	uint64_t stride;		/* one report in this many goes in the series */
+	uint64_t stride; /* one report in this many goes in the series */
 
-	char *report_json;		/* the last report, one --format json line */
+	char *report_json; /* the last report, one --format json line */
 	size_t report_len;
 
-	FILE *big;			/* the alerts kept, "obj\n,obj\n..." */
+	FILE *big; /* the alerts kept, "obj\n,obj\n..." */
 	char *big_json;
 	size_t big_len;
 	struct report_writer *big_writer;
-	uint64_t nr_big;		/* every alert seen, kept or not */
+	uint64_t nr_big; /* every alert seen, kept or not */
 	double first_big_time;
 };
 
@@ -185,10 +185,10 @@ static int html_add_point(struct html *h, const struct report *r)
 		h->cap_points = cap;
 	}
 	h->points[h->nr_points++] = (struct html_point){
-		.time = r->time,
-		.outstanding_bytes = r->totals->outstanding_bytes,
-		.outstanding_allocs = r->totals->outstanding_allocs,
-		.rss_bytes = r->rss_bytes,
+	    .time = r->time,
+	    .outstanding_bytes = r->totals->outstanding_bytes,
+	    .outstanding_allocs = r->totals->outstanding_allocs,
+	    .rss_bytes = r->rss_bytes,
 	};
 	return 0;
 }
@@ -359,8 +359,8 @@ static void html_put_data(FILE *f, const struct html *h)
 static void html_put_page(FILE *f, const struct html *h)
 {
 	const struct asset assets[] = {
-		{ "css", html_report_css, html_report_css_len },
-		{ "js", html_report_js, html_report_js_len },
+	    {"css", html_report_css, html_report_css_len},
+	    {"js", html_report_js, html_report_js_len},
 	};
 	const char *t = (const char *)html_report_html;
 	const char *end = t + html_report_html_len, *m, *name_end;
@@ -405,8 +405,8 @@ static int html_finish(void *state, FILE *f)
 }
 
 const struct export_ops html_ops = {
-	.report = html_report,
-	.big_alloc = html_big_alloc,
-	.finish = html_finish,
-	.free = html_free,
+    .report = html_report,
+    .big_alloc = html_big_alloc,
+    .finish = html_finish,
+    .free = html_free,
 };

@@ -11,18 +11,18 @@
 
 struct metrics_proc {
 	int pid;
-	bool has_prev;		/* prev_* hold the previous report's numbers */
+	bool has_prev; /* prev_* hold the previous report's numbers */
 	uint64_t prev_bytes;
 	double prev_time;
 	uint64_t big_allocs;
-	unsigned int round;	/* the rendering that last listed it, or the next */
+	unsigned int round; /* the rendering that last listed it, or the next */
 };
 
 struct metrics {
 	unsigned int top;
 	struct metrics_proc *procs;
 	size_t nr, cap;
-	unsigned int round;	/* renderings so far */
+	unsigned int round; /* renderings so far */
 };
 
 struct metrics *metrics__new(unsigned int top)
@@ -54,7 +54,7 @@ static struct metrics_proc *state_of(struct metrics *m, int pid)
 	if (!grown)
 		return NULL;
 	m->procs = grown;
-	m->procs[m->nr] = (struct metrics_proc){ .pid = pid, .round = m->round + 1 };
+	m->procs[m->nr] = (struct metrics_proc){.pid = pid, .round = m->round + 1};
 	return &m->procs[m->nr++];
 }
 
@@ -145,17 +145,15 @@ static uint64_t lost(const struct report *p, const struct metrics_proc *ps)
 }
 
 static const struct proc_metric proc_metrics[] = {
-	{ "alloctrace_outstanding_bytes", "gauge", "Bytes allocated and not freed.",
-	  outstanding_bytes },
-	{ "alloctrace_outstanding_blocks", "gauge", "Blocks allocated and not freed.",
-	  outstanding_blocks },
-	{ "alloctrace_allocs_total", "counter", "Allocation calls since tracing began.", allocs },
-	{ "alloctrace_frees_total", "counter", "Releases of tracked blocks since tracing began.",
-	  frees },
-	{ "alloctrace_big_allocs_total", "counter",
-	  "Allocations of at least --big bytes seen since tracing began.", big_allocs },
-	{ "alloctrace_lost_total", "counter",
-	  "Calls or blocks missing from the numbers (the sum of the lost_ counters).", lost },
+    {"alloctrace_outstanding_bytes", "gauge", "Bytes allocated and not freed.", outstanding_bytes},
+    {"alloctrace_outstanding_blocks", "gauge", "Blocks allocated and not freed.",
+     outstanding_blocks},
+    {"alloctrace_allocs_total", "counter", "Allocation calls since tracing began.", allocs},
+    {"alloctrace_frees_total", "counter", "Releases of tracked blocks since tracing began.", frees},
+    {"alloctrace_big_allocs_total", "counter",
+     "Allocations of at least --big bytes seen since tracing began.", big_allocs},
+    {"alloctrace_lost_total", "counter",
+     "Calls or blocks missing from the numbers (the sum of the lost_ counters).", lost},
 };
 
 static void write_proc_metric(FILE *f, const struct proc_list *l, const struct proc_metric *pm)
@@ -198,8 +196,9 @@ static void write_growth(FILE *f, const struct proc_list *l)
 			continue;
 		fprintf(f, "%s{", name);
 		proc_labels(f, p);
-		fprintf(f, "} %.15g\n", ((double)p->totals->outstanding_bytes - ps->prev_bytes) /
-					 (p->time - ps->prev_time));
+		fprintf(f, "} %.15g\n",
+			((double)p->totals->outstanding_bytes - ps->prev_bytes) /
+			    (p->time - ps->prev_time));
 	}
 }
 
@@ -217,15 +216,17 @@ static void stack_sample(FILE *f, const char *name, const struct report *p, cons
 /* The top stacks of each process by @bytes or blocks, the rest as "other". */
 static void write_stacks(FILE *f, const struct metrics *m, const struct proc_list *l, bool bytes)
 {
-	const char *name = bytes ? "alloctrace_stack_outstanding_bytes"
-				 : "alloctrace_stack_outstanding_blocks";
-	static const struct frame_info lost_stack = { .function = "[stack unknown]" };
+	const char *name =
+	    bytes ? "alloctrace_stack_outstanding_bytes" : "alloctrace_stack_outstanding_blocks";
+	static const struct frame_info lost_stack = {.function = "[stack unknown]"};
 	char id[24];
 
-	family(f, name, "gauge", bytes ? "Bytes held through a stack." : "Blocks held through a stack.");
+	family(f, name, "gauge",
+	       bytes ? "Bytes held through a stack." : "Blocks held through a stack.");
 	for (size_t i = 0; i < l->nr; i++) {
 		const struct report *p = &l->procs[i];
-		uint64_t rest = bytes ? p->totals->outstanding_bytes : p->totals->outstanding_allocs;
+		uint64_t rest =
+		    bytes ? p->totals->outstanding_bytes : p->totals->outstanding_allocs;
 
 		for (size_t j = 0; j < p->nr_stacks && j < m->top; j++) {
 			const struct report_stack *s = &p->stacks[j];
@@ -264,8 +265,8 @@ static int match_states(struct metrics *m, struct proc_list *l)
 int metrics__render(struct metrics *m, const struct report *r, FILE *f)
 {
 	struct proc_list l = {
-		.procs = r->per_process ? r->procs : r,
-		.nr = r->per_process ? r->nr_procs : 1,
+	    .procs = r->per_process ? r->procs : r,
+	    .nr = r->per_process ? r->nr_procs : 1,
 	};
 	int err;
 

@@ -66,29 +66,29 @@ enum sample_value {
 };
 
 static const char *const sample_types[NR_VALUES][2] = {
-	[VALUE_ALLOC_OBJECTS] = { "alloc_objects", "count" },
-	[VALUE_ALLOC_SPACE] = { "alloc_space", "bytes" },
-	[VALUE_INUSE_OBJECTS] = { "inuse_objects", "count" },
-	[VALUE_INUSE_SPACE] = { "inuse_space", "bytes" },
-	[VALUE_LOST_OBJECTS] = { "definitely_lost_objects", "count" },
-	[VALUE_LOST_SPACE] = { "definitely_lost_space", "bytes" },
+    [VALUE_ALLOC_OBJECTS] = {"alloc_objects", "count"},
+    [VALUE_ALLOC_SPACE] = {"alloc_space", "bytes"},
+    [VALUE_INUSE_OBJECTS] = {"inuse_objects", "count"},
+    [VALUE_INUSE_SPACE] = {"inuse_space", "bytes"},
+    [VALUE_LOST_OBJECTS] = {"definitely_lost_objects", "count"},
+    [VALUE_LOST_SPACE] = {"definitely_lost_space", "bytes"},
 };
 
 /* The pseudo-function of the allocations whose stack was lost. */
 #define UNKNOWN_STACK "[stack unknown]"
 
 struct pprof {
-	double start;		/* unix seconds when the export was set up */
-	struct pb_buf profile;	/* the last report, encoded, not compressed */
+	double start;	       /* unix seconds when the export was set up */
+	struct pb_buf profile; /* the last report, encoded, not compressed */
 	bool has_profile;
 };
 
 /* Strings by their index in the string table, which must start with "". */
 struct string_table {
-	const char **strs;	/* the report's own strings, alive while encoding */
+	const char **strs; /* the report's own strings, alive while encoding */
 	size_t nr, cap;
-	size_t *slots;		/* index + 1 of the string hashed there; 0 is free */
-	size_t nr_slots;	/* a power of two */
+	size_t *slots;	 /* index + 1 of the string hashed there; 0 is free */
+	size_t nr_slots; /* a power of two */
 };
 
 /* Ids by a pair of numbers; ids count from 1, 0 marks a free slot. */
@@ -99,13 +99,13 @@ struct id_slot {
 
 struct id_table {
 	struct id_slot *slots;
-	size_t cap;		/* a power of two, or 0 */
+	size_t cap; /* a power of two, or 0 */
 	size_t nr;
 };
 
 struct pprof_mapping {
 	uint64_t start, limit;
-	uint64_t filename, build_id;	/* string indexes */
+	uint64_t filename, build_id; /* string indexes */
 	bool has_functions, has_filenames, has_line_numbers;
 };
 
@@ -115,15 +115,15 @@ struct builder {
 	struct id_table mapping_ids;	/* (filename, load bias) */
 	struct id_table location_ids;	/* (address, 0), or (0, 1) for the lost stack */
 	struct id_table function_ids;	/* (name, filename) */
-	struct pprof_mapping *mappings;	/* by id - 1 */
+	struct pprof_mapping *mappings; /* by id - 1 */
 	size_t nr_mappings, cap_mappings;
 	/* Messages are encoded as they are met, each kind apart. */
 	struct pb_buf samples, locations, functions;
 	/* Indexes of the strings every profile has. */
 	uint64_t types[NR_VALUES][2];
-	size_t nr_values;	/* the lost values only with a leak check's verdicts */
+	size_t nr_values; /* the lost values only with a leak check's verdicts */
 	uint64_t space, bytes;
-	uint64_t comments[2];	/* whether the numbers, and the stacks, are complete */
+	uint64_t comments[2]; /* whether the numbers, and the stacks, are complete */
 	int err;
 };
 
@@ -220,7 +220,7 @@ static size_t id_table__slot(const struct id_table *t, uint64_t a, uint64_t b)
 
 static int id_table__grow(struct id_table *t)
 {
-	struct id_table bigger = { .cap = t->cap ? t->cap * 2 : 256, .nr = t->nr };
+	struct id_table bigger = {.cap = t->cap ? t->cap * 2 : 256, .nr = t->nr};
 	size_t i;
 
 	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
@@ -229,7 +229,7 @@ static int id_table__grow(struct id_table *t)
 	for (i = 0; i < t->cap; i++)
 		if (t->slots[i].id)
 			bigger.slots[id_table__slot(&bigger, t->slots[i].a, t->slots[i].b)] =
-				t->slots[i];
+			    t->slots[i];
 	free(t->slots);
 	*t = bigger;
 	return 0;
@@ -251,7 +251,7 @@ static uint64_t builder__id(struct builder *b, struct id_table *t, uint64_t a, u
 		return 0;
 	slot = &t->slots[id_table__slot(t, a, key_b)];
 	if (!slot->id) {
-		*slot = (struct id_slot){ .a = a, .b = key_b, .id = ++t->nr };
+		*slot = (struct id_slot){.a = a, .b = key_b, .id = ++t->nr};
 		*added = true;
 	}
 	return slot->id;
@@ -309,17 +309,16 @@ static uint64_t builder__mapping(struct builder *b, const struct frame_info *fr)
 	if (!id)
 		return 0;
 	if (added) {
-		grown = array__grow(b->mappings, &b->cap_mappings, b->nr_mappings,
-				    sizeof(*grown));
+		grown = array__grow(b->mappings, &b->cap_mappings, b->nr_mappings, sizeof(*grown));
 		if (!grown) {
 			b->err = -ENOMEM;
 			return 0;
 		}
 		b->mappings = grown;
 		b->mappings[b->nr_mappings++] = (struct pprof_mapping){
-			.start = bias,
-			.filename = builder__string(b, fr->module),
-			.build_id = builder__string(b, fr->build_id),
+		    .start = bias,
+		    .filename = builder__string(b, fr->module),
+		    .build_id = builder__string(b, fr->build_id),
 		};
 	}
 	m = &b->mappings[id - 1];
@@ -359,8 +358,7 @@ static void builder__line(struct builder *b, const char *function, const char *f
  * calls. @nr 0 is the pseudo-location of the allocations whose stack was
  * lost, which has a name so that their memory shows.
  */
-static uint64_t builder__location(struct builder *b, const struct frame_info *frames,
-				  size_t nr)
+static uint64_t builder__location(struct builder *b, const struct frame_info *frames, size_t nr)
 {
 	uint64_t id, key, mapping_id = 0;
 	size_t mark, i;
@@ -405,12 +403,12 @@ static uint64_t stack_block_size(const struct report_stack *s)
 static void builder__sample(struct builder *b, const struct report_stack *s)
 {
 	const uint64_t values[NR_VALUES] = {
-		[VALUE_ALLOC_OBJECTS] = s->allocs,
-		[VALUE_ALLOC_SPACE] = s->alloc_bytes,
-		[VALUE_INUSE_OBJECTS] = s->outstanding_allocs,
-		[VALUE_INUSE_SPACE] = s->outstanding_bytes,
-		[VALUE_LOST_OBJECTS] = s->class_allocs[LEAK_DEFINITE],
-		[VALUE_LOST_SPACE] = s->class_bytes[LEAK_DEFINITE],
+	    [VALUE_ALLOC_OBJECTS] = s->allocs,
+	    [VALUE_ALLOC_SPACE] = s->alloc_bytes,
+	    [VALUE_INUSE_OBJECTS] = s->outstanding_allocs,
+	    [VALUE_INUSE_SPACE] = s->outstanding_bytes,
+	    [VALUE_LOST_OBJECTS] = s->class_allocs[LEAK_DEFINITE],
+	    [VALUE_LOST_SPACE] = s->class_bytes[LEAK_DEFINITE],
 	};
 	struct pb_buf *buf = &b->samples;
 	size_t mark, field, i, n;
@@ -436,8 +434,7 @@ static void builder__sample(struct builder *b, const struct report_stack *s)
 	pb_buf__end(buf, mark);
 }
 
-static void value_type__encode(struct pb_buf *out, unsigned int field, uint64_t type,
-			       uint64_t unit)
+static void value_type__encode(struct pb_buf *out, unsigned int field, uint64_t type, uint64_t unit)
 {
 	size_t mark = pb_buf__begin(out, field);
 
@@ -519,7 +516,7 @@ static void builder__encode(struct builder *b, const struct report *r, double st
 /* The profile of @r into @out, which is empty. 0 or -errno. */
 static int pprof__encode(const struct pprof *p, const struct report *r, struct pb_buf *out)
 {
-	struct builder b = { 0 };
+	struct builder b = {0};
 	size_t i;
 	int err;
 
@@ -529,11 +526,11 @@ static int pprof__encode(const struct pprof *p, const struct report *r, struct p
 		builder__sample(&b, &r->stacks[i]);
 	/* As the JSON report's "complete" and "stacks_complete" say them; none without a report. */
 	if (r->totals) {
-		b.comments[0] = builder__string(&b, r->totals->lost ? "complete: false"
-								    : "complete: true");
-		b.comments[1] = builder__string(&b, r->totals->stacks_incomplete
-							    ? "stacks_complete: false"
-							    : "stacks_complete: true");
+		b.comments[0] =
+		    builder__string(&b, r->totals->lost ? "complete: false" : "complete: true");
+		b.comments[1] =
+		    builder__string(&b, r->totals->stacks_incomplete ? "stacks_complete: false"
+								     : "stacks_complete: true");
 	}
 	builder__encode(&b, r, p->start, out);
 	/* The buffers gathered apart passed their failures on to @out. */
@@ -545,7 +542,7 @@ static int pprof__encode(const struct pprof *p, const struct report *r, struct p
 static int pprof_report(void *state, const struct report *r)
 {
 	struct pprof *p = state;
-	struct pb_buf profile = { 0 };
+	struct pb_buf profile = {0};
 	int err;
 
 	err = pprof__encode(p, r, &profile);
@@ -563,7 +560,7 @@ static int pprof_report(void *state, const struct report *r)
 static int gzip_write(FILE *f, const uint8_t *data, size_t len)
 {
 	uint8_t out[16384];
-	z_stream z = { 0 };
+	z_stream z = {0};
 	int ret;
 
 	/* 16 + the largest window: a gzip header, as pprof requires. */
@@ -589,7 +586,7 @@ static int gzip_write(FILE *f, const uint8_t *data, size_t len)
 static int pprof_finish(void *state, FILE *f)
 {
 	struct pprof *p = state;
-	struct report none = { .time = p->start };
+	struct report none = {.time = p->start};
 	int err;
 
 	/* Without any report, still a valid profile, with no samples. */
@@ -602,8 +599,8 @@ static int pprof_finish(void *state, FILE *f)
 }
 
 const struct export_ops pprof_ops = {
-	.by_process = true,
-	.report = pprof_report,
-	.finish = pprof_finish,
-	.free = pprof_free,
+    .by_process = true,
+    .report = pprof_report,
+    .finish = pprof_finish,
+    .free = pprof_free,
 };

@@ -58,7 +58,7 @@ static void pb_buf__put(struct pb_buf *b, const void *data, size_t len)
 void pb_buf__release(struct pb_buf *b)
 {
 	free(b->data);
-	*b = (struct pb_buf){ 0 };
+	*b = (struct pb_buf){0};
 }
 
 void pb_buf__varint(struct pb_buf *b, uint64_t v)

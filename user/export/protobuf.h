@@ -18,7 +18,7 @@ struct pb_buf {
 	uint8_t *data;
 	size_t len;
 	size_t cap;
-	int err;		/* 0, or -ENOMEM once anything was lost */
+	int err; /* 0, or -ENOMEM once anything was lost */
 };
 
 void pb_buf__release(struct pb_buf *b);

@@ -18,7 +18,7 @@ enum state { UNREACHED, INDIRECT, POSSIBLE, REACHED };
 /* Blocks read per batch: sorted, so that neighbours are read at once. */
 #define BATCH 4096
 /* Gaps up to this are read through rather than read apart. */
-#define GAP (64 * 1024)
+#define GAP   (64 * 1024)
 #define CHUNK (1024 * 1024)
 
 struct sorted_block {
@@ -31,7 +31,7 @@ struct classifier {
 	struct sorted_block *blocks;
 	uint8_t *state;
 	size_t n;
-	uint64_t lo, hi;		/* all blocks lie in [lo, hi) */
+	uint64_t lo, hi; /* all blocks lie in [lo, hi) */
 	uint32_t *stack;
 	size_t top, cap;
 	uint8_t *buf;
@@ -39,7 +39,7 @@ struct classifier {
 	struct leak_memory mem;
 	const volatile sig_atomic_t *stop;
 	uint64_t unreadable;
-	uint8_t *cls;			/* by original index, once finished */
+	uint8_t *cls; /* by original index, once finished */
 };
 
 static int cmp_block(const void *a, const void *b)
@@ -54,7 +54,7 @@ static int sort_blocks(struct classifier *c, const struct leak_block *blocks)
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		c->blocks[i] = (struct sorted_block){ blocks[i].addr, blocks[i].size, i };
+		c->blocks[i] = (struct sorted_block){blocks[i].addr, blocks[i].size, i};
 	qsort(c->blocks, c->n, sizeof(*c->blocks), cmp_block);
 	for (i = 1; i < c->n; i++)
 		if (c->blocks[i - 1].addr + c->blocks[i - 1].size > c->blocks[i].addr ||
@@ -68,8 +68,7 @@ static int sort_blocks(struct classifier *c, const struct leak_block *blocks)
 }
 
 struct classifier *classifier__new(const struct leak_block *blocks, size_t n,
-				   const struct leak_memory *mem,
-				   const volatile sig_atomic_t *stop)
+				   const struct leak_memory *mem, const volatile sig_atomic_t *stop)
 {
 	struct classifier *c = calloc(1, sizeof(*c));
 	int err = -ENOMEM;
@@ -165,8 +164,7 @@ static int mark(struct classifier *c, uint64_t word, int definite, long clique)
 	return 0;
 }
 
-static int mark_words(struct classifier *c, const uint8_t *p, size_t len,
-		      int definite, long clique)
+static int mark_words(struct classifier *c, const uint8_t *p, size_t len, int definite, long clique)
 {
 	uint64_t w;
 	size_t off;
@@ -208,8 +206,8 @@ int classifier__scan_words(struct classifier *c, const uint64_t *words, size_t n
 }
 
 /* Scan [start, end) a chunk at a time; unread bytes are added to *@unread. */
-static int scan_memory(struct classifier *c, uint64_t start, uint64_t end,
-		       int definite, long clique, uint64_t *unread)
+static int scan_memory(struct classifier *c, uint64_t start, uint64_t end, int definite,
+		       long clique, uint64_t *unread)
 {
 	uint64_t at = (start + 7) & ~7ULL;
 	size_t len;
@@ -245,8 +243,8 @@ static int cmp_u32(const void *a, const void *b)
  * Scan blocks batch[first..last] (sorted) from one read of their span.
  * Blocks the memory cannot give are left unscanned: they hold nothing.
  */
-static int scan_span(struct classifier *c, const uint32_t *batch, size_t first,
-		     size_t last, long clique)
+static int scan_span(struct classifier *c, const uint32_t *batch, size_t first, size_t last,
+		     long clique)
 {
 	const struct sorted_block *a = &c->blocks[batch[first]], *b;
 	uint64_t span = c->blocks[batch[last]].addr + c->blocks[batch[last]].size - a->addr;
@@ -254,11 +252,10 @@ static int scan_span(struct classifier *c, const uint32_t *batch, size_t first,
 	size_t k;
 	int err;
 
-
 	/* The state now, not when pushed: a block may have become reachable since. */
 	if (span > CHUNK)
-		return scan_memory(c, a->addr, a->addr + a->size,
-				   c->state[batch[first]] == REACHED, clique, &unread);
+		return scan_memory(c, a->addr, a->addr + a->size, c->state[batch[first]] == REACHED,
+				   clique, &unread);
 	err = grow_buf(c, span);
 	if (err || c->mem.read(c->mem.ctx, a->addr, c->buf, span))
 		return err;
@@ -308,10 +305,10 @@ static int drain(struct classifier *c, long clique)
 }
 
 static const enum leak_class class_of[] = {
-	[UNREACHED] = LEAK_DEFINITE,
-	[INDIRECT] = LEAK_INDIRECT,
-	[POSSIBLE] = LEAK_POSSIBLE,
-	[REACHED] = LEAK_REACHABLE,
+    [UNREACHED] = LEAK_DEFINITE,
+    [INDIRECT] = LEAK_INDIRECT,
+    [POSSIBLE] = LEAK_POSSIBLE,
+    [REACHED] = LEAK_REACHABLE,
 };
 
 int classifier__finish(struct classifier *c)

@@ -11,19 +11,19 @@
 #include "leakcheck/heapwalk.h"
 #include "lib/util.h"
 
-#define HDR 16			/* prev_size and size */
-#define MIN_CHUNK 32
-#define PREV_INUSE 1ULL
-#define FLAGS 7ULL
-#define HEAP_MAX (64ULL << 20)	/* a thread arena's heap: this size and alignment */
-#define ARENA_SIZE 2200		/* sizeof(struct malloc_state) */
-#define ARENA_FASTBINS 16	/* offsetof(struct malloc_state, fastbinsY) */
-#define ARENA_TOP 96		/* offsetof(struct malloc_state, top) */
-#define NFASTBINS 10
-#define TCACHE_CHUNK 0x290	/* tcache_perthread_struct's chunk: 64 counts, 64 entries */
-#define TCACHE_BINS 64
-#define LIST_MAX (1 << 20)	/* a free list longer than this is corrupt */
-#define WINDOW (1 << 20)
+#define HDR	       16 /* prev_size and size */
+#define MIN_CHUNK      32
+#define PREV_INUSE     1ULL
+#define FLAGS	       7ULL
+#define HEAP_MAX       (64ULL << 20) /* a thread arena's heap: this size and alignment */
+#define ARENA_SIZE     2200	     /* sizeof(struct malloc_state) */
+#define ARENA_FASTBINS 16	     /* offsetof(struct malloc_state, fastbinsY) */
+#define ARENA_TOP      96	     /* offsetof(struct malloc_state, top) */
+#define NFASTBINS      10
+#define TCACHE_CHUNK   0x290 /* tcache_perthread_struct's chunk: 64 counts, 64 entries */
+#define TCACHE_BINS    64
+#define LIST_MAX       (1 << 20) /* a free list longer than this is corrupt */
+#define WINDOW	       (1 << 20)
 
 /* A chunk: its header's address and size. */
 struct chunk {
@@ -41,13 +41,13 @@ struct walk {
 	const struct classifier *tracked;
 	uint8_t *win;
 	uint64_t win_at, win_len;
-	struct chunks used;		/* in use by their headers, untracked */
-	struct chunks firsts;		/* each heap's first chunk: maybe a tcache */
-	struct range_set free;		/* chunks found on tcache and fastbin lists */
-	uint64_t arena[64];		/* thread arenas' malloc_state */
-	uint64_t top, main_top;		/* the last heap's top chunk; [heap]'s */
+	struct chunks used;	/* in use by their headers, untracked */
+	struct chunks firsts;	/* each heap's first chunk: maybe a tcache */
+	struct range_set free;	/* chunks found on tcache and fastbin lists */
+	uint64_t arena[64];	/* thread arenas' malloc_state */
+	uint64_t top, main_top; /* the last heap's top chunk; [heap]'s */
 	size_t nr_arenas;
-	uint64_t key;			/* tcache_key, read off a tcache entry */
+	uint64_t key; /* tcache_key, read off a tcache entry */
 	unsigned int *assume;
 };
 
@@ -58,7 +58,7 @@ static int add_chunk(struct chunks *s, uint64_t p, uint64_t size)
 	if (!c)
 		return -ENOMEM;
 	s->c = c;
-	s->c[s->n++] = (struct chunk){ p, size };
+	s->c[s->n++] = (struct chunk){p, size};
 	return 0;
 }
 
@@ -100,11 +100,11 @@ static int walk_heap(struct walk *w, uint64_t p, uint64_t end, struct range_set 
 		if (word(w, p + 8, &size))
 			break;
 		size &= ~FLAGS;
-		if (size == HDR)	/* a fencepost: the heap's end */
+		if (size == HDR) /* a fencepost: the heap's end */
 			return 0;
 		if (size < MIN_CHUNK || size % 16 || size > end - p)
 			break;
-		if (p + size == end) {	/* the top chunk, always free */
+		if (p + size == end) { /* the top chunk, always free */
 			w->top = p;
 			return 0;
 		}
@@ -228,16 +228,17 @@ static int walk_thread_arenas(struct walk *w, const struct proc_maps *maps,
 			if (pass == 0 && ar && w->nr_arenas < 64) {
 				w->arena[w->nr_arenas++] = ar;
 				first = (ar + ARENA_SIZE + HDR + 15) / 16 * 16 - HDR;
-			} else if (pass == 1 && !ar && !m->path && m->write && !(m->start % HEAP_MAX) &&
-				   word(w, m->start, &ar) == 0 && known_arena(w, ar)) {
+			} else if (pass == 1 && !ar && !m->path && m->write &&
+				   !(m->start % HEAP_MAX) && word(w, m->start, &ar) == 0 &&
+				   known_arena(w, ar)) {
 				first = m->start + (w->arena[0] - (w->arena[0] & ~(HEAP_MAX - 1)));
 			} else {
 				continue;
 			}
 			if (word(w, m->start + 16, &size) || size > m->end - m->start)
 				size = m->end - m->start;
-			err = range_set__add(arenas, m->start, m->end) ?:
-			      walk_heap(w, first, m->start + size, inuse);
+			err = range_set__add(arenas, m->start, m->end)
+				  ?: walk_heap(w, first, m->start + size, inuse);
 		}
 	}
 	return err;
@@ -257,8 +258,8 @@ static int find_free(struct walk *w, const struct proc_maps *maps, struct range_
 	for (i = 0; i < w->firsts.n && !err; i++)
 		err = walk_tcache(w, &w->firsts.c[i]);
 	if (main_arena && !err)
-		err = range_set__add(arenas, main_arena, main_arena + ARENA_SIZE) ?:
-		      walk_fastbins(w, main_arena);
+		err = range_set__add(arenas, main_arena, main_arena + ARENA_SIZE)
+			  ?: walk_fastbins(w, main_arena);
 	for (i = 0; i < w->nr_arenas && !err; i++)
 		err = walk_fastbins(w, w->arena[i]);
 	range_set__normalize(&w->free);
@@ -307,7 +308,7 @@ int glibc_heap__walk(const struct leak_memory *mem, const struct proc_maps *maps
 		     const struct classifier *tracked, struct range_set *arenas,
 		     struct range_set *inuse, unsigned int *assume)
 {
-	struct walk w = { .mem = mem, .tracked = tracked, .assume = assume };
+	struct walk w = {.mem = mem, .tracked = tracked, .assume = assume};
 	const struct mapping *m;
 	size_t i;
 	int err = 0;
@@ -318,8 +319,8 @@ int glibc_heap__walk(const struct leak_memory *mem, const struct proc_maps *maps
 	for (i = 0; i < maps->nr && !err; i++) {
 		m = &maps->maps[i];
 		if (m->path && !strcmp(m->path, "[heap]")) {
-			err = range_set__add(arenas, m->start, m->end) ?:
-			      walk_heap(&w, m->start, m->end, inuse);
+			err = range_set__add(arenas, m->start, m->end)
+				  ?: walk_heap(&w, m->start, m->end, inuse);
 			w.main_top = w.top;
 		}
 	}

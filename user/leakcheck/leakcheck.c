@@ -11,10 +11,10 @@
 const char *leak_class__name(enum leak_class cls)
 {
 	static const char *const names[] = {
-		[LEAK_REACHABLE] = "reachable",
-		[LEAK_POSSIBLE] = "possibly lost",
-		[LEAK_INDIRECT] = "indirectly lost",
-		[LEAK_DEFINITE] = "definitely lost",
+	    [LEAK_REACHABLE] = "reachable",
+	    [LEAK_POSSIBLE] = "possibly lost",
+	    [LEAK_INDIRECT] = "indirectly lost",
+	    [LEAK_DEFINITE] = "definitely lost",
 	};
 
 	return cls < LEAK_CLASSES ? names[cls] : "?";
@@ -24,16 +24,16 @@ static const struct {
 	enum leak_assumption bit;
 	const char *name, *text;
 } assumptions[] = {
-	{ LEAK_ASSUME_UNTRACKED_ROOTS, "untracked_blocks_as_roots",
-	  "glibc heap walk: in-use chunks not tracked (allocated before attach) treated as roots" },
-	{ LEAK_ASSUME_UNKNOWN_HEAP, "unknown_heap_as_roots",
-	  "no glibc heap found: the allocator's memory treated as roots, leaks may be hidden" },
-	{ LEAK_ASSUME_HEAP_PARTIAL, "heap_partly_walked",
-	  "a heap header could not be read: the rest of that heap treated as roots" },
-	{ LEAK_ASSUME_ROOTS_UNREADABLE, "unreadable_roots_held_no_pointer",
-	  "some root memory could not be read: assumed to hold no pointer" },
-	{ LEAK_ASSUME_STOPPED, "target_stopped_for_scan",
-	  "no snapshot child: the target stayed stopped for the whole scan" },
+    {LEAK_ASSUME_UNTRACKED_ROOTS, "untracked_blocks_as_roots",
+     "glibc heap walk: in-use chunks not tracked (allocated before attach) treated as roots"},
+    {LEAK_ASSUME_UNKNOWN_HEAP, "unknown_heap_as_roots",
+     "no glibc heap found: the allocator's memory treated as roots, leaks may be hidden"},
+    {LEAK_ASSUME_HEAP_PARTIAL, "heap_partly_walked",
+     "a heap header could not be read: the rest of that heap treated as roots"},
+    {LEAK_ASSUME_ROOTS_UNREADABLE, "unreadable_roots_held_no_pointer",
+     "some root memory could not be read: assumed to hold no pointer"},
+    {LEAK_ASSUME_STOPPED, "target_stopped_for_scan",
+     "no snapshot child: the target stayed stopped for the whole scan"},
 };
 
 static const char *assumption_text(enum leak_assumption a, bool name)
@@ -57,7 +57,7 @@ const char *leak_assumption__describe(enum leak_assumption a)
 struct leakcheck {
 	pid_t pid;
 	struct leakcheck_opts opts;
-	struct leak_block *before, *blocks;	/* the first collection; both */
+	struct leak_block *before, *blocks; /* the first collection; both */
 	size_t nr_before, nr, cap;
 	uint8_t *cls;
 	struct leakcheck_stats stats;
@@ -106,7 +106,7 @@ int leakcheck__add_block(struct leakcheck *lc, uint64_t addr, uint64_t size, uin
 	if (!b)
 		return -ENOMEM;
 	lc->blocks = b;
-	lc->blocks[lc->nr++] = (struct leak_block){ addr, size, id };
+	lc->blocks[lc->nr++] = (struct leak_block){addr, size, id};
 	return 0;
 }
 
@@ -166,8 +166,11 @@ static int scan_roots(struct leakcheck *lc, struct snapshot *s, struct classifie
 		      const struct range_set *arenas, const struct range_set *inuse)
 {
 	struct root_sources src = {
-		.maps = snapshot__maps(s), .heap = arenas, .inuse = inuse,
-		.blocks = lc->blocks, .nr_blocks = lc->nr,
+	    .maps = snapshot__maps(s),
+	    .heap = arenas,
+	    .inuse = inuse,
+	    .blocks = lc->blocks,
+	    .nr_blocks = lc->nr,
 	};
 	struct range_set roots = {};
 	const uint64_t *regs;
@@ -186,7 +189,7 @@ static int scan_roots(struct leakcheck *lc, struct snapshot *s, struct classifie
 
 static int scan(struct leakcheck *lc, struct snapshot *s)
 {
-	struct leak_memory mem = { snapshot__read, s };
+	struct leak_memory mem = {snapshot__read, s};
 	struct range_set arenas = {}, inuse = {};
 	struct classifier *c;
 	uint64_t t0 = snapshot_clock_ns();

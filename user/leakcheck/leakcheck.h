@@ -17,10 +17,10 @@
 
 /* Valgrind's classes, best first. */
 enum leak_class {
-	LEAK_REACHABLE,		/* a chain of start pointers from a root */
-	LEAK_POSSIBLE,		/* reached only through an interior pointer somewhere */
-	LEAK_INDIRECT,		/* pointed to only from lost blocks */
-	LEAK_DEFINITE,		/* no pointer to it from a root or a reached block */
+	LEAK_REACHABLE, /* a chain of start pointers from a root */
+	LEAK_POSSIBLE,	/* reached only through an interior pointer somewhere */
+	LEAK_INDIRECT,	/* pointed to only from lost blocks */
+	LEAK_DEFINITE,	/* no pointer to it from a root or a reached block */
 	LEAK_CLASSES
 };
 
@@ -36,15 +36,15 @@ struct leak_block {
 /* What a verdict rests on (leakcheck__assumptions). */
 enum leak_assumption {
 	/* in-use chunks the tracer does not know (allocated before attach) were roots */
-	LEAK_ASSUME_UNTRACKED_ROOTS	= 1 << 0,
+	LEAK_ASSUME_UNTRACKED_ROOTS = 1 << 0,
 	/* no glibc heap was found: the allocator's free memory counted as roots */
-	LEAK_ASSUME_UNKNOWN_HEAP	= 1 << 1,
+	LEAK_ASSUME_UNKNOWN_HEAP = 1 << 1,
 	/* a heap walk stopped at a header it could not read: the rest counted as roots */
-	LEAK_ASSUME_HEAP_PARTIAL	= 1 << 2,
+	LEAK_ASSUME_HEAP_PARTIAL = 1 << 2,
 	/* some root memory could not be read: lost verdicts assume it held no pointer */
-	LEAK_ASSUME_ROOTS_UNREADABLE	= 1 << 3,
+	LEAK_ASSUME_ROOTS_UNREADABLE = 1 << 3,
 	/* no snapshot child (seccomp, or asked): the target stayed stopped for the scan */
-	LEAK_ASSUME_STOPPED		= 1 << 4,
+	LEAK_ASSUME_STOPPED = 1 << 4,
 };
 
 /* Each assumption bit's name (a JSON string), and what it means to a reader. */
@@ -52,21 +52,21 @@ const char *leak_assumption__name(enum leak_assumption a);
 const char *leak_assumption__describe(enum leak_assumption a);
 
 struct leakcheck_opts {
-	bool no_fork;				/* scan the stopped target itself */
-	bool ours;				/* the caller holds it in a ptrace stop */
-	const volatile sig_atomic_t *stop;	/* non-zero: end the scan, -EINTR */
+	bool no_fork;			   /* scan the stopped target itself */
+	bool ours;			   /* the caller holds it in a ptrace stop */
+	const volatile sig_atomic_t *stop; /* non-zero: end the scan, -EINTR */
 };
 
 struct leakcheck_stats {
-	uint64_t pause_ns;		/* the target stopped, seize to resume */
-	uint64_t reap_pause_ns;		/* the second stop that reaps the snapshot child */
-	uint64_t scan_ns;		/* heap walk and classification */
-	uint64_t root_bytes;		/* root memory scanned */
-	uint64_t block_bytes;		/* tracked bytes */
+	uint64_t pause_ns;	/* the target stopped, seize to resume */
+	uint64_t reap_pause_ns; /* the second stop that reaps the snapshot child */
+	uint64_t scan_ns;	/* heap walk and classification */
+	uint64_t root_bytes;	/* root memory scanned */
+	uint64_t block_bytes;	/* tracked bytes */
 	unsigned int threads;
 	uint64_t bytes[LEAK_CLASSES];
 	uint64_t blocks[LEAK_CLASSES];
-	unsigned int assumptions;	/* enum leak_assumption bits */
+	unsigned int assumptions; /* enum leak_assumption bits */
 };
 
 struct leakcheck;

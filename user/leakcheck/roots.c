@@ -18,7 +18,7 @@ int range_set__add(struct range_set *s, uint64_t start, uint64_t end)
 	if (!r)
 		return -ENOMEM;
 	s->r = r;
-	s->r[s->n++] = (struct range){ start, end };
+	s->r[s->n++] = (struct range){start, end};
 	return 0;
 }
 
@@ -64,8 +64,7 @@ uint64_t range_set__bytes(const struct range_set *s)
 }
 
 /* @s less @minus, both normalized, into @out. */
-static int subtract(const struct range_set *s, const struct range_set *minus,
-		    struct range_set *out)
+static int subtract(const struct range_set *s, const struct range_set *minus, struct range_set *out)
 {
 	size_t i, j = 0;
 	uint64_t at;
@@ -88,8 +87,8 @@ static int subtract(const struct range_set *s, const struct range_set *minus,
 
 static bool is_root_mapping(const struct mapping *m)
 {
-	return m->read && m->write && !(m->path && (!strcmp(m->path, "[vvar]") ||
-						   !strcmp(m->path, "[vsyscall]")));
+	return m->read && m->write &&
+	       !(m->path && (!strcmp(m->path, "[vvar]") || !strcmp(m->path, "[vsyscall]")));
 }
 
 static int exclusions(const struct root_sources *src, struct range_set *ex)
@@ -120,7 +119,8 @@ int roots__build(const struct root_sources *src, struct range_set *out)
 
 	for (i = 0; i < src->maps->nr && !err; i++)
 		if (is_root_mapping(&src->maps->maps[i]))
-			err = range_set__add(&all, src->maps->maps[i].start, src->maps->maps[i].end);
+			err =
+			    range_set__add(&all, src->maps->maps[i].start, src->maps->maps[i].end);
 	range_set__normalize(&all);
 	err = err ?: exclusions(src, &ex);
 	err = err ?: subtract(&all, &ex, out);

@@ -26,10 +26,10 @@ uint64_t range_set__bytes(const struct range_set *s);
 /* What the process's roots are made of. */
 struct root_sources {
 	const struct proc_maps *maps;
-	const uint64_t *sps;		/* each thread's stack pointer */
+	const uint64_t *sps; /* each thread's stack pointer */
 	size_t nr_sps;
-	const struct range_set *heap;	/* the allocator's arenas: not roots... */
-	const struct range_set *inuse;	/* ...but for their untracked in-use chunks */
+	const struct range_set *heap;  /* the allocator's arenas: not roots... */
+	const struct range_set *inuse; /* ...but for their untracked in-use chunks */
 	const struct leak_block *blocks;
 	size_t nr_blocks;
 };

@@ -22,12 +22,12 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
-#define NREGS (sizeof(struct user_regs_struct) / 8)
+#define NREGS	    (sizeof(struct user_regs_struct) / 8)
 #define MAX_THREADS 65536
 
 struct thread {
 	pid_t tid;
-	int sig;			/* a signal its stop took: delivered at detach */
+	int sig; /* a signal its stop took: delivered at detach */
 	struct user_regs_struct regs;
 };
 
@@ -39,9 +39,9 @@ struct snapshot {
 	struct proc_maps maps;
 	uint64_t syscall_insn;
 	uint64_t pause_ns, reap_ns;
-	bool stay;			/* no child: the target is held for the scan */
-	bool ours;			/* the caller traces it and holds it stopped */
-	bool held;			/* its threads are stopped now */
+	bool stay; /* no child: the target is held for the scan */
+	bool ours; /* the caller traces it and holds it stopped */
+	bool held; /* its threads are stopped now */
 	bool released;
 };
 
@@ -86,7 +86,7 @@ static int read_status(pid_t pid, int *tracer, int *seccomp)
 static uint64_t find_syscall_insn(pid_t pid, const struct proc_maps *maps)
 {
 	uint8_t page[4096];
-	struct iovec l = { page, sizeof(page) }, r;
+	struct iovec l = {page, sizeof(page)}, r;
 	uint64_t a;
 	size_t i, k;
 
@@ -94,7 +94,7 @@ static uint64_t find_syscall_insn(pid_t pid, const struct proc_maps *maps)
 		if (!maps->maps[i].exec || !maps->maps[i].read)
 			continue;
 		for (a = maps->maps[i].start; a < maps->maps[i].end; a += sizeof(page)) {
-			r = (struct iovec){ (void *)a, sizeof(page) };
+			r = (struct iovec){(void *)a, sizeof(page)};
 			if (process_vm_readv(pid, &l, 1, &r, 1, 0) != sizeof(page))
 				break;
 			for (k = 0; k + 1 < sizeof(page); k++)
@@ -192,11 +192,13 @@ static struct user_regs_struct restart_regs(const struct user_regs_struct *r)
 	if ((long)r->orig_rax < 0)
 		return o;
 	switch ((int)r->rax) {
-	case -512: case -513: case -514:	/* ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND */
+	case -512:
+	case -513:
+	case -514: /* ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND */
 		o.rax = r->orig_rax;
 		o.rip -= 2;
 		break;
-	case -516:				/* ERESTART_RESTARTBLOCK */
+	case -516: /* ERESTART_RESTARTBLOCK */
 		o.rax = SYS_restart_syscall;
 		o.rip -= 2;
 		break;
@@ -210,8 +212,8 @@ static struct user_regs_struct restart_regs(const struct user_regs_struct *r)
  * `syscall` instruction, then put its registers back. A new process it
  * makes is returned in *@child. The call's result, or -errno.
  */
-static long inject(struct snapshot *s, struct thread *t, long nr, uint64_t a0,
-		   uint64_t a1, uint64_t a2, pid_t *child)
+static long inject(struct snapshot *s, struct thread *t, long nr, uint64_t a0, uint64_t a1,
+		   uint64_t a2, pid_t *child)
 {
 	struct user_regs_struct r = t->regs, back = restart_regs(&t->regs);
 	unsigned long msg;
@@ -238,7 +240,7 @@ static long inject(struct snapshot *s, struct thread *t, long nr, uint64_t a0,
 		else if (WSTOPSIG(st) == (SIGTRAP | 0x80))
 			stops++;
 		else if (st >> 16 == 0 && !t->sig)
-			t->sig = WSTOPSIG(st);		/* delivered at detach */
+			t->sig = WSTOPSIG(st); /* delivered at detach */
 		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r))
 			return -errno;
 	}
@@ -367,7 +369,7 @@ struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours)
  */
 static int reap_in_target(struct snapshot *s)
 {
-	struct snapshot r = { .pid = s->pid, .syscall_insn = s->syscall_insn };
+	struct snapshot r = {.pid = s->pid, .syscall_insn = s->syscall_insn};
 	uint64_t t0 = snapshot_clock_ns();
 	long ret = -ESRCH;
 	size_t i;
@@ -382,8 +384,8 @@ static int reap_in_target(struct snapshot *s)
 	free(r.th);
 	if (ret == s->child)
 		return 0;
-	pr_warn("snapshot of process %d: its child %d is left unreaped: %s\n", s->pid,
-		s->child, ret < 0 ? strerror(-ret) : "not a zombie yet");
+	pr_warn("snapshot of process %d: its child %d is left unreaped: %s\n", s->pid, s->child,
+		ret < 0 ? strerror(-ret) : "not a zombie yet");
 	return ret < 0 ? ret : -EAGAIN;
 }
 
@@ -419,7 +421,7 @@ void snapshot__free(struct snapshot *s)
 int snapshot__read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct snapshot *s = ctx;
-	struct iovec l = { buf, len }, r = { (void *)addr, len };
+	struct iovec l = {buf, len}, r = {(void *)addr, len};
 	ssize_t n;
 
 	n = process_vm_readv(s->child > 0 ? s->child : s->pid, &l, 1, &r, 1, 0);

@@ -9,11 +9,11 @@
 #include "lib/httpd.h"
 
 struct client {
-	int fd;			/* -1: a free slot */
+	int fd; /* -1: a free slot */
 	time_t since;
 	size_t req_len;
 	char req[HTTPD_MAX_REQUEST];
-	char *resp;		/* NULL until the request is whole */
+	char *resp; /* NULL until the request is whole */
 	size_t resp_len, sent;
 };
 
@@ -22,7 +22,7 @@ struct httpd {
 	int epfd;
 	const char *path;
 	const char *type;
-	char *body;		/* NULL before the first document */
+	char *body; /* NULL before the first document */
 	size_t body_len;
 	struct client clients[HTTPD_MAX_CLIENTS];
 };
@@ -49,7 +49,7 @@ struct httpd *httpd__new(const struct sockaddr *addr, socklen_t len, const char 
 	for (int i = 0; i < HTTPD_MAX_CLIENTS; i++)
 		h->clients[i].fd = -1;
 	h->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (h->fd >= 0 && !setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int)) &&
+	if (h->fd >= 0 && !setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int)) &&
 	    !bind(h->fd, addr, len) && !listen(h->fd, HTTPD_MAX_CLIENTS))
 		return h;
 	err = errno;
@@ -83,7 +83,7 @@ void httpd__free(struct httpd *h)
 
 int httpd__watch(struct httpd *h, int epfd)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = h->fd };
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = h->fd};
 
 	h->epfd = epfd;
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, h->fd, &ev) ? -errno : 0;
@@ -106,7 +106,7 @@ static struct client *client_slot(struct httpd *h)
 
 static void accept_clients(struct httpd *h)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = {.events = EPOLLIN};
 	struct client *c;
 	int fd;
 
@@ -144,8 +144,8 @@ static int respond(struct httpd *h, struct client *c, bool whole)
 	f = open_memstream(&c->resp, &c->resp_len);
 	if (!f)
 		return -errno;
-	fprintf(f, "HTTP/1.1 %s\r\nConnection: close\r\n%sContent-Length: %zu\r\n", status,
-		extra, body ? h->body_len : 0);
+	fprintf(f, "HTTP/1.1 %s\r\nConnection: close\r\n%sContent-Length: %zu\r\n", status, extra,
+		body ? h->body_len : 0);
 	if (body)
 		fprintf(f, "Content-Type: %s\r\n", h->type);
 	fputs("\r\n", f);
@@ -176,7 +176,7 @@ static int read_request(struct httpd *h, struct client *c)
 /* Send what the socket takes now; the rest when it says it has room. */
 static void serve(struct httpd *h, struct client *c)
 {
-	struct epoll_event ev = { .events = EPOLLOUT, .data.fd = c->fd };
+	struct epoll_event ev = {.events = EPOLLOUT, .data.fd = c->fd};
 	int ret = c->resp ? 1 : read_request(h, c);
 	ssize_t n;
 

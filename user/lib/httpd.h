@@ -18,7 +18,7 @@
  */
 #define HTTPD_MAX_CLIENTS 16
 #define HTTPD_MAX_REQUEST 4096
-#define HTTPD_TIMEOUT 10
+#define HTTPD_TIMEOUT	  10
 
 struct httpd;
 

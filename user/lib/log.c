@@ -23,15 +23,15 @@ static void vlog(const char *prefix, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
-#define DEFINE_LOG(name, prefix, cond)            \
-	void name(const char *fmt, ...)           \
-	{                                         \
-		va_list ap;                       \
-		if (!(cond))                      \
-			return;                   \
-		va_start(ap, fmt);                \
-		vlog(prefix, fmt, ap);            \
-		va_end(ap);                       \
+#define DEFINE_LOG(name, prefix, cond)                                                             \
+	void name(const char *fmt, ...)                                                            \
+	{                                                                                          \
+		va_list ap;                                                                        \
+		if (!(cond))                                                                       \
+			return;                                                                    \
+		va_start(ap, fmt);                                                                 \
+		vlog(prefix, fmt, ap);                                                             \
+		va_end(ap);                                                                        \
 	}
 
 DEFINE_LOG(pr_err, "", 1)

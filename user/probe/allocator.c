@@ -13,10 +13,10 @@
 #include "proc/procmaps.h"
 
 enum func_group {
-	GROUP_C,	/* C entry points: take the allocator's prefix */
-	GROUP_CXX,	/* C++ operators: mangled names, never prefixed */
-	GROUP_MMAP,	/* probed only with --mmap, where mmap is defined */
-	GROUP_SYSCALL,	/* seen at the syscall by --big-only, never probed */
+	GROUP_C,       /* C entry points: take the allocator's prefix */
+	GROUP_CXX,     /* C++ operators: mangled names, never prefixed */
+	GROUP_MMAP,    /* probed only with --mmap, where mmap is defined */
+	GROUP_SYSCALL, /* seen at the syscall by --big-only, never probed */
 };
 
 /* @nr_args: its parameters, which probe placement keeps readable (see placement.c). */
@@ -27,54 +27,54 @@ struct func_desc {
 	unsigned int nr_args;
 };
 
-#define C_FUNC(id, sym, args) [id] = { sym, sym, GROUP_C, args }
-#define CXX_FUNC(id, sym, name, args) [id] = { sym, name, GROUP_CXX, args }
+#define C_FUNC(id, sym, args)	      [id] = {sym, sym, GROUP_C, args}
+#define CXX_FUNC(id, sym, name, args) [id] = {sym, name, GROUP_CXX, args}
 
 static const struct func_desc funcs[FUNC_MAX] = {
-	C_FUNC(FUNC_MALLOC, "malloc", 1),
-	C_FUNC(FUNC_CALLOC, "calloc", 2),
-	C_FUNC(FUNC_REALLOC, "realloc", 2),
-	C_FUNC(FUNC_REALLOCARRAY, "reallocarray", 3),
-	C_FUNC(FUNC_POSIX_MEMALIGN, "posix_memalign", 3),
-	C_FUNC(FUNC_MEMALIGN, "memalign", 2),
-	C_FUNC(FUNC_ALIGNED_ALLOC, "aligned_alloc", 2),
-	C_FUNC(FUNC_VALLOC, "valloc", 1),
-	C_FUNC(FUNC_PVALLOC, "pvalloc", 1),
-	C_FUNC(FUNC_FREE, "free", 1),
-	C_FUNC(FUNC_MALLOCX, "mallocx", 2),
-	C_FUNC(FUNC_RALLOCX, "rallocx", 3),
-	C_FUNC(FUNC_DALLOCX, "dallocx", 2),
-	C_FUNC(FUNC_SDALLOCX, "sdallocx", 3),
-	C_FUNC(FUNC_FREE_SIZED, "free_sized", 2),
-	C_FUNC(FUNC_FREE_ALIGNED_SIZED, "free_aligned_sized", 3),
-	CXX_FUNC(FUNC_NEW, "_Znwm", "operator new", 1),
-	CXX_FUNC(FUNC_NEW_NOTHROW, "_ZnwmRKSt9nothrow_t", "operator new", 2),
-	CXX_FUNC(FUNC_NEW_ALIGNED, "_ZnwmSt11align_val_t", "operator new", 2),
-	CXX_FUNC(FUNC_NEW_ALIGNED_NOTHROW, "_ZnwmSt11align_val_tRKSt9nothrow_t", "operator new", 3),
-	CXX_FUNC(FUNC_NEW_ARRAY, "_Znam", "operator new[]", 1),
-	CXX_FUNC(FUNC_NEW_ARRAY_NOTHROW, "_ZnamRKSt9nothrow_t", "operator new[]", 2),
-	CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED, "_ZnamSt11align_val_t", "operator new[]", 2),
-	CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED_NOTHROW, "_ZnamSt11align_val_tRKSt9nothrow_t",
-		 "operator new[]", 3),
-	CXX_FUNC(FUNC_DELETE, "_ZdlPv", "operator delete", 1),
-	CXX_FUNC(FUNC_DELETE_SIZED, "_ZdlPvm", "operator delete", 2),
-	CXX_FUNC(FUNC_DELETE_ALIGNED, "_ZdlPvSt11align_val_t", "operator delete", 2),
-	CXX_FUNC(FUNC_DELETE_SIZED_ALIGNED, "_ZdlPvmSt11align_val_t", "operator delete", 3),
-	CXX_FUNC(FUNC_DELETE_NOTHROW, "_ZdlPvRKSt9nothrow_t", "operator delete", 2),
-	CXX_FUNC(FUNC_DELETE_ALIGNED_NOTHROW, "_ZdlPvSt11align_val_tRKSt9nothrow_t",
-		 "operator delete", 3),
-	CXX_FUNC(FUNC_DELETE_ARRAY, "_ZdaPv", "operator delete[]", 1),
-	CXX_FUNC(FUNC_DELETE_ARRAY_SIZED, "_ZdaPvm", "operator delete[]", 2),
-	CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED, "_ZdaPvSt11align_val_t", "operator delete[]", 2),
-	CXX_FUNC(FUNC_DELETE_ARRAY_SIZED_ALIGNED, "_ZdaPvmSt11align_val_t", "operator delete[]", 3),
-	CXX_FUNC(FUNC_DELETE_ARRAY_NOTHROW, "_ZdaPvRKSt9nothrow_t", "operator delete[]", 2),
-	CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, "_ZdaPvSt11align_val_tRKSt9nothrow_t",
-		 "operator delete[]", 3),
-	[FUNC_MMAP] = { "mmap", "mmap", GROUP_MMAP, 6 },
-	[FUNC_MUNMAP] = { "munmap", "munmap", GROUP_MMAP, 2 },
-	/* the fifth, new_address, only with MREMAP_FIXED */
-	[FUNC_MREMAP] = { "mremap", "mremap", GROUP_MMAP, 5 },
-	[FUNC_BRK] = { "brk", "brk", GROUP_SYSCALL, 1 },
+    C_FUNC(FUNC_MALLOC, "malloc", 1),
+    C_FUNC(FUNC_CALLOC, "calloc", 2),
+    C_FUNC(FUNC_REALLOC, "realloc", 2),
+    C_FUNC(FUNC_REALLOCARRAY, "reallocarray", 3),
+    C_FUNC(FUNC_POSIX_MEMALIGN, "posix_memalign", 3),
+    C_FUNC(FUNC_MEMALIGN, "memalign", 2),
+    C_FUNC(FUNC_ALIGNED_ALLOC, "aligned_alloc", 2),
+    C_FUNC(FUNC_VALLOC, "valloc", 1),
+    C_FUNC(FUNC_PVALLOC, "pvalloc", 1),
+    C_FUNC(FUNC_FREE, "free", 1),
+    C_FUNC(FUNC_MALLOCX, "mallocx", 2),
+    C_FUNC(FUNC_RALLOCX, "rallocx", 3),
+    C_FUNC(FUNC_DALLOCX, "dallocx", 2),
+    C_FUNC(FUNC_SDALLOCX, "sdallocx", 3),
+    C_FUNC(FUNC_FREE_SIZED, "free_sized", 2),
+    C_FUNC(FUNC_FREE_ALIGNED_SIZED, "free_aligned_sized", 3),
+    CXX_FUNC(FUNC_NEW, "_Znwm", "operator new", 1),
+    CXX_FUNC(FUNC_NEW_NOTHROW, "_ZnwmRKSt9nothrow_t", "operator new", 2),
+    CXX_FUNC(FUNC_NEW_ALIGNED, "_ZnwmSt11align_val_t", "operator new", 2),
+    CXX_FUNC(FUNC_NEW_ALIGNED_NOTHROW, "_ZnwmSt11align_val_tRKSt9nothrow_t", "operator new", 3),
+    CXX_FUNC(FUNC_NEW_ARRAY, "_Znam", "operator new[]", 1),
+    CXX_FUNC(FUNC_NEW_ARRAY_NOTHROW, "_ZnamRKSt9nothrow_t", "operator new[]", 2),
+    CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED, "_ZnamSt11align_val_t", "operator new[]", 2),
+    CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED_NOTHROW, "_ZnamSt11align_val_tRKSt9nothrow_t", "operator new[]",
+	     3),
+    CXX_FUNC(FUNC_DELETE, "_ZdlPv", "operator delete", 1),
+    CXX_FUNC(FUNC_DELETE_SIZED, "_ZdlPvm", "operator delete", 2),
+    CXX_FUNC(FUNC_DELETE_ALIGNED, "_ZdlPvSt11align_val_t", "operator delete", 2),
+    CXX_FUNC(FUNC_DELETE_SIZED_ALIGNED, "_ZdlPvmSt11align_val_t", "operator delete", 3),
+    CXX_FUNC(FUNC_DELETE_NOTHROW, "_ZdlPvRKSt9nothrow_t", "operator delete", 2),
+    CXX_FUNC(FUNC_DELETE_ALIGNED_NOTHROW, "_ZdlPvSt11align_val_tRKSt9nothrow_t", "operator delete",
+	     3),
+    CXX_FUNC(FUNC_DELETE_ARRAY, "_ZdaPv", "operator delete[]", 1),
+    CXX_FUNC(FUNC_DELETE_ARRAY_SIZED, "_ZdaPvm", "operator delete[]", 2),
+    CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED, "_ZdaPvSt11align_val_t", "operator delete[]", 2),
+    CXX_FUNC(FUNC_DELETE_ARRAY_SIZED_ALIGNED, "_ZdaPvmSt11align_val_t", "operator delete[]", 3),
+    CXX_FUNC(FUNC_DELETE_ARRAY_NOTHROW, "_ZdaPvRKSt9nothrow_t", "operator delete[]", 2),
+    CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+	     "operator delete[]", 3),
+    [FUNC_MMAP] = {"mmap", "mmap", GROUP_MMAP, 6},
+    [FUNC_MUNMAP] = {"munmap", "munmap", GROUP_MMAP, 2},
+    /* the fifth, new_address, only with MREMAP_FIXED */
+    [FUNC_MREMAP] = {"mremap", "mremap", GROUP_MMAP, 5},
+    [FUNC_BRK] = {"brk", "brk", GROUP_SYSCALL, 1},
 };
 
 const char *alloc_func_name(enum alloc_func func)
@@ -105,8 +105,8 @@ static void place_probe(struct elf_file *ef, uint64_t vaddr, enum alloc_func fun
 			struct placement *out)
 {
 	struct placement_need need = {
-		.nr_args = funcs[func].nr_args,
-		.keep_sp = alloc_func_has_return_probe(func),
+	    .nr_args = funcs[func].nr_args,
+	    .keep_sp = alloc_func_has_return_probe(func),
 	};
 #if defined(__x86_64__)
 	uint8_t code[PLACEMENT_CODE_MAX];
@@ -139,8 +139,8 @@ static int fill_site(struct elf_file *ef, struct probe_site *site, enum alloc_fu
 }
 
 enum site_set {
-	SITES_ALLOCATOR,	/* everything but mmap */
-	SITES_NEW,		/* operator new and new[] only */
+	SITES_ALLOCATOR, /* everything but mmap */
+	SITES_NEW,	 /* operator new and new[] only */
 	SITES_MMAP,
 };
 
@@ -217,8 +217,7 @@ static struct elf_file *open_candidate(pid_t pid, struct candidate *c)
 
 static bool same_object(const struct mapping *a, const struct mapping *b)
 {
-	return a->inode == b->inode && a->dev_major == b->dev_major &&
-	       a->dev_minor == b->dev_minor;
+	return a->inode == b->inode && a->dev_major == b->dev_major && a->dev_minor == b->dev_minor;
 }
 
 static bool same_file(const struct mapping *map, const struct stat *st)
@@ -261,7 +260,7 @@ static size_t add_link_map(pid_t pid, const struct proc_maps *pm, struct candida
 	for (size_t i = 1; i < ln.nr; i++) {
 		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, ln.names[i]);
 		if (ln.names[i][0] != '/' || stat(path, &st))
-			continue;	/* the vdso has no file */
+			continue; /* the vdso has no file */
 		map = find_object(pm, &st);
 		if (map)
 			nr = add_candidate(order, nr, map);
@@ -308,9 +307,9 @@ struct search {
 	struct symbol_names sn;
 	struct allocator *out;
 	struct probe_object *alloc_obj;
-	bool new_seen;		/* operator new found, wherever it is */
+	bool new_seen; /* operator new found, wherever it is */
 	struct probe_object *mmap_obj;
-	bool denied;		/* an object we may not open */
+	bool denied; /* an object we may not open */
 };
 
 static struct probe_object *new_object(struct search *s, const struct candidate *c)
@@ -325,7 +324,7 @@ static struct probe_object *new_object(struct search *s, const struct candidate 
 /* Take from one object what the search still lacks. 0 or -errno. */
 static int inspect(struct search *s, const struct candidate *c, struct elf_file *ef)
 {
-	struct probe_object *here = NULL;	/* this object's entry, once made */
+	struct probe_object *here = NULL; /* this object's entry, once made */
 	uint64_t addrs[FUNC_MAX];
 	int err = 0;
 
@@ -377,7 +376,7 @@ static int search_candidates(struct search *s, pid_t pid, struct candidate *orde
 
 static int search_forced(struct search *s)
 {
-	struct candidate c = { .map = NULL };
+	struct candidate c = {.map = NULL};
 	struct elf_file *ef;
 	int err;
 
@@ -393,7 +392,8 @@ static int search_forced(struct search *s)
 	elf_file__close(ef);
 	if (!err && !s->alloc_obj) {
 		pr_err("--allocator %s: it defines no %smalloc and %sfree", c.path,
-		       s->opts->prefix ? s->opts->prefix : "", s->opts->prefix ? s->opts->prefix : "");
+		       s->opts->prefix ? s->opts->prefix : "",
+		       s->opts->prefix ? s->opts->prefix : "");
 		return -EINVAL;
 	}
 	return err;
@@ -405,7 +405,8 @@ static void explain(struct search *s, size_t nr, bool from_link_map)
 		snprintf(s->out->why, sizeof(s->out->why), "given by --allocator");
 	else
 		snprintf(s->out->why, sizeof(s->out->why),
-			 "the first of %zu objects in symbol lookup order (%s) to define malloc and free",
+			 "the first of %zu objects in symbol lookup order (%s) to define malloc "
+			 "and free",
 			 nr, from_link_map ? "the loader's link map" : "load order");
 }
 
@@ -413,13 +414,14 @@ static void explain(struct search *s, size_t nr, bool from_link_map)
 static int no_access(pid_t pid, const char *what)
 {
 	pr_err("cannot read %s process %d: permission denied "
-	       "(another user's process needs CAP_SYS_PTRACE)", what, pid);
+	       "(another user's process needs CAP_SYS_PTRACE)",
+	       what, pid);
 	return -EINVAL;
 }
 
 int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocator *out)
 {
-	struct search s = { .opts = opts, .out = out };
+	struct search s = {.opts = opts, .out = out};
 	bool from_link_map = false;
 	struct candidate *order;
 	struct proc_maps pm;

@@ -18,9 +18,9 @@
  */
 struct probe_site {
 	enum alloc_func func;
-	uint64_t entry;		/* the function's first instruction, as an offset in the file */
+	uint64_t entry; /* the function's first instruction, as an offset in the file */
 	struct placement place;
-	bool alias;		/* same address as an earlier site: not probed again */
+	bool alias; /* same address as an earlier site: not probed again */
 };
 
 /* Where @site's probes go, as an offset in the object's file. */
@@ -31,16 +31,16 @@ static inline uint64_t probe_site__offset(const struct probe_site *site)
 
 /* One object to probe and the functions in it. */
 struct probe_object {
-	char path[PATH_MAX];	/* how to open it from here (may be via /proc/PID) */
-	char name[PATH_MAX];	/* its path as the target maps it */
+	char path[PATH_MAX]; /* how to open it from here (may be via /proc/PID) */
+	char name[PATH_MAX]; /* its path as the target maps it */
 	size_t nr_sites;
 	struct probe_site sites[FUNC_MAX];
 };
 
 struct allocator_opts {
-	const char *path;	/* --allocator: use this object, wherever symbols lead */
-	const char *prefix;	/* prefix of the C entry points, e.g. "je_" */
-	bool mmap;		/* also probe mmap, munmap and mremap */
+	const char *path;   /* --allocator: use this object, wherever symbols lead */
+	const char *prefix; /* prefix of the C entry points, e.g. "je_" */
+	bool mmap;	    /* also probe mmap, munmap and mremap */
 };
 
 /*
@@ -52,8 +52,8 @@ struct allocator_opts {
 struct allocator {
 	struct probe_object objs[3];
 	size_t nr_objs;
-	bool final;		/* nothing more will be loaded: a static executable */
-	char why[256];		/* how the allocator was chosen, for --verbose */
+	bool final;    /* nothing more will be loaded: a static executable */
+	char why[256]; /* how the allocator was chosen, for --verbose */
 };
 
 /*

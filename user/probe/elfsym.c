@@ -84,8 +84,8 @@ static bool is_defined_func(const GElf_Sym *sym)
 	       sym->st_value;
 }
 
-static void match_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
-			  const char *const *names, size_t n, uint64_t *addrs)
+static void match_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const char *const *names,
+			  size_t n, uint64_t *addrs)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t count, i, j;
@@ -108,8 +108,7 @@ static void match_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 	}
 }
 
-int elf_file__find_funcs(struct elf_file *ef, const char *const *names, size_t n,
-			 uint64_t *addrs)
+int elf_file__find_funcs(struct elf_file *ef, const char *const *names, size_t n, uint64_t *addrs)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;

@@ -18,8 +18,7 @@ void elf_file__close(struct elf_file *ef);
  * .symtab. addrs[i] is the address of names[i], or 0 when not defined.
  * Returns how many were found, or -errno.
  */
-int elf_file__find_funcs(struct elf_file *ef, const char *const *names, size_t n,
-			 uint64_t *addrs);
+int elf_file__find_funcs(struct elf_file *ef, const char *const *names, size_t n, uint64_t *addrs);
 
 /* File offset of a virtual address in a loadable segment: 0 or -ENOENT. */
 int elf_file__vaddr_to_offset(struct elf_file *ef, uint64_t vaddr, uint64_t *offset);

@@ -12,9 +12,9 @@
 #include "probe/linkmap.h"
 
 /* Bounds for reading another process's loader structures: never trust them. */
-#define MAX_DYN_ENTRIES 1024
+#define MAX_DYN_ENTRIES	 1024
 #define MAX_LINK_ENTRIES 4096
-#define MAX_PHDRS 256
+#define MAX_PHDRS	 256
 
 /* glibc's and musl's public struct link_map head, for 64-bit processes. */
 struct link_map64 {

@@ -11,7 +11,7 @@
  * them (the executable, LD_PRELOAD objects, then libraries as loaded).
  */
 struct link_names {
-	char **names;		/* paths as the loader opened them; [0] is "" (the executable) */
+	char **names; /* paths as the loader opened them; [0] is "" (the executable) */
 	size_t nr;
 };
 

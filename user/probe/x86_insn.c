@@ -11,55 +11,54 @@
 #include "probe/x86_insn.h"
 
 #define MAX_INSN_LEN 15
-#define RAX X86_REG_BIT(X86_REG_RAX)
-#define RDX X86_REG_BIT(X86_REG_RDX)
-#define RSP X86_REG_BIT(X86_REG_RSP)
+#define RAX	     X86_REG_BIT(X86_REG_RAX)
+#define RDX	     X86_REG_BIT(X86_REG_RDX)
+#define RSP	     X86_REG_BIT(X86_REG_RSP)
 
 /* Which operands of a ModRM instruction it writes. */
 enum {
-	DEST_REG = 1 << 0,	/* the ModRM reg field's register */
-	DEST_RM = 1 << 1,	/* the r/m operand, when it is a register */
+	DEST_REG = 1 << 0, /* the ModRM reg field's register */
+	DEST_RM = 1 << 1,  /* the r/m operand, when it is a register */
 };
 
 struct decoder {
 	const uint8_t *code;
-	size_t len;		/* readable bytes at code */
-	size_t pos;		/* the next byte to decode */
-	bool legacy;		/* any legacy prefix */
-	bool opsize;		/* 0x66: 16-bit operands */
-	uint8_t rep;		/* 0xf2 or 0xf3, else 0 */
-	uint8_t rex;		/* 0x40-0x4f, else 0 */
+	size_t len;  /* readable bytes at code */
+	size_t pos;  /* the next byte to decode */
+	bool legacy; /* any legacy prefix */
+	bool opsize; /* 0x66: 16-bit operands */
+	uint8_t rep; /* 0xf2 or 0xf3, else 0 */
+	uint8_t rex; /* 0x40-0x4f, else 0 */
 	uint8_t modrm;
 	struct x86_insn *insn;
 };
 
-static const char *const alu_names[8] = { "add", "or", "adc", "sbb", "and", "sub", "xor", "cmp" };
-static const char *const shift_names[8] = { "rol", "ror", "rcl", "rcr",
-					    "shl", "shr", "sal", "sar" };
-static const char *const group3_names[4] = { "mul", "imul", "div", "idiv" };
-static const char *const jcc_names[16] = { "jo", "jno", "jb", "jae", "je", "jne", "jbe", "ja",
-					   "js", "jns", "jp", "jnp", "jl", "jge", "jle", "jg" };
+static const char *const alu_names[8] = {"add", "or", "adc", "sbb", "and", "sub", "xor", "cmp"};
+static const char *const shift_names[8] = {"rol", "ror", "rcl", "rcr", "shl", "shr", "sal", "sar"};
+static const char *const group3_names[4] = {"mul", "imul", "div", "idiv"};
+static const char *const jcc_names[16] = {"jo", "jno", "jb", "jae", "je", "jne", "jbe", "ja",
+					  "js", "jns", "jp", "jnp", "jl", "jge", "jle", "jg"};
 
 /* The kernel's 64-bit NOPs (x86_nops[]): a probe on one of these is emulated. */
 static const uint8_t kernel_nops[][11] = {
-	[1] = { 0x90 },
-	[2] = { 0x66, 0x90 },
-	[3] = { 0x0f, 0x1f, 0x00 },
-	[4] = { 0x0f, 0x1f, 0x40, 0x00 },
-	[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 },
-	[6] = { 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 },
-	[7] = { 0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00 },
-	[8] = { 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 },
-	[9] = { 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 },
-	[10] = { 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 },
-	[11] = { 0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 },
+    [1] = {0x90},
+    [2] = {0x66, 0x90},
+    [3] = {0x0f, 0x1f, 0x00},
+    [4] = {0x0f, 0x1f, 0x40, 0x00},
+    [5] = {0x0f, 0x1f, 0x44, 0x00, 0x00},
+    [6] = {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00},
+    [7] = {0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00},
+    [8] = {0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+    [9] = {0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+    [10] = {0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+    [11] = {0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
 };
 
 const char *x86_reg_name(enum x86_reg reg)
 {
 	static const char *const names[X86_REG_MAX] = {
-		"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-		"r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15",
+	    "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	    "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15",
 	};
 
 	return reg < X86_REG_MAX ? names[reg] : "?";
@@ -87,15 +86,15 @@ static int next(struct decoder *d, uint8_t *byte)
 static bool is_legacy_prefix(uint8_t b)
 {
 	switch (b) {
-	case 0x26:	/* es, cs, ss, ds */
+	case 0x26: /* es, cs, ss, ds */
 	case 0x2e:
 	case 0x36:
 	case 0x3e:
-	case 0x64:	/* fs, gs */
+	case 0x64: /* fs, gs */
 	case 0x65:
-	case 0x66:	/* operand size, address size */
+	case 0x66: /* operand size, address size */
 	case 0x67:
-	case 0xf0:	/* lock, repne, rep */
+	case 0xf0: /* lock, repne, rep */
 	case 0xf2:
 	case 0xf3:
 		return true;
@@ -198,9 +197,9 @@ static int rel_branch(struct decoder *d, const char *name, size_t size, uint16_t
 	if (err)
 		return err;
 	imm = d->code + d->pos - size;
-	d->insn->disp = size == 1 ? (int8_t)imm[0]
-				  : (int32_t)(imm[0] | imm[1] << 8 | imm[2] << 16 |
-					      (uint32_t)imm[3] << 24);
+	d->insn->disp =
+	    size == 1 ? (int8_t)imm[0]
+		      : (int32_t)(imm[0] | imm[1] << 8 | imm[2] << 16 | (uint32_t)imm[3] << 24);
 	d->insn->branch = true;
 	d->insn->emulated = true;
 	return set(d, name, writes);
@@ -290,7 +289,7 @@ static int decode_group5(struct decoder *d, uint8_t op)
 	case 6:
 		return set(d, "push", RSP);
 	}
-	return -EINVAL;	/* far call and jmp */
+	return -EINVAL; /* far call and jmp */
 }
 
 /* 0x50-0x5f. The kernel emulates push alone or after REX 0x41 (r8-r15). */
@@ -365,7 +364,7 @@ static int decode_0f(struct decoder *d)
 	if (op >= 0x90 && op <= 0x9f)
 		return modrm_op(d, "set", DEST_RM, true);
 	switch (op) {
-	case 0x1f:	/* nop with a ModRM operand, which it does not touch */
+	case 0x1f: /* nop with a ModRM operand, which it does not touch */
 		err = modrm_op(d, "nop", 0, false);
 		d->insn->emulated = !err && d->pos < sizeof(kernel_nops) / sizeof(kernel_nops[0]) &&
 				    !memcmp(d->code, kernel_nops[d->pos], d->pos);
@@ -472,7 +471,7 @@ static int decode_rep(struct decoder *d, uint8_t op)
 
 int x86_insn__decode(struct x86_insn *insn, const uint8_t *code, size_t len)
 {
-	struct decoder d = { .code = code, .len = len, .insn = insn };
+	struct decoder d = {.code = code, .len = len, .insn = insn};
 	uint8_t op;
 	int err;
 

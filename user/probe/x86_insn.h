@@ -24,20 +24,20 @@ enum x86_reg {
 #define X86_REG_BIT(reg) ((uint16_t)(1U << (reg)))
 
 /* Where the System V ABI passes integer arguments. */
-#define X86_ARG_REGS                                                                     \
-	(X86_REG_BIT(X86_REG_RDI) | X86_REG_BIT(X86_REG_RSI) | X86_REG_BIT(X86_REG_RDX) | \
+#define X86_ARG_REGS                                                                               \
+	(X86_REG_BIT(X86_REG_RDI) | X86_REG_BIT(X86_REG_RSI) | X86_REG_BIT(X86_REG_RDX) |          \
 	 X86_REG_BIT(X86_REG_RCX) | X86_REG_BIT(X86_REG_R8) | X86_REG_BIT(X86_REG_R9))
 
 /* One x86-64 instruction, as much of it as probe placement needs. */
 struct x86_insn {
-	const char *name;	/* mnemonic for messages, e.g. "je" */
-	uint8_t len;		/* in bytes, prefixes included */
-	bool branch;		/* may continue elsewhere than at the next instruction */
-	bool emulated;		/* a uprobe on it is emulated by the kernel, not single-stepped */
-	uint16_t writes;	/* the general registers it may change, X86_REG_BIT()s */
-	bool copy;		/* mov between 64-bit registers: copy_src into the one it writes */
-	uint8_t copy_src;	/* enum x86_reg */
-	int32_t disp;		/* relative branches: target minus the next instruction */
+	const char *name; /* mnemonic for messages, e.g. "je" */
+	uint8_t len;	  /* in bytes, prefixes included */
+	bool branch;	  /* may continue elsewhere than at the next instruction */
+	bool emulated;	  /* a uprobe on it is emulated by the kernel, not single-stepped */
+	uint16_t writes;  /* the general registers it may change, X86_REG_BIT()s */
+	bool copy;	  /* mov between 64-bit registers: copy_src into the one it writes */
+	uint8_t copy_src; /* enum x86_reg */
+	int32_t disp;	  /* relative branches: target minus the next instruction */
 };
 
 /*

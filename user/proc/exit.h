@@ -6,10 +6,10 @@
 
 /* How a traced process ended, as the reports tell it. */
 struct target_exit {
-	bool exited;		/* the target is gone */
-	int status;		/* exit status, or -1 if unknown or killed */
-	int signal;		/* killing signal, or 0 */
-	bool oom_killed;	/* the kernel's OOM killer chose it */
+	bool exited;	 /* the target is gone */
+	int status;	 /* exit status, or -1 if unknown or killed */
+	int signal;	 /* killing signal, or 0 */
+	bool oom_killed; /* the kernel's OOM killer chose it */
 };
 
 #endif

@@ -6,9 +6,9 @@
 #include "proc/pagemap.h"
 
 #define PM_PAGE_SIZE 4096ULL
-#define PM_PRESENT (1ULL << 63)
-#define PM_SWAPPED (1ULL << 62)
-#define PM_RUN 512	/* entries per read: 4 KiB of pagemap, 2 MiB of memory */
+#define PM_PRESENT   (1ULL << 63)
+#define PM_SWAPPED   (1ULL << 62)
+#define PM_RUN	     512 /* entries per read: 4 KiB of pagemap, 2 MiB of memory */
 
 static enum page_state state_of(uint64_t entry)
 {

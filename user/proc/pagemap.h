@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 enum page_state {
-	PAGE_GONE,	/* neither in memory nor in swap: unmapped or given back */
+	PAGE_GONE, /* neither in memory nor in swap: unmapped or given back */
 	PAGE_RESIDENT,
 	PAGE_SWAPPED,
 };

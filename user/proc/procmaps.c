@@ -117,13 +117,11 @@ static int mapping__parse(struct mapping *map, const char *line)
 {
 	const char *p = line;
 
-	*map = (struct mapping){ 0 };
-	if (!parse_hex(&p, &map->start) || !skip_char(&p, '-') ||
-	    !parse_hex(&p, &map->end) || !skip_char(&p, ' ') ||
-	    !parse_perms(&p, map) || !skip_char(&p, ' ') ||
-	    !parse_hex(&p, &map->pgoff) || !skip_char(&p, ' ') ||
-	    !parse_dev(&p, map) || !skip_char(&p, ' ') ||
-	    !parse_dec(&p, &map->inode))
+	*map = (struct mapping){0};
+	if (!parse_hex(&p, &map->start) || !skip_char(&p, '-') || !parse_hex(&p, &map->end) ||
+	    !skip_char(&p, ' ') || !parse_perms(&p, map) || !skip_char(&p, ' ') ||
+	    !parse_hex(&p, &map->pgoff) || !skip_char(&p, ' ') || !parse_dev(&p, map) ||
+	    !skip_char(&p, ' ') || !parse_dec(&p, &map->inode))
 		return -EINVAL;
 	if (map->end <= map->start || (*p != ' ' && *p != '\0'))
 		return -EINVAL;
@@ -200,7 +198,7 @@ int proc_maps__parse(FILE *f, struct proc_maps *out)
 {
 	int err;
 
-	*out = (struct proc_maps){ 0 };
+	*out = (struct proc_maps){0};
 	err = proc_maps__parse_lines(f, out);
 	if (err) {
 		proc_maps__release(out);
@@ -216,7 +214,7 @@ int proc_maps__read(pid_t pid, struct proc_maps *out)
 	FILE *f;
 	int err;
 
-	*out = (struct proc_maps){ 0 };
+	*out = (struct proc_maps){0};
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -233,7 +231,7 @@ void proc_maps__release(struct proc_maps *m)
 	for (i = 0; i < m->nr; i++)
 		free(m->maps[i].path);
 	free(m->maps);
-	*m = (struct proc_maps){ 0 };
+	*m = (struct proc_maps){0};
 }
 
 const struct mapping *proc_maps__find(const struct proc_maps *m, uint64_t addr)

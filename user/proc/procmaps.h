@@ -12,19 +12,19 @@
 struct mapping {
 	uint64_t start;
 	uint64_t end;
-	uint64_t pgoff;		/* file offset of start */
+	uint64_t pgoff; /* file offset of start */
 	uint64_t inode;
 	unsigned int dev_major;
 	unsigned int dev_minor;
 	bool read;
 	bool write;
 	bool exec;
-	bool deleted;		/* the file was unlinked; " (deleted)" is cut from path */
-	char *path;		/* NULL for anonymous memory; "[stack]" etc. kept as is */
+	bool deleted; /* the file was unlinked; " (deleted)" is cut from path */
+	char *path;   /* NULL for anonymous memory; "[stack]" etc. kept as is */
 };
 
 struct proc_maps {
-	struct mapping *maps;	/* sorted by start, as the kernel lists them */
+	struct mapping *maps; /* sorted by start, as the kernel lists them */
 	size_t nr;
 };
 

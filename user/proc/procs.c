@@ -10,7 +10,7 @@
 
 void procs__init(struct procs *ps, double min_gap)
 {
-	*ps = (struct procs){ .min_gap = min_gap };
+	*ps = (struct procs){.min_gap = min_gap};
 }
 
 static void proc__free(struct proc *p)
@@ -162,8 +162,8 @@ uint64_t proc_rss(pid_t pid)
 
 long proc_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
 	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 
 	return n < 0 ? -errno : n;

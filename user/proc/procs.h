@@ -21,11 +21,11 @@ struct allocator;
  * exec seen again.
  */
 enum proc_trace {
-	PROC_ATTACHED,		/* its first program's allocator is probed */
-	PROC_EXEC_SEEN,		/* ran execve: the new program not looked at yet */
-	PROC_ALLOC_PENDING,	/* the new program has mapped no allocator yet */
-	PROC_REPROBED,		/* the new program's allocator is probed */
-	PROC_NO_ALLOCATOR,	/* none found in time, or probing it failed */
+	PROC_ATTACHED,	    /* its first program's allocator is probed */
+	PROC_EXEC_SEEN,	    /* ran execve: the new program not looked at yet */
+	PROC_ALLOC_PENDING, /* the new program has mapped no allocator yet */
+	PROC_REPROBED,	    /* the new program's allocator is probed */
+	PROC_NO_ALLOCATOR,  /* none found in time, or probing it failed */
 };
 
 /*
@@ -35,28 +35,28 @@ enum proc_trace {
  */
 struct proc {
 	pid_t pid;
-	uint32_t gen;		/* its program image, as the BPF side numbers them */
-	pid_t parent;		/* the traced process it was forked from, or 0 */
-	bool execed;		/* runs another program than it was forked as */
+	uint32_t gen; /* its program image, as the BPF side numbers them */
+	pid_t parent; /* the traced process it was forked from, or 0 */
+	bool execed;  /* runs another program than it was forked as */
 	char comm[32];
 	bool oom_killed;
 	struct target_exit exit;
 	uint64_t counters[CNT_MAX];
 	struct profile *profile;
 	struct history *history;
-	struct symbolizer *syms;	/* made when first needed */
-	bool syms_failed;	/* gone before it could be read */
-	struct allocator *allocator;	/* found for its current image, NULL before; owned */
+	struct symbolizer *syms;     /* made when first needed */
+	bool syms_failed;	     /* gone before it could be read */
+	struct allocator *allocator; /* found for its current image, NULL before; owned */
 	enum proc_trace trace;
-	bool named;		/* on the command line: its execs are told at info level */
-	double exec_deadline;	/* PROC_ALLOC_PENDING: when to give up, CLOCK_MONOTONIC */
+	bool named;	      /* on the command line: its execs are told at info level */
+	double exec_deadline; /* PROC_ALLOC_PENDING: when to give up, CLOCK_MONOTONIC */
 };
 
 struct procs {
 	struct proc **procs;
 	size_t nr;
 	size_t cap;
-	double min_gap;		/* for each history, see history__new() */
+	double min_gap; /* for each history, see history__new() */
 };
 
 void procs__init(struct procs *ps, double min_gap);

@@ -26,10 +26,10 @@
 
 struct target {
 	pid_t pid;
-	int pidfd;		/* attached targets: readable once the process is gone */
+	int pidfd; /* attached targets: readable once the process is gone */
 	bool launched;
-	bool resumed;		/* launched and let go past the loader */
-	bool at_exit_stop;	/* held in its exit stop until target__resume() */
+	bool resumed;	   /* launched and let go past the loader */
+	bool at_exit_stop; /* held in its exit stop until target__resume() */
 	char comm[32];
 	struct target_exit exit;
 };
@@ -175,7 +175,7 @@ static void report_exec_error(const char *cmd, int err)
 
 struct target_exit target_exit__from_status(int status)
 {
-	struct target_exit e = { .exited = true, .status = -1 };
+	struct target_exit e = {.exited = true, .status = -1};
 
 	if (WIFEXITED(status))
 		e.status = WEXITSTATUS(status);
@@ -249,7 +249,7 @@ static int start_child(struct target *t, char *const argv[], int go[2], int errp
 
 struct target *target__launch(char *const argv[])
 {
-	int go[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	int go[2] = {-1, -1}, errp[2] = {-1, -1};
 	struct target *t;
 	int err;
 
@@ -359,7 +359,7 @@ int target__fd(const struct target *t)
 
 static enum target_state update_attached(struct target *t)
 {
-	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
+	struct pollfd pfd = {.fd = t->pidfd, .events = POLLIN};
 
 	if (poll(&pfd, 1, 0) == 1) {
 		t->exit.exited = true;

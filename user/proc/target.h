@@ -17,8 +17,8 @@ struct target;
 
 enum target_state {
 	TARGET_RUNNING,
-	TARGET_EXITING,		/* stopped on its way out: mappings still readable */
-	TARGET_EXECED,		/* stopped in a new program image: probe it anew */
+	TARGET_EXITING, /* stopped on its way out: mappings still readable */
+	TARGET_EXECED,	/* stopped in a new program image: probe it anew */
 	TARGET_GONE,
 };
 

@@ -77,15 +77,15 @@ static int add_stack(struct report_parts *rp, const struct profile_stack *st, bo
 	const struct assemble_leaks *l = rp->opts->leaks;
 
 	*out = (struct report_stack){
-		.stack_id = st->stack_id,
-		.outstanding_bytes = st->stats.outstanding_bytes,
-		.outstanding_allocs = st->stats.outstanding_allocs,
-		.allocs = st->stats.allocs,
-		.alloc_bytes = st->stats.alloc_bytes,
-		.growth_bytes = st->growth_bytes,
-		.trend = trend_name(st->trend),
-		.stack_flags = st->flags,
-		.classified = classify && l,
+	    .stack_id = st->stack_id,
+	    .outstanding_bytes = st->stats.outstanding_bytes,
+	    .outstanding_allocs = st->stats.outstanding_allocs,
+	    .allocs = st->stats.allocs,
+	    .alloc_bytes = st->stats.alloc_bytes,
+	    .growth_bytes = st->growth_bytes,
+	    .trend = trend_name(st->trend),
+	    .stack_flags = st->flags,
+	    .classified = classify && l,
 	};
 	if (out->classified)
 		sum_classes(l, st->stack_id, out->class_bytes, out->class_allocs);
@@ -139,12 +139,12 @@ static int add_threads(struct report_parts *rp, struct profile *prof, struct rep
 				     sizeof(rp->thread_names[i]));
 		err = add_thread_stacks(rp, prof, &th[i]);
 		rp->threads[i] = (struct report_thread){
-			.tid = th[i].tid,
-			.comm = rp->thread_names[i][0] ? rp->thread_names[i] : NULL,
-			.outstanding_bytes = th[i].outstanding_bytes,
-			.outstanding_allocs = th[i].outstanding_allocs,
-			.nr_stacks = rp->nr - first,
-			.stacks = &rp->stacks[first],
+		    .tid = th[i].tid,
+		    .comm = rp->thread_names[i][0] ? rp->thread_names[i] : NULL,
+		    .outstanding_bytes = th[i].outstanding_bytes,
+		    .outstanding_allocs = th[i].outstanding_allocs,
+		    .nr_stacks = rp->nr - first,
+		    .stacks = &rp->stacks[first],
 		};
 		r->nr_threads++;
 	}
@@ -163,11 +163,11 @@ static int add_peak(struct report_parts *rp, const struct history *h, struct rep
 	for (size_t i = 0; i < pk->nr_stacks && !err; i++)
 		err = add_stack(rp, &pk->stacks[i], false);
 	rp->peak = (struct report_peak){
-		.time = pk->time,
-		.outstanding_bytes = pk->outstanding_bytes,
-		.outstanding_allocs = pk->outstanding_allocs,
-		.nr_stacks = rp->nr - first,
-		.stacks = &rp->stacks[first],
+	    .time = pk->time,
+	    .outstanding_bytes = pk->outstanding_bytes,
+	    .outstanding_allocs = pk->outstanding_allocs,
+	    .nr_stacks = rp->nr - first,
+	    .stacks = &rp->stacks[first],
 	};
 	r->peak = &rp->peak;
 	return err;
@@ -201,8 +201,8 @@ static struct report_parts *parts_new(const struct assemble_opts *o,
 				      const struct assemble_source *src, size_t nr_top)
 {
 	struct report_parts *rp = calloc(1, sizeof(*rp));
-	size_t room = nr_top + REPORT_MAX_GROWING + REPORT_MAX_THREADS * REPORT_THREAD_STACKS +
-		      PEAK_STACKS;
+	size_t room =
+	    nr_top + REPORT_MAX_GROWING + REPORT_MAX_THREADS * REPORT_THREAD_STACKS + PEAK_STACKS;
 
 	if (!rp)
 		return NULL;
@@ -263,7 +263,7 @@ static size_t rank_by_loss(struct profile *prof, const struct assemble_leaks *l,
 		uint64_t bytes[LEAK_CLASSES] = {}, allocs[LEAK_CLASSES] = {};
 
 		sum_classes(l, all[i]->stack_id, bytes, allocs);
-		rk[i] = (struct ranked){ all[i], bytes[LEAK_DEFINITE], i };
+		rk[i] = (struct ranked){all[i], bytes[LEAK_DEFINITE], i};
 	}
 	qsort(rk, n, sizeof(*rk), by_definite);
 	if (top && n > top)
@@ -274,8 +274,8 @@ static size_t rank_by_loss(struct profile *prof, const struct assemble_leaks *l,
 }
 
 /* rank_by_loss into an array of its own (NULL: errno), its length in *@n. */
-static const struct profile_stack **ranked_top(struct profile *prof,
-					       const struct assemble_opts *o, size_t *n)
+static const struct profile_stack **ranked_top(struct profile *prof, const struct assemble_opts *o,
+					       size_t *n)
 {
 	size_t room = profile__nr_stacks(prof) + 1;
 	struct ranked *rk = calloc(room, sizeof(*rk));

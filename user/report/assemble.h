@@ -21,8 +21,8 @@
 /* Inlined calls shown per return address, at most. */
 #define REPORT_MAX_INLINE 8
 /* How much of the secondary lists a report shows. */
-#define REPORT_MAX_GROWING 5
-#define REPORT_MAX_THREADS 10
+#define REPORT_MAX_GROWING   5
+#define REPORT_MAX_THREADS   10
 #define REPORT_THREAD_STACKS 5
 /* --show-data: bytes kept per stack, at most. */
 #define REPORT_MAX_DATA 256
@@ -52,15 +52,15 @@ struct leak_verdict {
 struct assemble_leaks {
 	const struct leak_verdict *verdicts;
 	size_t nr;
-	struct report_leak_check check;	/* its class totals are summed here */
+	struct report_leak_check check; /* its class totals are summed here */
 };
 
 struct assemble_opts {
-	size_t top;		/* stacks listed, 0 = all */
-	size_t data_top;	/* of them, those given their bytes; 0 = all */
-	size_t show_data;	/* bytes per stack (at most REPORT_MAX_DATA), 0 = none */
-	bool threads;		/* the per-thread lists: the profile is per block */
-	bool peak;		/* the peak, for a final report */
+	size_t top;	  /* stacks listed, 0 = all */
+	size_t data_top;  /* of them, those given their bytes; 0 = all */
+	size_t show_data; /* bytes per stack (at most REPORT_MAX_DATA), 0 = none */
+	bool threads;	  /* the per-thread lists: the profile is per block */
+	bool peak;	  /* the peak, for a final report */
 	/*
 	 * --leak-check, or NULL: each listed stack's classes, the report's
 	 * totals, and stacks with definitely lost bytes listed first.

@@ -17,7 +17,7 @@
  * in JSON, the blank line between objects in text.
  */
 struct report_ops {
-	const char *separator;	/* between stacks, between frames */
+	const char *separator; /* between stacks, between frames */
 	void (*report_begin)(FILE *f, const struct report *r);
 	/* One process of a report on several, before and after its stacks and lists. */
 	void (*proc_begin)(FILE *f, const struct report *p);
@@ -43,14 +43,14 @@ struct report_ops {
 struct report_writer {
 	const struct report_ops *ops;
 	FILE *out;
-	bool resident;	/* the report is --growth's: pages, not blocks */
+	bool resident; /* the report is --growth's: pages, not blocks */
 };
 
 /* Text: for a person at a terminal. */
 
 /* Formatted numbers, returned by value so that they can be printf arguments. */
 struct count_buf {
-	char s[28];	/* "18,446,744,073,709,551,615" */
+	char s[28]; /* "18,446,744,073,709,551,615" */
 };
 
 struct size_buf {
@@ -82,7 +82,7 @@ static struct count_buf text_count(uint64_t n)
 /* "3.2 MiB (3,355,443 bytes)", or "512 bytes" when rounding adds nothing. */
 static struct size_buf text_size(uint64_t bytes)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	struct size_buf b;
 	double v = bytes / 1024.0;
 	size_t i = 0;
@@ -142,21 +142,21 @@ static void text_exit(FILE *f, const struct target_exit *e)
 
 /* Why a counter makes the numbers incomplete; NULL for the plain counts. */
 static const char *const counter_reasons[CNT_MAX] = {
-	[CNT_LOST_ALLOCS] = "live-allocation map full",
-	[CNT_LOST_STATS] = "per-stack statistics map full",
-	[CNT_LOST_INFLIGHT] = "in-flight record unavailable",
-	[CNT_LOST_STACKS] = "stack map full, counted under an unknown stack",
-	[CNT_STACK_ERRORS] = "user stack not walkable, counted under an unknown stack",
-	[CNT_LOST_EVENTS] = "ring buffer full, big-allocation alerts lost",
-	[CNT_LOST_CAP] = "over --max-per-process, not recorded",
-	[CNT_LOST_PROCS] = "per-process map full, calls of processes not traced",
+    [CNT_LOST_ALLOCS] = "live-allocation map full",
+    [CNT_LOST_STATS] = "per-stack statistics map full",
+    [CNT_LOST_INFLIGHT] = "in-flight record unavailable",
+    [CNT_LOST_STACKS] = "stack map full, counted under an unknown stack",
+    [CNT_STACK_ERRORS] = "user stack not walkable, counted under an unknown stack",
+    [CNT_LOST_EVENTS] = "ring buffer full, big-allocation alerts lost",
+    [CNT_LOST_CAP] = "over --max-per-process, not recorded",
+    [CNT_LOST_PROCS] = "per-process map full, calls of processes not traced",
 };
 
 /* Why a counter makes some stacks incomplete, though every byte is counted. */
 static const char *const stack_reasons[CNT_MAX] = {
-	[CNT_STACKS_CUT] = "the walk stopped before the outermost frame",
-	[CNT_UNWIND_MISSES] = "frames in code without unwind tables yet, walked by frame pointers",
-	[CNT_UNWIND_FULL] = "objects without unwind tables, full: walked by frame pointers",
+    [CNT_STACKS_CUT] = "the walk stopped before the outermost frame",
+    [CNT_UNWIND_MISSES] = "frames in code without unwind tables yet, walked by frame pointers",
+    [CNT_UNWIND_FULL] = "objects without unwind tables, full: walked by frame pointers",
 };
 
 /* One line naming each counter of @reasons that is not 0, or nothing. */
@@ -208,7 +208,10 @@ static void text_totals(FILE *f, const struct profile_totals *t, bool resident)
 
 /* Valgrind's order: the worst class first. */
 static const enum leak_class class_order[LEAK_CLASSES] = {
-	LEAK_DEFINITE, LEAK_INDIRECT, LEAK_POSSIBLE, LEAK_REACHABLE,
+    LEAK_DEFINITE,
+    LEAK_INDIRECT,
+    LEAK_POSSIBLE,
+    LEAK_REACHABLE,
 };
 
 /* "definitely lost 128 bytes in 2 blocks, indirectly lost ..." */
@@ -234,8 +237,8 @@ static void text_leak_summary(FILE *f, const struct report_leak_check *lc)
 		fprintf(f, "  leak check: no verdicts: %s\n", lc->error);
 		return;
 	}
-	fprintf(f, "  leak summary (target paused %.3f ms, %s of roots scanned):\n",
-		lc->pause_ms, text_size(lc->bytes_scanned).s);
+	fprintf(f, "  leak summary (target paused %.3f ms, %s of roots scanned):\n", lc->pause_ms,
+		text_size(lc->bytes_scanned).s);
 	text_classes(f, "    ", "\n    ", lc->class_bytes, lc->class_allocs);
 	for (unsigned int bit = 1; bit <= LEAK_ASSUME_STOPPED; bit <<= 1) {
 		if (lc->assumptions & bit)
@@ -275,11 +278,13 @@ static void text_report_begin(FILE *f, const struct report *r)
 		fprintf(f, "  estimates from allocations sampled every %s on average\n",
 			text_size(r->sample_rate).s);
 	if (r->big_only)
-		fprintf(f, "  only blocks of %s or more that reached the kernel (mmap, mremap, brk)\n",
+		fprintf(f,
+			"  only blocks of %s or more that reached the kernel (mmap, mremap, brk)\n",
 			text_size(r->big_only).s);
 	if (r->growth)
 		fputs("  resident growth, not allocations: pages still resident, by the stack that "
-		      "touched each first\n", f);
+		      "touched each first\n",
+		      f);
 	text_warning(f, t);
 }
 
@@ -320,8 +325,8 @@ static void text_stack_begin(FILE *f, const struct report_stack *s, bool residen
 {
 	fprintf(f, "  %s %sin %s %s%s, %s %s%s", text_size(s->outstanding_bytes).s,
 		resident ? "resident " : "", text_count(s->outstanding_allocs).s,
-		resident ? "page" : "block", plural(s->outstanding_allocs),
-		text_count(s->allocs).s, resident ? "first touch" : "alloc",
+		resident ? "page" : "block", plural(s->outstanding_allocs), text_count(s->allocs).s,
+		resident ? "first touch" : "alloc",
 		resident && s->allocs != 1 ? "es" : plural(s->allocs));
 	text_trend(f, s);
 	fputc('\n', f);
@@ -345,9 +350,9 @@ static void text_list_begin(FILE *f, const char *name, size_t n)
 		const char *name, *title;
 		int indent;
 	} titles[] = {
-		{ "growing", "Growing steadily (since the last report)", 2 },
-		{ "threads", "Threads holding memory", 2 },
-		{ "stacks", "held by", 6 },
+	    {"growing", "Growing steadily (since the last report)", 2},
+	    {"threads", "Threads holding memory", 2},
+	    {"stacks", "held by", 6},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(titles); i++) {
@@ -469,22 +474,22 @@ static void text_frames_end(FILE *f, size_t nr_frames, uint32_t stack_flags)
 }
 
 static const struct report_ops text_ops = {
-	.separator = "",
-	.list_begin = text_list_begin,
-	.list_end = text_nothing,
-	.thread_begin = text_thread_begin,
-	.peak_begin = text_peak_begin,
-	.object_end = text_nothing,
-	.brief_stack = text_brief_stack,
-	.report_begin = text_report_begin,
-	.proc_begin = text_proc_begin,
-	.proc_end = text_proc_end,
-	.stack_begin = text_stack_begin,
-	.stacks_end = text_stacks_end,
-	.report_end = text_report_done,
-	.big_alloc_begin = text_big_alloc_begin,
-	.frame = text_frame,
-	.frames_end = text_frames_end,
+    .separator = "",
+    .list_begin = text_list_begin,
+    .list_end = text_nothing,
+    .thread_begin = text_thread_begin,
+    .peak_begin = text_peak_begin,
+    .object_end = text_nothing,
+    .brief_stack = text_brief_stack,
+    .report_begin = text_report_begin,
+    .proc_begin = text_proc_begin,
+    .proc_end = text_proc_end,
+    .stack_begin = text_stack_begin,
+    .stacks_end = text_stacks_end,
+    .report_end = text_report_done,
+    .big_alloc_begin = text_big_alloc_begin,
+    .frame = text_frame,
+    .frames_end = text_frames_end,
 };
 
 /* JSON: one object per line; the field names are a contract with readers. */
@@ -514,8 +519,10 @@ static void json_hex(FILE *f, uint64_t v, bool known)
 static void json_classes(FILE *f, const uint64_t *bytes, const uint64_t *allocs)
 {
 	static const char *const keys[LEAK_CLASSES] = {
-		[LEAK_DEFINITE] = "definitely_lost", [LEAK_INDIRECT] = "indirectly_lost",
-		[LEAK_POSSIBLE] = "possibly_lost", [LEAK_REACHABLE] = "reachable",
+	    [LEAK_DEFINITE] = "definitely_lost",
+	    [LEAK_INDIRECT] = "indirectly_lost",
+	    [LEAK_POSSIBLE] = "possibly_lost",
+	    [LEAK_REACHABLE] = "reachable",
 	};
 
 	for (int i = 0; i < LEAK_CLASSES; i++) {
@@ -550,8 +557,7 @@ static void json_leak_check(FILE *f, const struct report_leak_check *lc)
 }
 
 /* "totals", "counters" and "complete", for a process or for all. */
-static void json_totals(FILE *f, const struct profile_totals *t,
-			const struct report_leak_check *lc)
+static void json_totals(FILE *f, const struct profile_totals *t, const struct report_leak_check *lc)
 {
 	int c;
 
@@ -744,10 +750,9 @@ static void json_frame(FILE *f, const struct frame_info *fr, size_t idx __attrib
 }
 
 /* By bit of enum stack_flags. */
-static const char *const stack_flag_names[] = { "cut", "truncated", "frame_pointers" };
+static const char *const stack_flag_names[] = {"cut", "truncated", "frame_pointers"};
 
-static void json_frames_end(FILE *f, size_t nr_frames __attribute__((unused)),
-			    uint32_t stack_flags)
+static void json_frames_end(FILE *f, size_t nr_frames __attribute__((unused)), uint32_t stack_flags)
 {
 	const char *sep = "";
 
@@ -762,27 +767,27 @@ static void json_frames_end(FILE *f, size_t nr_frames __attribute__((unused)),
 }
 
 static const struct report_ops json_ops = {
-	.separator = ",",
-	.list_begin = json_list_begin,
-	.list_end = json_list_end,
-	.thread_begin = json_thread_begin,
-	.peak_begin = json_peak_begin,
-	.object_end = json_object_end,
-	.brief_stack = NULL,
-	.report_begin = json_report_begin,
-	.proc_begin = json_proc_begin,
-	.proc_end = json_proc_end,
-	.stack_begin = json_stack_begin,
-	.stacks_end = json_stacks_end,
-	.report_end = json_report_end,
-	.big_alloc_begin = json_big_alloc_begin,
-	.frame = json_frame,
-	.frames_end = json_frames_end,
+    .separator = ",",
+    .list_begin = json_list_begin,
+    .list_end = json_list_end,
+    .thread_begin = json_thread_begin,
+    .peak_begin = json_peak_begin,
+    .object_end = json_object_end,
+    .brief_stack = NULL,
+    .report_begin = json_report_begin,
+    .proc_begin = json_proc_begin,
+    .proc_end = json_proc_end,
+    .stack_begin = json_stack_begin,
+    .stacks_end = json_stacks_end,
+    .report_end = json_report_end,
+    .big_alloc_begin = json_big_alloc_begin,
+    .frame = json_frame,
+    .frames_end = json_frames_end,
 };
 
 static const struct report_ops *const ops_by_format[] = {
-	[FORMAT_TEXT] = &text_ops,
-	[FORMAT_JSON] = &json_ops,
+    [FORMAT_TEXT] = &text_ops,
+    [FORMAT_JSON] = &json_ops,
 };
 
 struct report_writer *report_writer__new(enum report_format format, FILE *out)

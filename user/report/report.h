@@ -21,16 +21,16 @@ struct report_stack {
 	uint64_t outstanding_bytes;
 	uint64_t outstanding_allocs;
 	uint64_t allocs;
-	uint64_t alloc_bytes;	/* every byte ever allocated from this stack */
-	int64_t growth_bytes;	/* outstanding bytes gained since the last report */
-	const char *trend;	/* "growing", "stable", ... or NULL to leave out */
-	uint64_t data_addr;	/* --show-data: the block the bytes come from */
+	uint64_t alloc_bytes; /* every byte ever allocated from this stack */
+	int64_t growth_bytes; /* outstanding bytes gained since the last report */
+	const char *trend;    /* "growing", "stable", ... or NULL to leave out */
+	uint64_t data_addr;   /* --show-data: the block the bytes come from */
 	size_t data_len;
 	const uint8_t *data;
 	size_t nr_frames;
 	const struct frame_info *frames;
-	uint32_t stack_flags;	/* enum stack_flags */
-	bool classified;	/* --leak-check: the bytes and blocks of each class below */
+	uint32_t stack_flags; /* enum stack_flags */
+	bool classified;      /* --leak-check: the bytes and blocks of each class below */
 	uint64_t class_bytes[LEAK_CLASSES];
 	uint64_t class_allocs[LEAK_CLASSES];
 };
@@ -41,9 +41,9 @@ struct report_stack {
  */
 struct report_leak_check {
 	const char *error;
-	double pause_ms;	/* the target stopped, both stops together */
-	uint64_t bytes_scanned;	/* root memory read */
-	unsigned int assumptions;	/* enum leak_assumption bits */
+	double pause_ms;	  /* the target stopped, both stops together */
+	uint64_t bytes_scanned;	  /* root memory read */
+	unsigned int assumptions; /* enum leak_assumption bits */
 	uint64_t class_bytes[LEAK_CLASSES];
 	uint64_t class_allocs[LEAK_CLASSES];
 };
@@ -51,7 +51,7 @@ struct report_leak_check {
 /* What one thread holds (a per-block pass). */
 struct report_thread {
 	uint32_t tid;
-	const char *comm;	/* NULL if the thread is gone */
+	const char *comm; /* NULL if the thread is gone */
 	uint64_t outstanding_bytes;
 	uint64_t outstanding_allocs;
 	size_t nr_stacks;
@@ -75,43 +75,43 @@ struct report_peak {
  */
 struct report {
 	bool final;
-	double time;		/* unix seconds */
+	double time; /* unix seconds */
 	int pid;
 	const char *comm;
-	int parent;		/* of a process in @procs: the traced one it was forked from, or 0 */
+	int parent; /* of a process in @procs: the traced one it was forked from, or 0 */
 	const struct profile_totals *totals;
-	size_t nr_stacks;	/* stacks below, already cut to --top */
-	size_t nr_holding;	/* stacks holding memory before the cut */
+	size_t nr_stacks;  /* stacks below, already cut to --top */
+	size_t nr_holding; /* stacks holding memory before the cut */
 	const struct report_stack *stacks;
 	struct target_exit exit;
-	uint64_t rss_bytes;	/* the target's resident memory, 0 if unknown */
-	double interval;	/* seconds between reports */
-	const char *filter;	/* which blocks count, if not all; NULL otherwise */
-	uint64_t sample_rate;	/* --sample: numbers are estimates; 0 when exact */
-	uint64_t big_only;	/* --big-only: only blocks this big were seen; 0 otherwise */
-	bool growth;		/* --growth: resident pages by first toucher, not blocks */
-	size_t nr_growing;	/* stacks growing steadily, steepest first */
+	uint64_t rss_bytes;   /* the target's resident memory, 0 if unknown */
+	double interval;      /* seconds between reports */
+	const char *filter;   /* which blocks count, if not all; NULL otherwise */
+	uint64_t sample_rate; /* --sample: numbers are estimates; 0 when exact */
+	uint64_t big_only;    /* --big-only: only blocks this big were seen; 0 otherwise */
+	bool growth;	      /* --growth: resident pages by first toucher, not blocks */
+	size_t nr_growing;    /* stacks growing steadily, steepest first */
 	const struct report_stack *growing;
-	size_t nr_threads;	/* threads by outstanding bytes */
+	size_t nr_threads; /* threads by outstanding bytes */
 	const struct report_thread *threads;
-	const struct report_peak *peak;	/* NULL before there is one */
-	const struct report_leak_check *leak_check;	/* NULL without --leak-check */
-	bool per_process;	/* a report on several processes, in @procs */
-	size_t nr_procs;	/* processes listed */
-	size_t nr_procs_total;	/* processes there were to list, before the cut */
-	const struct report *procs;	/* the most outstanding bytes first */
+	const struct report_peak *peak;		    /* NULL before there is one */
+	const struct report_leak_check *leak_check; /* NULL without --leak-check */
+	bool per_process;			    /* a report on several processes, in @procs */
+	size_t nr_procs;			    /* processes listed */
+	size_t nr_procs_total;	    /* processes there were to list, before the cut */
+	const struct report *procs; /* the most outstanding bytes first */
 };
 
 struct big_alloc {
-	double time;		/* unix seconds */
+	double time; /* unix seconds */
 	int pid;
 	int tid;
 	const char *func;
 	uint64_t size;
 	uint64_t addr;
 	size_t nr_frames;
-	const struct frame_info *frames;	/* the caller's, valid during the call only */
-	uint32_t stack_flags;	/* enum stack_flags */
+	const struct frame_info *frames; /* the caller's, valid during the call only */
+	uint32_t stack_flags;		 /* enum stack_flags */
 };
 
 struct report_writer;

@@ -13,14 +13,14 @@
  */
 struct frame_info {
 	uint64_t addr;
-	const char *module;	/* path of the mapped object, NULL if unmapped */
-	uint64_t offset;	/* address in the object's ELF address space */
-	const char *function;	/* demangled name, NULL if unknown */
+	const char *module;   /* path of the mapped object, NULL if unmapped */
+	uint64_t offset;      /* address in the object's ELF address space */
+	const char *function; /* demangled name, NULL if unknown */
 	uint64_t function_offset;
-	const char *file;	/* source file, NULL if unknown */
-	unsigned int line;	/* 0 if unknown */
-	bool inlined;		/* an inlined call inside the next frame */
-	const char *build_id;	/* the object's GNU build id, lowercase hex; NULL if unknown */
+	const char *file;     /* source file, NULL if unknown */
+	unsigned int line;    /* 0 if unknown */
+	bool inlined;	      /* an inlined call inside the next frame */
+	const char *build_id; /* the object's GNU build id, lowercase hex; NULL if unknown */
 };
 
 #endif

@@ -72,4 +72,3 @@ int elf__load_bias(Elf *elf, const struct mapping *map, uint64_t *bias)
 	}
 	return -ENOEXEC;
 }
-

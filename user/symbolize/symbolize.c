@@ -25,20 +25,20 @@
 
 /* Every string handed out, so frames stay valid across refreshes. */
 struct strtab {
-	char **slots;		/* open addressing; NULL marks a free slot */
-	size_t cap;		/* a power of two, or 0 */
+	char **slots; /* open addressing; NULL marks a free slot */
+	size_t cap;   /* a power of two, or 0 */
 	size_t nr;
 };
 
 struct cache_entry {
 	uint64_t addr;
-	struct frame_info *frames;	/* NULL marks a free slot */
+	struct frame_info *frames; /* NULL marks a free slot */
 	int nr;
 };
 
 struct addr_cache {
 	struct cache_entry *slots;
-	size_t cap;		/* a power of two, or 0 */
+	size_t cap; /* a power of two, or 0 */
 	size_t nr;
 };
 
@@ -53,19 +53,19 @@ struct addr_range {
 };
 
 struct symbol {
-	struct addr_range range;	/* runtime addresses */
-	const char *name;		/* in the ELF file, alive with the Dwfl */
-	unsigned int rank;		/* which of several aliases to prefer */
+	struct addr_range range; /* runtime addresses */
+	const char *name;	 /* in the ELF file, alive with the Dwfl */
+	unsigned int rank;	 /* which of several aliases to prefer */
 };
 
 struct func_range {
-	struct addr_range range;	/* DWARF addresses */
-	Dwarf_Die die;			/* the DW_TAG_subprogram */
+	struct addr_range range; /* DWARF addresses */
+	Dwarf_Die die;		 /* the DW_TAG_subprogram */
 };
 
 struct cu_range {
-	struct addr_range range;	/* DWARF addresses */
-	Dwarf_Die die;			/* the compilation unit */
+	struct addr_range range; /* DWARF addresses */
+	Dwarf_Die die;		 /* the compilation unit */
 };
 
 /* The functions of one compilation unit. */
@@ -90,21 +90,21 @@ struct object {
 	struct cu_range *cu_ranges;
 	size_t nr_cu_ranges;
 	bool cu_ranges_loaded;
-	Dwarf_Addr dwarf_bias;	/* runtime address minus DWARF address */
-	struct cu_funcs *cus;	/* sorted by offset */
+	Dwarf_Addr dwarf_bias; /* runtime address minus DWARF address */
+	struct cu_funcs *cus;  /* sorted by offset */
 	size_t nr_cus, cap_cus;
 };
 
 /* What is known about the object behind one mapping. */
 struct map_object {
-	uint64_t bias;		/* runtime address minus ELF address */
-	struct object *obj;	/* NULL when there is no ELF object to read */
+	uint64_t bias;	    /* runtime address minus ELF address */
+	struct object *obj; /* NULL when there is no ELF object to read */
 };
 
 /* Everything a refresh replaces at once. */
 struct layout {
 	struct proc_maps maps;
-	struct map_object *map_objs;	/* parallel to maps.maps */
+	struct map_object *map_objs; /* parallel to maps.maps */
 	struct object *objs;
 	size_t nr_objs;
 	Dwfl *dwfl;
@@ -123,9 +123,9 @@ struct symbolizer {
  * DEBUGINFOD_URLS is set.
  */
 static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
 };
 
 static size_t hash_addr(uint64_t addr)
@@ -147,7 +147,7 @@ static size_t strtab__slot(const struct strtab *tab, const char *str)
 
 static int strtab__grow(struct strtab *tab)
 {
-	struct strtab bigger = { .cap = tab->cap ? tab->cap * 2 : 256, .nr = tab->nr };
+	struct strtab bigger = {.cap = tab->cap ? tab->cap * 2 : 256, .nr = tab->nr};
 	size_t i;
 
 	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
@@ -214,8 +214,7 @@ static size_t addr_cache__slot(const struct addr_cache *cache, uint64_t addr)
 	return i;
 }
 
-static const struct cache_entry *addr_cache__find(const struct addr_cache *cache,
-						  uint64_t addr)
+static const struct cache_entry *addr_cache__find(const struct addr_cache *cache, uint64_t addr)
 {
 	const struct cache_entry *e;
 
@@ -227,7 +226,7 @@ static const struct cache_entry *addr_cache__find(const struct addr_cache *cache
 
 static int addr_cache__resize(struct addr_cache *cache, size_t cap)
 {
-	struct addr_cache resized = { .cap = cap, .nr = cache->nr };
+	struct addr_cache resized = {.cap = cap, .nr = cache->nr};
 	size_t i;
 
 	resized.slots = calloc(resized.cap, sizeof(*resized.slots));
@@ -236,7 +235,7 @@ static int addr_cache__resize(struct addr_cache *cache, size_t cap)
 	for (i = 0; i < cache->cap; i++)
 		if (cache->slots[i].frames)
 			resized.slots[addr_cache__slot(&resized, cache->slots[i].addr)] =
-				cache->slots[i];
+			    cache->slots[i];
 	free(cache->slots);
 	*cache = resized;
 	return 0;
@@ -268,7 +267,7 @@ static void addr_cache__release(struct addr_cache *cache)
 	for (i = 0; i < cache->cap; i++)
 		free(cache->slots[i].frames);
 	free(cache->slots);
-	*cache = (struct addr_cache){ 0 };
+	*cache = (struct addr_cache){0};
 }
 
 static struct addr_range *range_at(void *arr, size_t size, size_t i)
@@ -285,8 +284,7 @@ static int range_cmp(const void *a, const void *b)
 }
 
 /* @cmp orders by start first. */
-static void ranges__sort(void *arr, size_t nr, size_t size,
-			 int (*cmp)(const void *, const void *))
+static void ranges__sort(void *arr, size_t nr, size_t size, int (*cmp)(const void *, const void *))
 {
 	struct addr_range *r, *prev = NULL;
 	size_t i;
@@ -376,9 +374,9 @@ static int object__add_symbol(struct object *obj, size_t *cap, int i)
 		return -ENOMEM;
 	obj->syms = syms;
 	syms[obj->nr_syms++] = (struct symbol){
-		.range = { .start = addr, .end = addr + sym.st_size },
-		.name = name,
-		.rank = symbol_rank(&sym),
+	    .range = {.start = addr, .end = addr + sym.st_size},
+	    .name = name,
+	    .rank = symbol_rank(&sym),
 	};
 	return 0;
 }
@@ -431,8 +429,8 @@ static int object__add_cu_ranges(struct object *obj, size_t *cap, Dwarf_Die *cud
 			return -ENOMEM;
 		obj->cu_ranges = ranges;
 		ranges[obj->nr_cu_ranges++] = (struct cu_range){
-			.range = { .start = start, .end = end },
-			.die = *cudie,
+		    .range = {.start = start, .end = end},
+		    .die = *cudie,
 		};
 	}
 	return 0;
@@ -485,8 +483,8 @@ static int collect_func(Dwarf_Die *die, void *arg)
 			return DWARF_CB_ABORT;
 		c->funcs = funcs;
 		funcs[c->nr++] = (struct func_range){
-			.range = { .start = start, .end = end },
-			.die = *die,
+		    .range = {.start = start, .end = end},
+		    .die = *die,
 		};
 	}
 	return DWARF_CB_OK;
@@ -494,7 +492,7 @@ static int collect_func(Dwarf_Die *die, void *arg)
 
 static int cu_funcs__build(struct cu_funcs *cu, Dwarf_Die *cudie)
 {
-	struct func_collector c = { 0 };
+	struct func_collector c = {0};
 
 	if (dwarf_getfuncs(cudie, collect_func, &c, 0) > 0) {
 		free(c.funcs);
@@ -509,7 +507,7 @@ static int cu_funcs__build(struct cu_funcs *cu, Dwarf_Die *cudie)
 static const struct cu_funcs *object__cu_funcs(struct object *obj, Dwarf_Die *cudie)
 {
 	Dwarf_Off offset = dwarf_dieoffset(cudie);
-	struct cu_funcs cu = { .offset = offset }, *cus;
+	struct cu_funcs cu = {.offset = offset}, *cus;
 	size_t lo = 0, hi = obj->nr_cus, mid;
 
 	while (lo < hi) {
@@ -597,7 +595,7 @@ static int die__scopes_at(Dwarf_Die *func, Dwarf_Addr pc, Dwarf_Die *scopes)
 
 static const char *die__name(Dwarf_Die *die)
 {
-	static const int attrs[] = { DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name };
+	static const int attrs[] = {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name};
 	Dwarf_Attribute attr;
 	const char *name;
 	size_t i;
@@ -612,17 +610,15 @@ static const char *die__name(Dwarf_Die *die)
 }
 
 /* Where the inlined instance @die was called from. */
-static void frame__set_call_site(struct frame_info *frame, struct strtab *strings,
-				 Dwarf_Die *die, Dwarf_Files *files, size_t nr_files)
+static void frame__set_call_site(struct frame_info *frame, struct strtab *strings, Dwarf_Die *die,
+				 Dwarf_Files *files, size_t nr_files)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word file, line;
 
-	if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) &&
-	    file < nr_files)
+	if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) && file < nr_files)
 		frame->file = strtab__intern(strings, dwarf_filesrc(files, file, NULL, NULL));
-	if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) &&
-	    line <= UINT_MAX)
+	if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) && line <= UINT_MAX)
 		frame->line = (unsigned int)line;
 }
 
@@ -631,12 +627,14 @@ static void frame__set_call_site(struct frame_info *frame, struct strtab *string
  * @frame becomes the containing function, with the call site of the
  * outermost one. Returns the number of frames written.
  */
-static int symbolizer__expand_scopes(struct symbolizer *s, Dwarf_Die *cudie,
-				     Dwarf_Die *scopes, int nr_scopes,
-				     struct frame_info *frame, struct frame_info *out)
+static int symbolizer__expand_scopes(struct symbolizer *s, Dwarf_Die *cudie, Dwarf_Die *scopes,
+				     int nr_scopes, struct frame_info *frame,
+				     struct frame_info *out)
 {
-	const struct frame_info base = { .addr = frame->addr, .module = frame->module,
-					 .offset = frame->offset, .build_id = frame->build_id };
+	const struct frame_info base = {.addr = frame->addr,
+					.module = frame->module,
+					.offset = frame->offset,
+					.build_id = frame->build_id};
 	Dwarf_Files *files = NULL;
 	size_t nr_files = 0;
 	int i, nr = 0;
@@ -657,9 +655,9 @@ static int symbolizer__expand_scopes(struct symbolizer *s, Dwarf_Die *cudie,
 }
 
 /* @pc is a DWARF address in @cudie. */
-static int symbolizer__expand_inlines(struct symbolizer *s, struct object *obj,
-				      Dwarf_Die *cudie, Dwarf_Addr pc,
-				      struct frame_info *frame, struct frame_info *out)
+static int symbolizer__expand_inlines(struct symbolizer *s, struct object *obj, Dwarf_Die *cudie,
+				      Dwarf_Addr pc, struct frame_info *frame,
+				      struct frame_info *out)
 {
 	Dwarf_Die scopes[MAX_SCOPES], *func;
 	const struct cu_funcs *cu;
@@ -668,12 +666,12 @@ static int symbolizer__expand_inlines(struct symbolizer *s, struct object *obj,
 	func = cu ? cu_funcs__find(cu, pc) : NULL;
 	if (!func)
 		return 0;
-	return symbolizer__expand_scopes(s, cudie, scopes, die__scopes_at(func, pc, scopes),
-					 frame, out);
+	return symbolizer__expand_scopes(s, cudie, scopes, die__scopes_at(func, pc, scopes), frame,
+					 out);
 }
 
-static void frame__set_source(struct frame_info *frame, struct strtab *strings,
-			      Dwarf_Die *cudie, Dwarf_Addr pc)
+static void frame__set_source(struct frame_info *frame, struct strtab *strings, Dwarf_Die *cudie,
+			      Dwarf_Addr pc)
 {
 	Dwarf_Line *line;
 	const char *file;
@@ -688,8 +686,8 @@ static void frame__set_source(struct frame_info *frame, struct strtab *strings,
 }
 
 /* The symbol table has names that the DWARF may lack, and .cold parts. */
-static void frame__set_symbol(struct frame_info *frame, struct strtab *strings,
-			      struct object *obj, Dwarf_Addr pc)
+static void frame__set_symbol(struct frame_info *frame, struct strtab *strings, struct object *obj,
+			      Dwarf_Addr pc)
 {
 	const struct symbol *sym;
 
@@ -737,7 +735,7 @@ static const struct map_object *layout__find(const struct layout *lay, uint64_t 
  */
 static int symbolizer__lookup(struct symbolizer *s, uint64_t addr, struct frame_info *out)
 {
-	struct frame_info frame = { .addr = addr };
+	struct frame_info frame = {.addr = addr};
 	const struct map_object *mo;
 	const struct mapping *map;
 	Dwarf_Addr pc, dwarf_pc;
@@ -782,8 +780,7 @@ static int object__load_bias(int fd, const struct mapping *map, uint64_t *bias)
 }
 
 /* @map is the object's lowest mapping; @bias is kept when this fails. */
-static Dwfl_Module *object__report(Dwfl *dwfl, pid_t pid, const struct mapping *map,
-				   uint64_t *bias)
+static Dwfl_Module *object__report(Dwfl *dwfl, pid_t pid, const struct mapping *map, uint64_t *bias)
 {
 	Dwfl_Module *mod;
 	int fd;
@@ -843,11 +840,11 @@ static void layout__add_object(struct layout *lay, pid_t pid, const struct mappi
 		mod = object__report(lay->dwfl, pid, group[0], &bias);
 		if (mod) {
 			obj = &lay->objs[lay->nr_objs++];
-			*obj = (struct object){ .mod = mod };
+			*obj = (struct object){.mod = mod};
 		}
 	}
 	for (i = 0; i < nr; i++)
-		lay->map_objs[group[i] - lay->maps.maps] = (struct map_object){ bias, obj };
+		lay->map_objs[group[i] - lay->maps.maps] = (struct map_object){bias, obj};
 }
 
 static int layout__add_objects(struct layout *lay, pid_t pid)
@@ -882,7 +879,7 @@ static void layout__release(struct layout *lay)
 		dwfl_end(lay->dwfl);
 	free(lay->map_objs);
 	proc_maps__release(&lay->maps);
-	*lay = (struct layout){ 0 };
+	*lay = (struct layout){0};
 }
 
 /* Takes @lay->maps; on failure everything in @lay is released. */
@@ -942,8 +939,7 @@ static bool proc_maps__equal(const struct proc_maps *x, const struct proc_maps *
 }
 
 /* Whether what was resolved for @addr under @old still holds under @new. */
-static bool layout__same_at(const struct layout *old, const struct layout *new,
-			    uint64_t addr)
+static bool layout__same_at(const struct layout *old, const struct layout *new, uint64_t addr)
 {
 	const struct mapping *old_map, *new_map;
 	const struct map_object *old_mo, *new_mo;
@@ -1007,7 +1003,7 @@ void symbolizer__free(struct symbolizer *s)
 
 int symbolizer__refresh(struct symbolizer *s)
 {
-	struct layout fresh = { 0 };
+	struct layout fresh = {0};
 	int err;
 
 	err = proc_maps__read(s->pid, &fresh.maps);
@@ -1029,8 +1025,7 @@ int symbolizer__refresh(struct symbolizer *s)
 	return 0;
 }
 
-int symbolizer__resolve(struct symbolizer *s, uint64_t addr, struct frame_info *frames,
-			int max)
+int symbolizer__resolve(struct symbolizer *s, uint64_t addr, struct frame_info *frames, int max)
 {
 	struct frame_info found[MAX_FRAMES];
 	const struct cache_entry *e;

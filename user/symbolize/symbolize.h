@@ -33,7 +33,6 @@ int symbolizer__refresh(struct symbolizer *s);
  * @addr minus the symbol's start. Pass a function's own start plus one to
  * name that function.
  */
-int symbolizer__resolve(struct symbolizer *s, uint64_t addr, struct frame_info *frames,
-			int max);
+int symbolizer__resolve(struct symbolizer *s, uint64_t addr, struct frame_info *frames, int max);
 
 #endif

@@ -20,7 +20,7 @@
 /* x86-64 DWARF register numbers. */
 #define REG_RBP 6
 #define REG_RSP 7
-#define REG_RA 16
+#define REG_RA	16
 
 #define PAGE_SIZE_ (1ULL << UNWIND_PAGE_SHIFT)
 
@@ -90,7 +90,7 @@ static void cfa_rule(Dwarf_Frame *f, struct unwind_row *row)
 /* The rule at one address, or a row of kind UNWIND_NONE. */
 static struct unwind_row frame_row(Dwarf_Frame *f)
 {
-	struct unwind_row row = { .kind = UNWIND_NONE };
+	struct unwind_row row = {.kind = UNWIND_NONE};
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
 	int64_t off;
@@ -152,7 +152,7 @@ static int emit(struct row_builder *b, uint64_t pc, struct unwind_row row)
  */
 static int emit_fde(struct row_builder *b, Dwarf_CFI *cfi, uint64_t addr, uint64_t next)
 {
-	struct unwind_row none = { .kind = UNWIND_NONE };
+	struct unwind_row none = {.kind = UNWIND_NONE};
 	Dwarf_Addr start, end;
 	Dwarf_Frame *f;
 	bool signal;
@@ -194,7 +194,7 @@ static int add_span(const struct cfi_fde *fde, void *arg)
 	if (!grown)
 		return -ENOMEM;
 	l->v = grown;
-	l->v[l->nr++] = (struct fde_span){ .start = fde->start, .end = fde->end, .src = l->src };
+	l->v[l->nr++] = (struct fde_span){.start = fde->start, .end = fde->end, .src = l->src};
 	return 0;
 }
 
@@ -281,8 +281,8 @@ static uint64_t segment_end(Elf *elf, uint64_t addr)
 	if (elf_getphdrnum(elf, &nr))
 		return 0;
 	for (i = 0; i < nr; i++)
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-		    addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_memsz)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && addr >= ph.p_vaddr &&
+		    addr < ph.p_vaddr + ph.p_memsz)
 			return ph.p_vaddr + ph.p_memsz;
 	return 0;
 }
@@ -314,7 +314,7 @@ static int insert_row(struct row_builder *b, struct unwind_row row)
 static int mark_entry(struct row_builder *b, Elf *elf, const GElf_Ehdr *eh)
 {
 	struct cfi_table *t = b->t;
-	struct unwind_row end = { .kind = UNWIND_END, .pc = (uint32_t)eh->e_entry };
+	struct unwind_row end = {.kind = UNWIND_END, .pc = (uint32_t)eh->e_entry};
 	uint64_t seg = segment_end(elf, eh->e_entry);
 	size_t i = t->nr_rows;
 	int err;
@@ -331,7 +331,7 @@ static int mark_entry(struct row_builder *b, Elf *elf, const GElf_Ehdr *eh)
 	}
 	err = insert_row(b, end);
 	if (!err && i == t->nr_rows - 1)
-		err = insert_row(b, (struct unwind_row){ .kind = UNWIND_NONE, .pc = (uint32_t)seg });
+		err = insert_row(b, (struct unwind_row){.kind = UNWIND_NONE, .pc = (uint32_t)seg});
 	return err;
 }
 
@@ -380,8 +380,8 @@ static Dwarf *debug_cfi(Elf *elf, const struct fde_list *l, size_t nr_eh, Dwarf_
 
 static int build_rows(struct row_builder *b, Elf *elf, const GElf_Ehdr *eh)
 {
-	struct fde_list l = { 0 };
-	Dwarf_CFI *cfi[2] = { NULL, NULL };
+	struct fde_list l = {0};
+	Dwarf_CFI *cfi[2] = {NULL, NULL};
 	Dwarf *dw = NULL;
 	size_t nr_eh = 0;
 	int err;
@@ -407,7 +407,7 @@ static int build_rows(struct row_builder *b, Elf *elf, const GElf_Ehdr *eh)
 
 int cfi_table__build(Elf *elf, struct cfi_table *t)
 {
-	struct row_builder b = { .t = t };
+	struct row_builder b = {.t = t};
 	GElf_Ehdr eh;
 	int err;
 

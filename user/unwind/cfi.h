@@ -14,10 +14,10 @@
  * effect at its start, so that a lookup searches one page's rows only.
  */
 struct cfi_table {
-	uint64_t base;		/* ELF address that row pcs count from (page aligned) */
+	uint64_t base; /* ELF address that row pcs count from (page aligned) */
 	struct unwind_row *rows;
 	size_t nr_rows;
-	uint32_t *pages;	/* nr_pages + 1 entries: the last bounds the last page */
+	uint32_t *pages; /* nr_pages + 1 entries: the last bounds the last page */
 	size_t nr_pages;
 };
 

@@ -81,7 +81,7 @@ static bool operands(struct cursor *c, uint8_t op)
 	case DW_CFA_def_cfa_offset:
 	case DW_CFA_def_cfa_offset_sf:
 	case DW_CFA_GNU_args_size:
-		uleb(c);	/* an sleb skips the same way */
+		uleb(c); /* an sleb skips the same way */
 		return true;
 	case DW_CFA_restore_extended:
 	case DW_CFA_undefined:
@@ -118,14 +118,14 @@ static bool operands(struct cursor *c, uint8_t op)
 
 static bool program_ok(const uint8_t *p, const uint8_t *end)
 {
-	struct cursor c = { .p = p, .end = end };
+	struct cursor c = {.p = p, .end = end};
 
 	while (c.p < c.end && !c.bad) {
 		uint8_t op = *c.p++;
 
 		switch (op & 0xc0) {
 		case DW_CFA_advance_loc:
-		case DW_CFA_restore:	/* the register is in the low 6 bits */
+		case DW_CFA_restore: /* the register is in the low 6 bits */
 			break;
 		case DW_CFA_offset:
 			uleb(&c);
@@ -183,8 +183,8 @@ static uint64_t encoded(struct cursor *c, uint8_t enc, uint64_t addr)
 static bool fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 {
 	const char *aug = cie->augmentation;
-	struct cursor a = { .p = cie->augmentation_data,
-			    .end = cie->augmentation_data + cie->augmentation_data_size };
+	struct cursor a = {.p = cie->augmentation_data,
+			   .end = cie->augmentation_data + cie->augmentation_data_size};
 
 	*enc = DW_EH_PE_absptr;
 	if (!aug[0])
@@ -212,7 +212,7 @@ static bool fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 static const uint8_t *fde_program(const Dwarf_CIE *cie, const Dwarf_FDE *fde, uint64_t addr,
 				  struct cfi_fde *out)
 {
-	struct cursor f = { .p = fde->start, .end = fde->end };
+	struct cursor f = {.p = fde->start, .end = fde->end};
 	uint8_t enc;
 
 	if (!fde_encoding(cie, &enc))
@@ -274,9 +274,10 @@ static int check_entry(const unsigned char *ident, Elf_Data *data, uint64_t addr
 
 	if (e->CIE_id == DW_CIE_ID_64)
 		return e->cie.return_address_register > MAX_REG ||
-		       !program_ok(e->cie.initial_instructions, e->cie.initial_instructions_end)
-			       ? -EINVAL
-			       : 0;
+			       !program_ok(e->cie.initial_instructions,
+					   e->cie.initial_instructions_end)
+			   ? -EINVAL
+			   : 0;
 	if (!cie_at(ident, data, eh, e->fde.CIE_pointer, &cie))
 		return -EINVAL;
 	prog = fde_program(&cie, &e->fde,
