@@ -40,7 +40,8 @@ WORKLOADS := $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
 	     $(BUILD)/workloads/twins-nofp
 WORKLOAD_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline -pthread
 
-.PHONY: all deps check unit integration demo install clean tests format vmtest
+.PHONY: all deps check unit integration demo install clean tests format vmtest \
+	print-format-files print-core-rooms format-check
 all: $(TOOL)
 
 $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
@@ -134,8 +135,15 @@ install: $(TOOL)
 	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/sbin/$(TOOL)
 	install -D -m 0644 docs/alloctrace.8 $(DESTDIR)$(PREFIX)/share/man/man8/alloctrace.8
 
+# The C sources clang-format keeps: the loader, the BPF side, the shared
+# headers and the unit tests (tests/static/test_format.sh checks them).
+FORMAT_FILES = $(sort $(wildcard user/*/*.[ch] bpf/*.[ch] include/*.h tests/unit/*.[ch]))
+
 format:
-	clang-format -i user/*.c user/*.h bpf/*.c include/*.h tests/unit/*.c
+	clang-format -i $(FORMAT_FILES)
+
+print-format-files:
+	@echo $(FORMAT_FILES)
 
 clean:
 	rm -rf $(BUILD) $(TOOL)
@@ -149,3 +157,6 @@ include fuzz/fuzz.mk
 # For tests/static/test_layers.sh: the rooms it checks.
 print-core-rooms:
 	@echo $(CORE_ROOMS)
+
+format-check:
+	@./tests/static/test_format.sh | tee /dev/stderr | grep -q '^ok'
