@@ -407,9 +407,19 @@ void tracer__free(struct tracer *t)
 	free(t);
 }
 
-static struct bpf_program *entry_program(struct alloctrace_bpf *skel, enum alloc_func func)
+/* Did placement find one of @site's arguments outside its ABI register? */
+static bool site_moved(const struct probe_site *site)
 {
-	switch (func) {
+	for (unsigned int i = 0; i < COOKIE_ARGS; i++) {
+		if (site->place.arg_reg[i] != ABI_ARG_REG(i))
+			return true;
+	}
+	return false;
+}
+
+static struct bpf_program *entry_program(struct alloctrace_bpf *skel, const struct probe_site *site)
+{
+	switch (site->func) {
 	case FUNC_CALLOC:
 		return skel->progs.calloc_enter;
 	case FUNC_REALLOC:
@@ -423,7 +433,7 @@ static struct bpf_program *entry_program(struct alloctrace_bpf *skel, enum alloc
 	case FUNC_ALIGNED_ALLOC:
 		return skel->progs.memalign_enter;
 	case FUNC_FREE:
-		return skel->progs.free_enter;
+		return site_moved(site) ? skel->progs.free_moved_enter : skel->progs.free_enter;
 	case FUNC_MMAP:
 		return skel->progs.mmap_enter;
 	case FUNC_MREMAP:
@@ -469,7 +479,7 @@ static int attach_error(const struct tracer *t, const struct probe_object *obj, 
 static struct bpf_program *site_program(struct tracer *t, const struct probe_site *site,
 					bool retprobe)
 {
-	return retprobe ? t->skel->progs.alloc_return : entry_program(t->skel, site->func);
+	return retprobe ? t->skel->progs.alloc_return : entry_program(t->skel, site);
 }
 
 /* Not an alias, and not probed already for another process: probes see every process. */
