@@ -223,15 +223,20 @@ expect_symbols mini "$TMP/mini/leaks" nolines
 
 # --- debuginfod ----------------------------------------------------------------
 
-# netns SERVER NAME ARGS...: in a network namespace of its own (only its
-# loopback), start SERVER (debuginfod or hole) on a random port of
-# 127.0.0.1, then run the tool with ARGS with DEBUGINFOD_URLS naming it;
-# the server ends with the namespace's shell. Its log is $TMP/NAME.log.
+# netns.sh SERVER LOG DIR COMMAND...: in a network namespace of its own
+# (only its loopback), start SERVER (debuginfod or hole) on a random port
+# of 127.0.0.1, then run COMMAND with DEBUGINFOD_URLS naming it; the
+# server ends with the namespace's shell. With ROOT_FILES set, root's home
+# is a fresh tmpfs, and the files left in it are listed there.
 cat >"$TMP/netns.sh" <<'EOF'
 set -u
 server=$1 log=$2 dir=$3
 shift 3
 ip link set lo up || exit 90
+root_home=$(getent passwd 0 | cut -d: -f6)
+if [[ -n ${ROOT_FILES:-} ]]; then
+	mount -t tmpfs none "$root_home" || exit 91
+fi
 port=$(shuf -i 20000-60000 -n 1)
 if [[ $server == debuginfod ]]; then
 	debuginfod -F -p "$port" -d "$dir/db.sqlite" -t 0 -g 0 "$dir/srv" >"$log" 2>&1 &
@@ -250,7 +255,12 @@ for _ in $(seq 200); do
 	fi
 	sleep 0.1
 done
-DEBUGINFOD_URLS=http://127.0.0.1:$port "$@"
+rc=0
+DEBUGINFOD_URLS=http://127.0.0.1:$port "$@" || rc=$?
+if [[ -n ${ROOT_FILES:-} ]]; then
+	(cd "$root_home" && find . -type f) >"$ROOT_FILES"
+fi
+exit $rc
 EOF
 # A server that takes requests and never answers; it logs each one.
 cat >"$TMP/hole.py" <<'EOF'
@@ -282,14 +292,14 @@ EOF
 mkdir -p "$TMP/srv"
 cp "$FULL" "$TMP/srv/leaks.debug"
 
-# debuginfod_run NAME SERVER SECONDS BIN [VAR=VALUE...]: trace BIN with a
-# cache of its own, SERVER in the namespace.
+# debuginfod_run NAME SERVER SECONDS BIN [ENV_ARG...]: trace BIN, SERVER
+# in the namespace; ENV_ARGs for env(1), by default a cache of its own.
 debuginfod_run() {
 	local name=$1 server=$2 secs=$3 bin=$4
 	shift 4
 	rm -rf "$TMP/$name.cache"
-	trace "$name" "$secs" unshare -n -m --propagation private env ID="$ID" "$@" \
-		DEBUGINFOD_CACHE_PATH="$TMP/$name.cache" \
+	(($#)) || set -- DEBUGINFOD_CACHE_PATH="$TMP/$name.cache"
+	trace "$name" "$secs" unshare -n -m --propagation private env "$@" ID="$ID" \
 		bash "$TMP/netns.sh" "$server" "$TMP/$name.log" "$TMP" \
 		"$TOOL" --format json -T 0 -- "$bin"
 }
@@ -302,11 +312,26 @@ expect_eq "dind: the tool (libdebuginfod, elfutils' agent) fetched it, once" 1 \
 expect_true "dind: into DEBUGINFOD_CACHE_PATH" "$(find "$TMP/dind.cache" 2>&1 | head -c 300)" \
 	cmp -s "$FULL" "$TMP/dind.cache/$ID/debuginfo"
 
+# Run as root with another user's HOME (sudo -E): the cache is root's own,
+# nothing lands in that home.
+mkdir -p "$TMP/userhome"
+chown 65534:65534 "$TMP/userhome"
+debuginfod_run rootcache debuginfod 90 "$TMP/dind/leaks" -u DEBUGINFOD_CACHE_PATH \
+	-u XDG_CACHE_HOME HOME="$TMP/userhome" ROOT_FILES="$TMP/rootcache.files"
+expect_tool_ok rootcache &&
+	expect_eq "rootcache: leak_small named" '["leak_small"]' \
+		"$(frame0 "$(final_report "$TMP/rootcache.out")" "${OFFSET[leak_small]}" .function)"
+expect_eq "rootcache: nothing in the user's home" "" "$(find "$TMP/userhome" -mindepth 1)"
+expect_eq "rootcache: the debug file in root's cache" \
+	"./.cache/debuginfod_client/$ID/debuginfo" \
+	"$(grep -F "/$ID/" "$TMP/rootcache.files" 2>&1)"
+
 # A server that never answers: each object asked once, for at most
 # DEBUGINFOD_TIMEOUT (alloctrace makes libdebuginfod's 90 s with 2 retries
 # 10 s without), the leaks exact, unnamed.
 start=$SECONDS
-debuginfod_run hole hole 60 "$TMP/bare/leaks" DEBUGINFOD_TIMEOUT=2
+debuginfod_run hole hole 60 "$TMP/bare/leaks" DEBUGINFOD_CACHE_PATH="$TMP/hole.cache" \
+	DEBUGINFOD_TIMEOUT=2
 elapsed=$((SECONDS - start))
 expect_tool_ok hole &&
 	expect_eq "hole: leak_medium exact, unnamed" "[{\"function\":null,\"bytes\":28672}]" \

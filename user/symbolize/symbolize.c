@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1033,6 +1034,42 @@ static void debuginfod__bound_wait(void)
 	setenv("DEBUGINFOD_RETRY_LIMIT", "0", 0);
 }
 
+/*
+ * libdebuginfod keeps what it fetches in DEBUGINFOD_CACHE_PATH, else
+ * under $XDG_CACHE_HOME or ~/.cache. Run by sudo with the user's HOME kept
+ * (sudo -E, env_keep), that would fill the user's home with files of
+ * root's, which the user's own debuggers could then not update: our own
+ * user's home instead. libdebuginfod 0.188 makes its directory but not
+ * ~/.cache, and fetches nothing without it, as in a fresh root's home.
+ */
+static void debuginfod__cache_path(void)
+{
+	static const char client[] = "/debuginfod_client";
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char dir[PATH_MAX];
+	struct passwd *pw;
+	struct stat st;
+	size_t cut;
+	int n;
+
+	if (!getenv("DEBUGINFOD_URLS") || getenv("DEBUGINFOD_CACHE_PATH") || (xdg && *xdg))
+		return;
+	if (!home || stat(home, &st) || st.st_uid != geteuid()) {
+		pw = getpwuid(geteuid());
+		if (!pw)
+			return;
+		home = pw->pw_dir;
+	}
+	n = snprintf(dir, sizeof(dir), "%s/.cache%s", home, client);
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return;
+	cut = (size_t)n - (sizeof(client) - 1);
+	dir[cut] = '\0';
+	mkdir(dir, 0700);
+	dir[cut] = '/';
+	setenv("DEBUGINFOD_CACHE_PATH", dir, 1);
+}
+
 struct symbolizer *symbolizer__new(pid_t pid)
 {
 	struct symbolizer *s;
@@ -1042,8 +1079,10 @@ struct symbolizer *symbolizer__new(pid_t pid)
 	if (!s)
 		return NULL;
 	s->pid = pid;
-	if (!nr_symbolizers++)
+	if (!nr_symbolizers++) {
 		debuginfod__bound_wait();
+		debuginfod__cache_path();
+	}
 	err = proc_maps__read(pid, &s->layout.maps);
 	if (!err)
 		err = layout__build(&s->layout, pid);
