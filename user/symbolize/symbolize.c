@@ -1052,7 +1052,7 @@ static void debuginfod__cache_path(void)
 	size_t cut;
 	int n;
 
-	if (!getenv("DEBUGINFOD_URLS") || getenv("DEBUGINFOD_CACHE_PATH") || (xdg && *xdg))
+	if (getenv("DEBUGINFOD_CACHE_PATH") || (xdg && *xdg))
 		return;
 	if (!home || stat(home, &st) || st.st_uid != geteuid()) {
 		pw = getpwuid(geteuid());
@@ -1079,7 +1079,8 @@ struct symbolizer *symbolizer__new(pid_t pid)
 	if (!s)
 		return NULL;
 	s->pid = pid;
-	if (!nr_symbolizers++) {
+	/* libdw asks debuginfod only with DEBUGINFOD_URLS. */
+	if (!nr_symbolizers++ && getenv("DEBUGINFOD_URLS")) {
 		debuginfod__bound_wait();
 		debuginfod__cache_path();
 	}
