@@ -5,7 +5,10 @@ set -eu
 
 # Build: compilers, clang-format (make format-check), libbpf, bpftool, elfutils,
 # zlib; xxd embeds the HTML page.
+# Symbols: libdebuginfod1, which libdw loads to fetch debug files from
+# DEBUGINFOD_URLS.
 # Tests: cmocka, jq, file, strace, Go (go tool pprof), Chromium (the HTML page),
+# debuginfod (a local server) and xz-utils (MiniDebugInfo) for test_symbols,
 # python3 (stacks through ctypes), util-linux (unshare), prometheus, curl and
 # iproute2's ss for --listen (the package only installs; the test runs its
 # own server),
@@ -15,7 +18,7 @@ set -eu
 # make vmtest: QEMU, a static busybox and cpio for the guest's initramfs.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
-python3 util-linux prometheus curl iproute2
+python3 util-linux prometheus curl iproute2 libdebuginfod1 debuginfod xz-utils
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind
 qemu-system-x86 busybox-static cpio"
 

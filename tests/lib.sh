@@ -231,6 +231,11 @@ dead() {
 
 # --- output checks -----------------------------------------------------------
 
+# build_id_of FILE: the GNU build id readelf -n gives FILE, in hex.
+build_id_of() {
+	readelf -n "$1" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p'
+}
+
 # Every line of FILE is a JSON object with a "type".
 valid_ndjson() {
 	[[ -s "$1" ]] && jq -e -s 'all(.[]; type == "object" and has("type"))' "$1" >/dev/null 2>&1

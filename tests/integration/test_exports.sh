@@ -21,9 +21,6 @@ expect_tool_ok leaks || finish
 r=$(final_report "$TMP/leaks.out")
 
 # The build ids readelf -n gives the workload and the libc it maps.
-build_id_of() {
-	readelf -n "$1" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p'
-}
 LEAKS_ID=$(build_id_of "$WL/leaks")
 expect_match "readelf -n: the workload has a build id" '^[0-9a-f]{40}$' "$LEAKS_ID"
 expect_eq "JSON: every frame in the workload carries its build id" "[\"$LEAKS_ID\"]" \

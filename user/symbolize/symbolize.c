@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,14 +118,33 @@ struct symbolizer {
 	struct addr_cache cache;
 };
 
+/* Build ids are hashes, 20 bytes for SHA-1: a longer note is no build id. */
+#define MAX_BUILD_ID 64
+
 /*
- * Debug info may sit in the object or apart from it: the build-id and
- * .gnu_debuglink places under /usr/lib/debug, and debuginfod when
- * DEBUGINFOD_URLS is set.
+ * The build ids, in hex, of objects whose debug information was looked
+ * for and not found, shared by all symbolizers while any is alive: a
+ * debuginfod query can take DEBUGINFOD_TIMEOUT seconds, and every refresh
+ * of a process and every process that maps the object would ask again.
+ * Symbolizers are used from one thread only.
+ */
+static struct strtab missing_debuginfo;
+static unsigned int nr_symbolizers;
+
+static int module__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+				  Dwarf_Addr base, const char *file_name,
+				  const char *debuglink_file, GElf_Word debuglink_crc,
+				  char **debuginfo_file_name);
+
+/*
+ * Debug info may sit in the object or apart from it: by build id under
+ * /usr/lib/debug/.build-id, by .gnu_debuglink beside the object, in its
+ * .debug directory or under /usr/lib/debug, then from debuginfod when
+ * DEBUGINFOD_URLS is set (docs/alloctrace.8, "Symbols").
  */
 static const Dwfl_Callbacks dwfl_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = module__find_debuginfo,
     .section_address = dwfl_offline_section_address,
 };
 
@@ -195,6 +215,11 @@ static const char *strtab__intern_symbol(struct strtab *tab, const char *name)
 	return interned;
 }
 
+static bool strtab__has(const struct strtab *tab, const char *str)
+{
+	return tab->cap && tab->slots[strtab__slot(tab, str)];
+}
+
 static void strtab__release(struct strtab *tab)
 {
 	size_t i;
@@ -202,6 +227,7 @@ static void strtab__release(struct strtab *tab)
 	for (i = 0; i < tab->cap; i++)
 		free(tab->slots[i]);
 	free(tab->slots);
+	*tab = (struct strtab){0};
 }
 
 static size_t addr_cache__slot(const struct addr_cache *cache, uint64_t addr)
@@ -698,27 +724,51 @@ static void frame__set_symbol(struct frame_info *frame, struct strtab *strings, 
 	frame->function_offset = frame->addr - sym->range.start;
 }
 
-/* Build ids are hashes, 20 bytes for SHA-1: a longer note is no build id. */
-#define MAX_BUILD_ID 64
-
-/* In hex, as debuginfod and pprof name an object. */
-static const char *object__build_id(const struct object *obj, struct strtab *strings)
+/* In hex, as debuginfod and pprof name an object. 0 or -ENOENT. */
+static int module__build_id(Dwfl_Module *mod, char hex[2 * MAX_BUILD_ID + 1])
 {
 	static const char digits[] = "0123456789abcdef";
-	char hex[2 * MAX_BUILD_ID + 1];
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	int len, i;
 
-	len = dwfl_module_build_id(obj->mod, &bits, &vaddr);
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
 	if (len <= 0 || len > MAX_BUILD_ID)
-		return NULL;
+		return -ENOENT;
 	for (i = 0; i < len; i++) {
 		hex[2 * i] = digits[bits[i] >> 4];
 		hex[2 * i + 1] = digits[bits[i] & 0xf];
 	}
 	hex[2 * len] = '\0';
-	return strtab__intern(strings, hex);
+	return 0;
+}
+
+static const char *object__build_id(const struct object *obj, struct strtab *strings)
+{
+	char hex[2 * MAX_BUILD_ID + 1];
+
+	return module__build_id(obj->mod, hex) ? NULL : strtab__intern(strings, hex);
+}
+
+/* libdwfl's lookups, each object's failure remembered by its build id. */
+static int module__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+				  Dwarf_Addr base, const char *file_name,
+				  const char *debuglink_file, GElf_Word debuglink_crc,
+				  char **debuginfo_file_name)
+{
+	char id[2 * MAX_BUILD_ID + 1];
+	bool has_id = !module__build_id(mod, id);
+	int fd;
+
+	if (has_id && strtab__has(&missing_debuginfo, id)) {
+		errno = ENOENT;
+		return -1;
+	}
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd < 0 && has_id)
+		strtab__intern(&missing_debuginfo, id);
+	return fd;
 }
 
 static const struct map_object *layout__find(const struct layout *lay, uint64_t addr,
@@ -971,6 +1021,55 @@ static void addr_cache__prune(struct addr_cache *cache, const struct layout *old
 		addr_cache__release(cache);
 }
 
+/*
+ * libdebuginfod waits 90 s for a server's first byte, then tries twice
+ * more: a server that takes connections and never answers would hold a
+ * report minutes per object. Bounded unless the user chose otherwise;
+ * the traced command, started before any symbolizer, keeps its own
+ * environment.
+ */
+static void debuginfod__bound_wait(void)
+{
+	setenv("DEBUGINFOD_TIMEOUT", "10", 0);
+	setenv("DEBUGINFOD_RETRY_LIMIT", "0", 0);
+}
+
+/*
+ * libdebuginfod keeps what it fetches in DEBUGINFOD_CACHE_PATH, else
+ * under $XDG_CACHE_HOME or ~/.cache. Run by sudo with the user's HOME kept
+ * (sudo -E, env_keep), that would fill the user's home with files of
+ * root's, which the user's own debuggers could then not update: our own
+ * user's home instead. libdebuginfod 0.188 makes its directory but not
+ * ~/.cache, and fetches nothing without it, as in a fresh root's home.
+ */
+static void debuginfod__cache_path(void)
+{
+	static const char client[] = "/debuginfod_client";
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char dir[PATH_MAX];
+	struct passwd *pw;
+	struct stat st;
+	size_t cut;
+	int n;
+
+	if (getenv("DEBUGINFOD_CACHE_PATH") || (xdg && *xdg))
+		return;
+	if (!home || stat(home, &st) || st.st_uid != geteuid()) {
+		pw = getpwuid(geteuid());
+		if (!pw)
+			return;
+		home = pw->pw_dir;
+	}
+	n = snprintf(dir, sizeof(dir), "%s/.cache%s", home, client);
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return;
+	cut = (size_t)n - (sizeof(client) - 1);
+	dir[cut] = '\0';
+	mkdir(dir, 0700);
+	dir[cut] = '/';
+	setenv("DEBUGINFOD_CACHE_PATH", dir, 1);
+}
+
 struct symbolizer *symbolizer__new(pid_t pid)
 {
 	struct symbolizer *s;
@@ -980,11 +1079,16 @@ struct symbolizer *symbolizer__new(pid_t pid)
 	if (!s)
 		return NULL;
 	s->pid = pid;
+	/* libdw asks debuginfod only with DEBUGINFOD_URLS. */
+	if (!nr_symbolizers++ && getenv("DEBUGINFOD_URLS")) {
+		debuginfod__bound_wait();
+		debuginfod__cache_path();
+	}
 	err = proc_maps__read(pid, &s->layout.maps);
 	if (!err)
 		err = layout__build(&s->layout, pid);
 	if (err) {
-		free(s);
+		symbolizer__free(s);
 		errno = -err;
 		return NULL;
 	}
@@ -999,6 +1103,8 @@ void symbolizer__free(struct symbolizer *s)
 	addr_cache__release(&s->cache);
 	strtab__release(&s->strings);
 	free(s);
+	if (!--nr_symbolizers)
+		strtab__release(&missing_debuginfo);
 }
 
 int symbolizer__refresh(struct symbolizer *s)
