@@ -59,6 +59,7 @@ struct leakcheck_opts {
 
 struct leakcheck_stats {
 	uint64_t pause_ns;	/* the target stopped, seize to resume */
+	uint64_t clone_ns;	/* of which the snapshot's clone (its page-table copy) */
 	uint64_t reap_pause_ns; /* the second stop that reaps the snapshot child */
 	uint64_t scan_ns;	/* heap walk and classification */
 	uint64_t root_bytes;	/* root memory scanned */

@@ -43,7 +43,8 @@ const uint64_t *snapshot__stack_pointers(const struct snapshot *s, size_t *n);
 unsigned int snapshot__threads(const struct snapshot *s);
 bool snapshot__stopped(const struct snapshot *s); /* no child: the target waits */
 uint64_t snapshot__pause_ns(const struct snapshot *s);
-uint64_t snapshot__reap_ns(const struct snapshot *s); /* the target's stop in release */
+uint64_t snapshot__clone_ns(const struct snapshot *s); /* the part of the pause in clone */
+uint64_t snapshot__reap_ns(const struct snapshot *s);  /* the target's stop in release */
 
 /* The monotonic clock pauses are measured with, in ns. */
 uint64_t snapshot_clock_ns(void);
