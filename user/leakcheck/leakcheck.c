@@ -233,6 +233,9 @@ int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx
 		intersect(lc);
 		err = scan(lc, s);
 	}
+	/* Its blocks may have left the caller's table before the second collection. */
+	if (!err && snapshot__gone(s))
+		err = -ESRCH;
 	snapshot__release(s);
 	if (snapshot__stopped(s))
 		lc->stats.pause_ns += lc->stats.scan_ns;

@@ -88,7 +88,9 @@ int leakcheck__add_block(struct leakcheck *lc, uint64_t addr, uint64_t size, uin
 /*
  * Stop, snapshot and resume the target, then classify. The target is
  * resumed on every path. -EBUSY when it is already being traced,
- * -EINTR when *opts->stop became non-zero. 0 or -errno.
+ * -ESRCH when it exited before the check ended: no verdicts, since
+ * its blocks may have gone from the caller's table before the second
+ * collection; -EINTR when *opts->stop became non-zero. 0 or -errno.
  */
 int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx);
 

@@ -82,6 +82,23 @@ static int read_status(pid_t pid, int *tracer, int *seccomp)
 	return 0;
 }
 
+/* Exited, or a zombie: nothing of it left to stop or read. */
+static bool process_gone(pid_t pid)
+{
+	char path[64], state = 'X';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (f) {
+		/* The state follows the command's closing parenthesis. */
+		if (fscanf(f, "%*[^)]) %c", &state) != 1)
+			state = 'X';
+		fclose(f);
+	}
+	return state == 'Z' || state == 'X';
+}
+
 /* The first `syscall` (0f 05) in the target's executable mappings: where injected calls run. */
 static uint64_t find_syscall_insn(pid_t pid, const struct proc_maps *maps)
 {
@@ -363,7 +380,7 @@ struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours)
 	err = check_target(s, &text) ?: capture(s) ?: collect_registers(s);
 	if (err) {
 		snapshot__free(s);
-		errno = -err;
+		errno = process_gone(pid) ? ESRCH : -err;
 		return NULL;
 	}
 	return s;
@@ -389,7 +406,8 @@ static int reap_in_target(struct snapshot *s)
 	}
 	s->reap_ns = snapshot_clock_ns() - t0;
 	free(r.th);
-	if (ret == s->child)
+	/* A target that exited left the child to init, which reaps it. */
+	if (ret == s->child || process_gone(s->pid))
 		return 0;
 	pr_warn("snapshot of process %d: its child %d is left unreaped: %s\n", s->pid, s->child,
 		ret < 0 ? strerror(-ret) : "not a zombie yet");
@@ -467,6 +485,11 @@ bool snapshot__stopped(const struct snapshot *s)
 uint64_t snapshot__pause_ns(const struct snapshot *s)
 {
 	return s->pause_ns;
+}
+
+bool snapshot__gone(const struct snapshot *s)
+{
+	return process_gone(s->pid);
 }
 
 uint64_t snapshot__clone_ns(const struct snapshot *s)
