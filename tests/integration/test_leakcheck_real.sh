@@ -76,12 +76,16 @@ compare() {
 		-o "$TMP/$name.json" -- "$@" >"$TMP/$name.cmd" 2>"$TMP/$name.err" || RC=$?
 	R=$(final_report "$TMP/$name.json")
 	expect_eq "$name: exit status" 0 "$RC"
+	expect_eq "$name: every call counted" true "$(report_get "$R" .complete)"
 	expect_eq "$name: the glibc heap walked whole" '["untracked_blocks_as_roots","target_stopped_for_scan"]' \
 		"$(report_get "$R" .leak_check.assumptions)"
 	"${BASE[@]}" timeout 120 valgrind --leak-check=full --show-leak-kinds=all \
-		--run-libc-freeres=no --log-file="$TMP/$name.vg" "$@" >/dev/null 2>&1
+		--run-libc-freeres=no --log-file="$TMP/$name.vg" "$@" >/dev/null 2>"$TMP/$name.vgerr" ||
+		fail "$name: valgrind" "exit status $?: $(tail -n 2 "$TMP/$name.vgerr" "$TMP/$name.vg")"
 	"${BASE[@]}" timeout 120 valgrind --leak-check=full --show-leak-kinds=all \
-		--log-file="$TMP/$name.vgfree" "$@" >/dev/null 2>&1
+		--log-file="$TMP/$name.vgfree" "$@" >/dev/null 2>"$TMP/$name.vgerr" ||
+		fail "$name: valgrind" "exit status $?: $(tail -n 2 "$TMP/$name.vgerr" "$TMP/$name.vgfree")"
+	local T
 	T=$(tool_totals "$R")
 	expect_eq "$name: totals per class as valgrind's without __libc_freeres ($CLASSES)" \
 		"$(valgrind_totals "$TMP/$name.vg")" "$T"

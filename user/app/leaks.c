@@ -81,11 +81,14 @@ static void on_interrupt(int sig)
 
 /*
  * The session takes these signals from a signalfd, which a scan of
- * seconds would not read: during the check they end the scan instead
- * (the target resumed and the child reaped first), and are raised again
- * after it for the session to handle as ever. A second Ctrl-C, fatal
- * during the final report, thus kills alloctrace only once the target is
- * let go.
+ * seconds would not read: during the check of a running process they end
+ * the scan instead (the target resumed and the child reaped first), and
+ * are raised again after it for the session to handle as ever. A second
+ * Ctrl-C, fatal during the final report, thus kills alloctrace only once
+ * the target is let go. A check at a launched command's exit is left
+ * alone: the Ctrl-C that ended the command reaches alloctrace too, and
+ * that check is the one wanted; the command, held in its exit stop with
+ * no child made, only goes on exiting if alloctrace dies.
  */
 static void catch_interrupts(struct sigaction *old, sigset_t *mask)
 {
@@ -110,21 +113,33 @@ static void release_interrupts(const struct sigaction *old, const sigset_t *mask
 		raise(interrupted);
 }
 
-static int scan(struct session *s, struct proc *p, bool ours, struct leak_result *r)
+static int run_check(struct session *s, struct proc *p, bool ours, struct leak_result *r)
 {
-	struct leakcheck_opts o = {.ours = ours, .stop = &interrupted};
+	struct leakcheck_opts o = {.ours = ours, .stop = ours ? NULL : &interrupted};
 	struct block_pass bp = {.tracer = s->tracer, .p = p};
-	struct sigaction old[ARRAY_SIZE(interrupts)];
-	struct leakcheck *lc;
-	sigset_t mask;
+	struct leakcheck *lc = leakcheck__new(p->pid, &o);
 	int err;
 
-	catch_interrupts(old, &mask);
-	lc = leakcheck__new(p->pid, &o);
-	err = lc ? leakcheck__run(lc, collect_blocks, &bp) : -errno;
+	if (!lc)
+		return -errno;
+	/* One pending since before, delivered on unblocking: no new pause. */
+	err = o.stop && *o.stop ? -EINTR : leakcheck__run(lc, collect_blocks, &bp);
 	if (!err)
 		err = keep_verdicts(r, lc);
 	leakcheck__free(lc);
+	return err;
+}
+
+static int scan(struct session *s, struct proc *p, bool ours, struct leak_result *r)
+{
+	struct sigaction old[ARRAY_SIZE(interrupts)];
+	sigset_t mask;
+	int err;
+
+	if (ours)
+		return run_check(s, p, ours, r);
+	catch_interrupts(old, &mask);
+	err = run_check(s, p, ours, r);
 	release_interrupts(old, &mask);
 	return err;
 }
