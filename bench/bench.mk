@@ -16,7 +16,7 @@ BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor \
 
 .PHONY: bench bench-build bench-services
 # `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
-bench: alloctrace bench-build
+bench: alloctrace bench-build build/tests/leakscan
 	./bench/run.sh
 
 bench-services: alloctrace

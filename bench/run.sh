@@ -474,6 +474,71 @@ print_scale() {
 		"$(fmt %.2f "$(scale_col blocks 7)") % of one core"
 }
 
+# --- 4. leak check: the target's pause and the scan ----------------------------
+
+# The leak-check engine (build/tests/leakscan, without the BPF side) on
+# bench/build/leakheap MB: MB of live 4 KiB blocks, half of them dropped.
+LEAK_MBS=(10 100 1024)
+LEAK_RESULTS=$TMP/leak.tsv	# mode mb pause_us clone_us reap_pause_us scan_ms classes_ok
+
+# leak_run MODE MB: one scan; MODE "fork" (the snapshot) or "stopped" (--no-fork).
+leak_run() {
+	local mode=$1 mb=$2 out ok=0 half=$(($2 * 1048576 / 2)) blocks=$(($2 * 256))
+	local -a args=()
+
+	[[ $mode == stopped ]] && args=(--no-fork)
+	out=$(timeout 600 "$ROOT/build/tests/leakscan" "${args[@]}" "$B/leakheap" "$mb" 2>/dev/null)
+	# Exact classes, or the figures would be of a scan that went wrong.
+	grep -qx "heap reachable $half $((blocks / 2))" <<<"$out" &&
+		grep -qx "heap definitely lost 4096 1" <<<"$out" &&
+		grep -qx "heap indirectly lost $((half - 4096)) $((blocks / 2 - 1))" <<<"$out" && ok=1
+	awk -v m="$mode" -v mb="$mb" -v ok="$ok" '
+		{ v[$1] = $2 }
+		END { print m, mb, v["pause_us"], v["clone_us"], v["reap_pause_us"], v["scan_ms"], ok }' \
+		<<<"$out" >>"$LEAK_RESULTS"
+}
+
+leak_rounds() {
+	local r mb n=$((ROUNDS < 3 ? ROUNDS : 3))
+
+	[[ -x $ROOT/build/tests/leakscan ]] || return 0
+	for ((r = 0; r < n; r++)); do
+		for mb in "${LEAK_MBS[@]}"; do
+			leak_run fork "$mb"
+		done
+	done
+	for mb in "${LEAK_MBS[@]}"; do
+		leak_run stopped "$mb"
+	done
+}
+
+# leak_col MODE MB FIELD FORMAT: "median [min-max]" of a column.
+leak_col() {
+	fmt "$4" "$(awk -v m="$1" -v mb="$2" -v f="$3" '$1 == m && $2 == mb { print $f }' \
+		"$LEAK_RESULTS" | summarize)"
+}
+
+print_leak() {
+	local mb bad
+
+	echo
+	echo "4. --leak-check on bench/build/leakheap (one thread): the target's pause and the scan"
+	if [[ ! -s $LEAK_RESULTS ]]; then
+		echo "   not run: build/tests/leakscan is missing (make tests)"
+		return
+	fi
+	printf '%-10s %-22s %-22s %-18s %-22s %s\n' "live heap" "pause (us)" "of which clone (us)" \
+		"reap pause (us)" "scan (ms)" "--no-fork pause (us)"
+	for mb in "${LEAK_MBS[@]}"; do
+		printf '%-10s %-22s %-22s %-18s %-22s %s\n' "$mb MB" \
+			"$(leak_col fork "$mb" 3 %.0f)" "$(leak_col fork "$mb" 4 %.0f)" \
+			"$(leak_col fork "$mb" 5 %.0f)" "$(leak_col fork "$mb" 6 %.0f)" \
+			"$(leak_col stopped "$mb" 3 %.0f)"
+	done
+	bad=$(awk '$7 != 1' "$LEAK_RESULTS" | wc -l)
+	echo "(classes exact in all but $bad of $(wc -l <"$LEAK_RESULTS") scans)"
+}
+
 # --- where the time goes ------------------------------------------------------
 
 # "name run_time_ns run_cnt" of each BPF program process PID holds.
@@ -638,6 +703,7 @@ main() {
 	pair_rounds
 	scale_rounds
 	profile_programs
+	leak_rounds
 	{
 		print_header
 		print_pairs
@@ -645,6 +711,7 @@ main() {
 		print_scale
 		print_programs
 		print_unwind
+		print_leak
 		print_summary
 	} | tee "$B/results.txt"
 	# Then the same tracer on real services, which the pair loop cannot stand for.

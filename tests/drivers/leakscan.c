@@ -2,9 +2,9 @@
 /*
  * The leak-check engine on a real process, without the BPF side: runs
  * PROGRAM, takes the blocks it prints ("block ADDR SIZE FUNCTION" lines
- * up to "ready", and "pid PID" if PROGRAM is a wrapper) as the tracked ones, scans it, and prints per function
- * and class "FUNCTION CLASS BYTES BLOCKS", then the pause and scan times.
- * Usage: leakscan [--no-fork] PROGRAM [ARGS...]
+ * up to "ready", and "pid PID" if PROGRAM is a wrapper) as the tracked ones, scans it, and prints
+ * per function and class "FUNCTION CLASS BYTES BLOCKS", then the pause and scan times. Usage:
+ * leakscan [--no-fork] PROGRAM [ARGS...]
  */
 #include <errno.h>
 #include <signal.h>
@@ -71,7 +71,7 @@ static int read_blocks(FILE *out, pid_t *pid)
 		if (!blocks)
 			return -ENOMEM;
 		if (sscanf(line, "block %llx %llu %63s", &addr, &size, blocks[nr_blocks].fn) == 3) {
-			blocks[nr_blocks].b = (struct leak_block){ addr, size, nr_blocks };
+			blocks[nr_blocks].b = (struct leak_block){addr, size, nr_blocks};
 			nr_blocks++;
 		}
 	}
@@ -110,8 +110,9 @@ static void print_stats(const struct leakcheck *lc)
 {
 	const struct leakcheck_stats *st = leakcheck__stats(lc);
 
-	printf("threads %u\npause_us %.1f\nreap_pause_us %.1f\nscan_ms %.2f\n",
-	       st->threads, st->pause_ns / 1e3, st->reap_pause_ns / 1e3, st->scan_ns / 1e6);
+	printf("threads %u\npause_us %.1f\nclone_us %.1f\nreap_pause_us %.1f\nscan_ms %.2f\n",
+	       st->threads, st->pause_ns / 1e3, st->clone_ns / 1e3, st->reap_pause_ns / 1e3,
+	       st->scan_ns / 1e6);
 	printf("root_bytes %llu\nblock_bytes %llu\nassumptions 0x%x\n",
 	       (unsigned long long)st->root_bytes, (unsigned long long)st->block_bytes,
 	       st->assumptions);

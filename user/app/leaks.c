@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include "app/leaks.h"
@@ -70,16 +71,76 @@ static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc)
 	return 0;
 }
 
-static int scan(struct session *s, struct proc *p, bool ours, struct leak_result *r)
+static const int interrupts[] = {SIGINT, SIGTERM, SIGHUP};
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
 {
-	struct leakcheck_opts o = {.ours = ours};
+	interrupted = sig;
+}
+
+/*
+ * The session takes these signals from a signalfd, which a scan of
+ * seconds would not read: during the check of a running process they end
+ * the scan instead (the target resumed and the child reaped first), and
+ * are raised again after it for the session to handle as ever. A second
+ * Ctrl-C, fatal during the final report, thus kills alloctrace only once
+ * the target is let go. A check at a launched command's exit is left
+ * alone: the Ctrl-C that ended the command reaches alloctrace too, and
+ * that check is the one wanted; the command, held in its exit stop with
+ * no child made, only goes on exiting if alloctrace dies.
+ */
+static void catch_interrupts(struct sigaction *old, sigset_t *mask)
+{
+	struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESTART};
+	sigset_t set;
+
+	interrupted = 0;
+	sigemptyset(&set);
+	for (size_t i = 0; i < ARRAY_SIZE(interrupts); i++) {
+		sigaction(interrupts[i], &sa, &old[i]);
+		sigaddset(&set, interrupts[i]);
+	}
+	sigprocmask(SIG_UNBLOCK, &set, mask);
+}
+
+static void release_interrupts(const struct sigaction *old, const sigset_t *mask)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(interrupts); i++)
+		sigaction(interrupts[i], &old[i], NULL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	if (interrupted)
+		raise(interrupted);
+}
+
+static int run_check(struct session *s, struct proc *p, bool ours, struct leak_result *r)
+{
+	struct leakcheck_opts o = {.ours = ours, .stop = ours ? NULL : &interrupted};
 	struct block_pass bp = {.tracer = s->tracer, .p = p};
 	struct leakcheck *lc = leakcheck__new(p->pid, &o);
-	int err = lc ? leakcheck__run(lc, collect_blocks, &bp) : -errno;
+	int err;
 
+	if (!lc)
+		return -errno;
+	/* One pending since before, delivered on unblocking: no new pause. */
+	err = o.stop && *o.stop ? -EINTR : leakcheck__run(lc, collect_blocks, &bp);
 	if (!err)
 		err = keep_verdicts(r, lc);
 	leakcheck__free(lc);
+	return err;
+}
+
+static int scan(struct session *s, struct proc *p, bool ours, struct leak_result *r)
+{
+	struct sigaction old[ARRAY_SIZE(interrupts)];
+	sigset_t mask;
+	int err;
+
+	if (ours)
+		return run_check(s, p, ours, r);
+	catch_interrupts(old, &mask);
+	err = run_check(s, p, ours, r);
+	release_interrupts(old, &mask);
 	return err;
 }
 
@@ -104,14 +165,24 @@ static struct leak_result *add_result(struct session *s, const struct proc *p)
 	return r;
 }
 
-/* A failed scan: its reason in the report; a debugger's hold (said by the scan) for good. */
+/*
+ * A failed scan: its reason in the report; a debugger's hold (said by the
+ * scan) for good. A signal's end of it is no fault to warn of.
+ */
 static void note_failure(struct leak_result *r, const struct proc *p, int err)
 {
 	r->kept |= err == -EBUSY;
-	r->a.check.error = err == -EBUSY ? "the process is traced by another program (a debugger)"
-					 : strerror(-err);
-	if (err != -EBUSY)
+	switch (err) {
+	case -EBUSY:
+		r->a.check.error = "the process is traced by another program (a debugger)";
+		break;
+	case -EINTR:
+		r->a.check.error = "interrupted by a signal";
+		break;
+	default:
+		r->a.check.error = strerror(-err);
 		pr_warn("leak check of process %d failed: %s", p->pid, strerror(-err));
+	}
 }
 
 void leaks__check(struct session *s, struct proc *p, bool ours)
@@ -124,7 +195,10 @@ void leaks__check(struct session *s, struct proc *p, bool ours)
 		return;
 	}
 	r->kept |= ours;
-	if (err)
+	/* Gone before the check ended: as for any exited process, no verdicts to give. */
+	if (err == -ESRCH)
+		s->nr_leaks--;
+	else if (err)
 		note_failure(r, p, err);
 }
 

@@ -232,9 +232,29 @@ static struct report_parts *report_proc(struct session *s, struct proc *p, struc
 	return report_parts__assemble(p->profile, p->history, &o, &src, r);
 }
 
+/* The run's verdicts: every listed process's that has them. */
+static void sum_leak_checks(struct report_leak_check *run, const struct report *procs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct report_leak_check *lc = procs[i].leak_check;
+
+		if (!lc || lc->error)
+			continue;
+		run->processes++;
+		run->pause_ms += lc->pause_ms;
+		run->bytes_scanned += lc->bytes_scanned;
+		run->assumptions |= lc->assumptions;
+		for (int c = 0; c < LEAK_CLASSES; c++) {
+			run->class_bytes[c] += lc->class_bytes[c];
+			run->class_allocs[c] += lc->class_allocs[c];
+		}
+	}
+}
+
 /* Build the processes' reports into @r and write them. 0 or -errno. */
 static int report_procs(struct session *s, struct report *r, struct proc **list, size_t n)
 {
+	struct report_leak_check run = {0};
 	struct report *procs = calloc(n + 1, sizeof(*procs));
 	struct report_parts **parts = calloc(n + 1, sizeof(*parts));
 	int err = procs && parts ? 0 : -ENOMEM;
@@ -259,6 +279,9 @@ static int report_procs(struct session *s, struct report *r, struct proc **list,
 	if (!err && r->per_process) {
 		r->procs = procs;
 		r->nr_procs = n;
+		sum_leak_checks(&run, procs, n);
+		if (run.processes)
+			r->leak_check = &run;
 	} else if (!err) {
 		*r = procs[0];
 	}

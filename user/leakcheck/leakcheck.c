@@ -224,6 +224,7 @@ int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx
 	if (!s)
 		return -errno;
 	lc->stats.pause_ns = snapshot__pause_ns(s);
+	lc->stats.clone_ns = snapshot__clone_ns(s);
 	lc->stats.threads = snapshot__threads(s);
 	if (snapshot__stopped(s))
 		lc->stats.assumptions |= LEAK_ASSUME_STOPPED;
@@ -232,6 +233,9 @@ int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx
 		intersect(lc);
 		err = scan(lc, s);
 	}
+	/* Its blocks may have left the caller's table before the second collection. */
+	if (!err && snapshot__gone(s))
+		err = -ESRCH;
 	snapshot__release(s);
 	if (snapshot__stopped(s))
 		lc->stats.pause_ns += lc->stats.scan_ns;

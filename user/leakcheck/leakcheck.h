@@ -59,6 +59,7 @@ struct leakcheck_opts {
 
 struct leakcheck_stats {
 	uint64_t pause_ns;	/* the target stopped, seize to resume */
+	uint64_t clone_ns;	/* of which the snapshot's clone (its page-table copy) */
 	uint64_t reap_pause_ns; /* the second stop that reaps the snapshot child */
 	uint64_t scan_ns;	/* heap walk and classification */
 	uint64_t root_bytes;	/* root memory scanned */
@@ -87,7 +88,9 @@ int leakcheck__add_block(struct leakcheck *lc, uint64_t addr, uint64_t size, uin
 /*
  * Stop, snapshot and resume the target, then classify. The target is
  * resumed on every path. -EBUSY when it is already being traced,
- * -EINTR when *opts->stop became non-zero. 0 or -errno.
+ * -ESRCH when it exited before the check ended: no verdicts, since
+ * its blocks may have gone from the caller's table before the second
+ * collection; -EINTR when *opts->stop became non-zero. 0 or -errno.
  */
 int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The target is stopped from seize to detach and nothing else: no file
- * is read and no memory copied in that time but the registers and maps.
+ * is read and no memory copied in that time but the registers.
  * Waits retry on EINTR, so that a caller's signal handler cannot leave
  * the target stopped.
  */
@@ -38,7 +38,7 @@ struct snapshot {
 	uint64_t *words, *sps;
 	struct proc_maps maps;
 	uint64_t syscall_insn;
-	uint64_t pause_ns, reap_ns;
+	uint64_t pause_ns, clone_ns, reap_ns;
 	bool stay; /* no child: the target is held for the scan */
 	bool ours; /* the caller traces it and holds it stopped */
 	bool held; /* its threads are stopped now */
@@ -80,6 +80,23 @@ static int read_status(pid_t pid, int *tracer, int *seccomp)
 	}
 	fclose(f);
 	return 0;
+}
+
+/* Exited, or a zombie: nothing of it left to stop or read. */
+static bool process_gone(pid_t pid)
+{
+	char path[64], state = 'X';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (f) {
+		/* The state follows the command's closing parenthesis. */
+		if (fscanf(f, "%*[^)]) %c", &state) != 1)
+			state = 'X';
+		fclose(f);
+	}
+	return state == 'Z' || state == 'X';
 }
 
 /* The first `syscall` (0f 05) in the target's executable mappings: where injected calls run. */
@@ -287,20 +304,27 @@ static int hold_ours(struct snapshot *s)
 	return ptrace(PTRACE_GETREGS, s->pid, 0, &s->th[0].regs) ? -errno : 0;
 }
 
-/* Stop, read registers and maps, fork the child unless asked not to, resume. */
+/*
+ * Stop, read registers, fork the child unless asked not to, resume. The
+ * maps are the child's, read once the target runs: clone copied them as
+ * they were. The clone's page-table copy is most of the pause (about 60
+ * ms a GB of 4 KiB pages here, as for any fork), so it is timed apart.
+ */
 static int capture(struct snapshot *s)
 {
-	uint64_t t0 = snapshot_clock_ns();
+	uint64_t t0 = snapshot_clock_ns(), t1;
 	int err;
 
 	s->held = true;
-	err = (s->ours ? hold_ours(s) : stop_all(s)) ?: proc_maps__read(s->pid, &s->maps);
+	err = s->ours ? hold_ours(s) : stop_all(s);
+	t1 = snapshot_clock_ns();
 	if (!err && !s->stay)
 		err = fork_child(s);
+	s->clone_ns = snapshot_clock_ns() - t1;
 	if (err || !s->stay)
 		resume_all(s);
 	s->pause_ns = snapshot_clock_ns() - t0;
-	return err;
+	return err ?: proc_maps__read(s->child > 0 ? s->child : s->pid, &s->maps);
 }
 
 static int collect_registers(struct snapshot *s)
@@ -356,7 +380,7 @@ struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours)
 	err = check_target(s, &text) ?: capture(s) ?: collect_registers(s);
 	if (err) {
 		snapshot__free(s);
-		errno = -err;
+		errno = process_gone(pid) ? ESRCH : -err;
 		return NULL;
 	}
 	return s;
@@ -382,7 +406,8 @@ static int reap_in_target(struct snapshot *s)
 	}
 	s->reap_ns = snapshot_clock_ns() - t0;
 	free(r.th);
-	if (ret == s->child)
+	/* A target that exited left the child to init, which reaps it. */
+	if (ret == s->child || process_gone(s->pid))
 		return 0;
 	pr_warn("snapshot of process %d: its child %d is left unreaped: %s\n", s->pid, s->child,
 		ret < 0 ? strerror(-ret) : "not a zombie yet");
@@ -460,6 +485,16 @@ bool snapshot__stopped(const struct snapshot *s)
 uint64_t snapshot__pause_ns(const struct snapshot *s)
 {
 	return s->pause_ns;
+}
+
+bool snapshot__gone(const struct snapshot *s)
+{
+	return process_gone(s->pid);
+}
+
+uint64_t snapshot__clone_ns(const struct snapshot *s)
+{
+	return s->clone_ns;
 }
 
 uint64_t snapshot__reap_ns(const struct snapshot *s)

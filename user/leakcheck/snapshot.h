@@ -20,7 +20,8 @@
 struct snapshot;
 
 /*
- * NULL with errno set: EBUSY when a debugger already traces @pid. @ours:
+ * NULL with errno set: EBUSY when a debugger already traces @pid, ESRCH
+ * when it exited or is a zombie (whatever step found it gone). @ours:
  * the caller traces @pid and holds it in a ptrace stop (its exit stop):
  * that thread's registers are read as they are and it stays stopped.
  */
@@ -42,8 +43,10 @@ const uint64_t *snapshot__registers(const struct snapshot *s, size_t *n);
 const uint64_t *snapshot__stack_pointers(const struct snapshot *s, size_t *n);
 unsigned int snapshot__threads(const struct snapshot *s);
 bool snapshot__stopped(const struct snapshot *s); /* no child: the target waits */
+bool snapshot__gone(const struct snapshot *s);	  /* the target exited since */
 uint64_t snapshot__pause_ns(const struct snapshot *s);
-uint64_t snapshot__reap_ns(const struct snapshot *s); /* the target's stop in release */
+uint64_t snapshot__clone_ns(const struct snapshot *s); /* the part of the pause in clone */
+uint64_t snapshot__reap_ns(const struct snapshot *s);  /* the target's stop in release */
 
 /* The monotonic clock pauses are measured with, in ns. */
 uint64_t snapshot_clock_ns(void);

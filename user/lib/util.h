@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /*
  * Room for one more of @nr elements of @size in @arr, doubling *@cap as
  * needed. Returns the (maybe moved) array, or NULL with @arr untouched.

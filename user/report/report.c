@@ -237,8 +237,15 @@ static void text_leak_summary(FILE *f, const struct report_leak_check *lc)
 		fprintf(f, "  leak check: no verdicts: %s\n", lc->error);
 		return;
 	}
-	fprintf(f, "  leak summary (target paused %.3f ms, %s of roots scanned):\n", lc->pause_ms,
-		text_size(lc->bytes_scanned).s);
+	if (lc->processes)
+		fprintf(f,
+			"  leak summary of %u process%s (paused %.3f ms in all, %s of roots "
+			"scanned):\n",
+			lc->processes, lc->processes == 1 ? "" : "es", lc->pause_ms,
+			text_size(lc->bytes_scanned).s);
+	else
+		fprintf(f, "  leak summary (target paused %.3f ms, %s of roots scanned):\n",
+			lc->pause_ms, text_size(lc->bytes_scanned).s);
 	text_classes(f, "    ", "\n    ", lc->class_bytes, lc->class_allocs);
 	for (unsigned int bit = 1; bit <= LEAK_ASSUME_STOPPED; bit <<= 1) {
 		if (lc->assumptions & bit)
@@ -265,6 +272,7 @@ static void text_report_begin(FILE *f, const struct report *r)
 	if (r->per_process) {
 		fprintf(f, "%zu process%s", r->nr_procs_total, r->nr_procs_total == 1 ? "" : "es");
 		text_totals(f, t, r->growth);
+		text_leak_summary(f, r->leak_check);
 	} else {
 		text_proc_header(f, r);
 		text_leak_summary(f, r->leak_check);
@@ -545,6 +553,8 @@ static void json_leak_check(FILE *f, const struct report_leak_check *lc)
 		fputc('}', f);
 		return;
 	}
+	if (lc->processes)
+		fprintf(f, "\"processes\":%u,", lc->processes);
 	fprintf(f, "\"pause_ms\":%.3f,\"bytes_scanned\":%" PRIu64 ",\"assumptions\":[",
 		lc->pause_ms, lc->bytes_scanned);
 	for (unsigned int bit = 1; bit <= LEAK_ASSUME_STOPPED; bit <<= 1) {
@@ -599,7 +609,9 @@ static void json_report_begin(FILE *f, const struct report *r)
 		json_proc_fields(f, r);
 		return;
 	}
-	json_totals(f, r->totals, NULL);
+	json_totals(f, r->totals, r->leak_check);
+	if (r->leak_check)
+		json_leak_check(f, r->leak_check);
 	fprintf(f, ",\"processes_total\":%zu,\"processes\":[", r->nr_procs_total);
 }
 

@@ -38,9 +38,12 @@ struct report_stack {
 /*
  * --leak-check on one process: how the scan went and the classes of all
  * its blocks. @error says why there are no verdicts (then nothing else is set).
+ * In a report on several processes, the run's: the sums over the processes
+ * with verdicts (@processes of them), their assumptions together.
  */
 struct report_leak_check {
 	const char *error;
+	unsigned int processes;	  /* a run's: the processes summed; 0 for one process */
 	double pause_ms;	  /* the target stopped, both stops together */
 	uint64_t bytes_scanned;	  /* root memory read */
 	unsigned int assumptions; /* enum leak_assumption bits */
