@@ -53,8 +53,9 @@ static __always_inline bool linkmap_can_hold(__u32 tgid)
 
 /*
  * @ip: _dl_debug_state's address; @to_state: from there to r_debug.r_state
- * (the probe's cookie, 0 when the loader's r_debug was not found: every
- * call counts then).
+ * (the probe's cookie). A state that cannot be read counts as a change
+ * complete: a needless hold costs a reading of the mappings, a missed one
+ * cut stacks.
  */
 static __always_inline void linkmap_changed(__u64 ip, __s64 to_state)
 {
@@ -64,7 +65,7 @@ static __always_inline void linkmap_changed(__u64 ip, __s64 to_state)
 
 	if (!owner_of(pid_tgid, &o))
 		return;
-	if (to_state && bpf_probe_read_user(&state, sizeof(state), (void *)(ip + to_state)))
+	if (bpf_probe_read_user(&state, sizeof(state), (void *)(ip + to_state)))
 		state = RT_CONSISTENT;
 	/* RT_ADD, RT_DELETE: the change is about to start, the mappings are the old ones. */
 	if (state != RT_CONSISTENT)
