@@ -66,7 +66,8 @@ int tracer__watch_linkmap(struct tracer *t, pid_t pid)
 	struct stat st;
 	int err;
 
-	if (!t->unwinder)
+	/* --big-only and --growth promise no uprobe: their objects' tables come on a miss. */
+	if (!t->unwinder || t->no_probes)
 		return 0;
 	err = link_watch__find(pid, &w);
 	if (!err && stat(w.path, &st))

@@ -70,8 +70,9 @@ size_t tracer__nr_probes(const struct tracer *t);
  * With CFI unwinding, probe @pid's dynamic loader where it tells debuggers
  * of changes to its link map, so that objects it maps later get their
  * tables before their code runs (bpf/linkmap.bpf.h). Before the process's
- * tables are made: a change after them is then seen. 0 (also for a
- * program without a dynamic loader) or -errno, said.
+ * tables are made: a change after them is then seen. Not with --big-only
+ * or --growth, which attach no uprobe. 0 (also for a program without a
+ * dynamic loader) or -errno, said.
  */
 int tracer__watch_linkmap(struct tracer *t, pid_t pid);
 
