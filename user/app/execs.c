@@ -119,10 +119,10 @@ static void describe_allocator(const struct session *s, const struct allocator *
  */
 static int probe_allocator(struct session *s, struct proc *p)
 {
-	int err = tracer__watch_linkmap(s->tracer, p->pid);
+	int err;
 
-	if (!err)
-		err = tracer__unwind_process(s->tracer, p->pid);
+	tracer__watch_linkmap(s->tracer, p->pid);
+	err = tracer__unwind_process(s->tracer, p->pid);
 	return err ? err : tracer__attach(s->tracer, p->allocator);
 }
 

@@ -59,7 +59,7 @@ static int attach_watch(struct tracer *t, const struct link_watch *w)
 	return 0;
 }
 
-int tracer__watch_linkmap(struct tracer *t, pid_t pid)
+void tracer__watch_linkmap(struct tracer *t, pid_t pid)
 {
 	struct link_watch w;
 	bool no_room = false;
@@ -68,27 +68,28 @@ int tracer__watch_linkmap(struct tracer *t, pid_t pid)
 
 	/* --big-only and --growth promise no uprobe: their objects' tables come on a miss. */
 	if (!t->unwinder || t->no_probes)
-		return 0;
+		return;
 	err = link_watch__find(pid, &w);
 	if (!err && stat(w.path, &st))
 		err = -errno;
 	if (err) {
-		/* A static program, or one gone: it maps nothing later, or nothing at all. */
+		/* Static, gone, or not ours to read: tables come on a miss, as without the probe.
+		 */
 		pr_debug("process %d: no dynamic loader to watch: %s", (int)pid, strerror(-err));
-		return err == -ENOENT || err == -ESRCH ? 0 : err;
+		return;
 	}
 	if (watched(t, &st, &no_room))
-		return 0;
+		return;
 	err = no_room ? -ENOMEM : attach_watch(t, &w);
 	if (err) {
-		pr_err("cannot probe the dynamic loader %s of process %d: %s", w.name, (int)pid,
-		       strerror(-err));
-		return err;
+		pr_warn("cannot probe the dynamic loader %s of process %d (%s): the libraries "
+			"it maps later get their unwind tables only once a stack needs them",
+			w.name, (int)pid, strerror(-err));
+		return;
 	}
 	t->watched[t->nr_watched++] = (struct probed_file){.dev = st.st_dev, .ino = st.st_ino};
 	pr_debug("uprobe on %s+%#llx, the dynamic loader's r_brk", w.name,
 		 (unsigned long long)w.offset);
-	return 0;
 }
 
 void tracer__hold_launched(struct tracer *t, pid_t pid)

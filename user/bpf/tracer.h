@@ -71,10 +71,10 @@ size_t tracer__nr_probes(const struct tracer *t);
  * of changes to its link map, so that objects it maps later get their
  * tables before their code runs (bpf/linkmap.bpf.h). Before the process's
  * tables are made: a change after them is then seen. Not with --big-only
- * or --growth, which attach no uprobe. 0 (also for a program without a
- * dynamic loader) or -errno, said.
+ * or --growth, which attach no uprobe. Never fails the run: without the
+ * probe, tables are made on a miss (what could not be done is said).
  */
-int tracer__watch_linkmap(struct tracer *t, pid_t pid);
+void tracer__watch_linkmap(struct tracer *t, pid_t pid);
 
 /*
  * @pid is the launched command, whose thread alloctrace traces: the probe

@@ -199,9 +199,14 @@ static int code_file(pid_t pid, uint64_t addr, struct link_watch *w)
 	if (!m || !m->exec || !mapping__is_file(m)) {
 		err = -ENOENT;
 	} else {
-		/* Through the process's own mapping: its mount namespace may be another. */
+		/*
+		 * Through the process's own mapping, its mount namespace may be
+		 * another; map_files needs CAP_SYS_ADMIN, its root does not.
+		 */
 		snprintf(w->path, sizeof(w->path), "/proc/%d/map_files/%llx-%llx", pid,
 			 (unsigned long long)m->start, (unsigned long long)m->end);
+		if (access(w->path, R_OK))
+			snprintf(w->path, sizeof(w->path), "/proc/%d/root%s", pid, m->path);
 		snprintf(w->name, sizeof(w->name), "%s", m->path);
 		w->offset = addr - m->start + m->pgoff;
 	}
