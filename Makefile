@@ -34,7 +34,7 @@ LOADER_OBJS := $(LOADER_SRCS:user/%.c=$(OBJ)/%.o)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 WORKLOAD_C := $(wildcard tests/workloads/*.c)
 WORKLOAD_CXX := $(wildcard tests/workloads/*.cc)
-WORKLOAD_C := $(filter-out tests/workloads/plugin.c,$(WORKLOAD_C))
+WORKLOAD_C := $(filter-out tests/workloads/plugin.c tests/workloads/ctorleak.c,$(WORKLOAD_C))
 WORKLOADS := $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
 	     $(WORKLOAD_CXX:tests/workloads/%.cc=$(BUILD)/workloads/%) \
 	     $(BUILD)/workloads/twins-nofp
@@ -58,7 +58,7 @@ $(OBJ)/%.o: user/%.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # Generated headers: named, since -MMD only knows them after a first build.
-$(OBJ)/bpf/tracer.o $(OBJ)/bpf/maps.o: $(BUILD)/alloctrace.skel.h
+$(OBJ)/bpf/tracer.o $(OBJ)/bpf/maps.o $(OBJ)/bpf/linkwatch.o: $(BUILD)/alloctrace.skel.h
 
 # The HTML page's template, script and style, compiled in.
 $(BUILD)/html_assets.h: html/* scripts/embed.sh | $(BUILD)
@@ -107,6 +107,16 @@ $(BUILD)/workloads/twins-nofp: tests/workloads/twins.c tests/workloads/workload.
 
 $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@
+
+$(BUILD)/workloads/libctorleak.so: tests/workloads/ctorleak.c | $(BUILD)/workloads
+	$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@
+
+# libc named first: the loader maps libctorleak.so after the allocator.
+$(BUILD)/workloads/ctorlink: tests/workloads/ctorlink.c $(BUILD)/workloads/libctorleak.so
+	$(CC) $(NOFP_CFLAGS) $< -o $@ -Wl,--no-as-needed -lc -L$(BUILD)/workloads -lctorleak \
+		-Wl,-rpath,'$$ORIGIN'
+
+$(BUILD)/workloads/ctordlopen: $(BUILD)/workloads/libctorleak.so
 
 # Drives the leak-check engine on a real process, without the BPF side.
 $(BUILD)/tests/leakscan: tests/drivers/leakscan.c $(CORE_OBJS) | $(BUILD)/tests

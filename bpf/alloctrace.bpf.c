@@ -21,6 +21,7 @@
 #include "stacks.bpf.h"
 #include "syscalls.bpf.h"
 #include "faults.bpf.h"
+#include "linkmap.bpf.h"
 
 #define MAP_FAILED_ADDR ((__u64)-1)
 
@@ -481,6 +482,14 @@ int BPF_PROG(oom_victim, struct task_struct *task)
 
 	if (traced_task(task, &ps))
 		send_task_event(EVENT_OOM_VICTIM, BPF_CORE_READ(task, tgid), ps);
+	return 0;
+}
+
+/* The dynamic loader's _dl_debug_state: its link map changes (bpf/linkmap.bpf.h). */
+SEC("uprobe")
+int linkmap_change(struct pt_regs *ctx)
+{
+	linkmap_changed(PT_REGS_IP(ctx), (__s64)bpf_get_attach_cookie(ctx));
 	return 0;
 }
 

@@ -261,7 +261,16 @@ enum event_type {
 	EVENT_OOM_VICTIM,  /* the kernel's OOM killer chose the target */
 	EVENT_EXEC,	   /* a traced process runs a new program */
 	EVENT_UNWIND_MISS, /* a process ran code without unwind tables */
+	EVENT_LINKMAP,	   /* a process's dynamic loader mapped or unmapped objects */
 };
+
+/*
+ * The signal the dynamic loader's probe (bpf/linkmap.bpf.h) sends a thread
+ * of a launched command to hold it in a ptrace stop while its new
+ * objects' unwind tables are made: SIGURG, ignored unless handled, so that
+ * one that reached the thread untraced would do nothing.
+ */
+#define LINKMAP_HOLD_SIGNAL 23
 
 /* A big allocation, sent as it happens. */
 struct big_alloc_event {
@@ -275,7 +284,7 @@ struct big_alloc_event {
 	struct stack_trace stack;
 };
 
-/* EVENT_OOM_VICTIM and EVENT_EXEC. */
+/* EVENT_OOM_VICTIM, EVENT_EXEC and EVENT_LINKMAP. */
 struct task_event {
 	__u32 type;
 	__u32 tgid;

@@ -15,11 +15,13 @@ set -eu
 # clang's sanitizer and libFuzzer runtimes, and the allocators the tests
 # trace: jemalloc, tcmalloc, mimalloc, musl; valgrind, whose leak classes
 # the leak-check engine's are compared with, on real programs too (sqlite3, git,
-# perl, python3), and gdb, a debugger the leak check must refuse to share a process with.
+# perl, python3), and gdb, a debugger the leak check must refuse to share a
+# process with; cmake, a real program whose libraries allocate in their
+# constructors.
 # make vmtest: QEMU, a static busybox and cpio for the guest's initramfs.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
-python3 util-linux prometheus curl iproute2 libdebuginfod1 debuginfod xz-utils
+python3 util-linux prometheus curl iproute2 libdebuginfod1 debuginfod xz-utils cmake
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind gdb
 sqlite3 git perl
 qemu-system-x86 busybox-static cpio"

@@ -113,14 +113,17 @@ static void describe_allocator(const struct session *s, const struct allocator *
 }
 
 /*
- * Probe the allocator found for @p and, with several processes (one has
- * its tables made as it is attached), build its unwind tables.
+ * Probe the allocator found for @p once its unwind tables are made: no
+ * allocation is walked without them. Its dynamic loader is watched first,
+ * so that what it maps after the tables were read is not missed.
  */
 static int probe_allocator(struct session *s, struct proc *p)
 {
-	int err = tracer__attach(s->tracer, p->allocator);
+	int err;
 
-	return !err && s->multi ? tracer__unwind_process(s->tracer, p->pid) : err;
+	tracer__watch_linkmap(s->tracer, p->pid);
+	err = tracer__unwind_process(s->tracer, p->pid);
+	return err ? err : tracer__attach(s->tracer, p->allocator);
 }
 
 /* @p's own allocator to fill, made on first use. */
@@ -294,6 +297,11 @@ int execs__attach(struct session *s, struct target *t)
 		return EXIT_FAILURE_RUNTIME;
 	}
 	p->named = true;
+	if (s->opts->argv) {
+		/* Its thread is ours to hold while its loader's new objects get tables. */
+		target__set_hold_signal(t, LINKMAP_HOLD_SIGNAL);
+		tracer__hold_launched(s->tracer, pid);
+	}
 	if (find_allocator(s, pid, comm, s->opts->argv ? t : NULL, p->allocator))
 		return EXIT_TARGET;
 	err = probe_allocator(s, p);

@@ -106,6 +106,10 @@ static void on_target_event(struct session *s, struct target *t)
 			leaks__check(s, p, true);
 		target__resume(t);
 		break;
+	case TARGET_HELD:
+		/* The loader's probe held it: its new objects' tables first (else not ours). */
+		target__release(t, !tracer__release_hold(s->tracer, target__pid(t)));
+		break;
 	case TARGET_GONE:
 		target_gone(s, t);
 		break;

@@ -158,15 +158,22 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 /* A traced process ran code it has no tables for: most likely it loaded a library. */
 static void unwind_miss(struct tracer *t, const struct unwind_miss_event *ev)
 {
-	int err;
-
 	if (!t->unwinder)
 		return;
 	pr_debug("process %u: no unwind tables at %#llx: reading its mappings again", ev->tgid,
 		 (unsigned long long)ev->ip);
-	err = unwinder__add_process(t->unwinder, (pid_t)ev->tgid);
+	tracer__reread_mappings(t, (pid_t)ev->tgid);
+}
+
+void tracer__reread_mappings(struct tracer *t, pid_t pid)
+{
+	int err;
+
+	if (!t->unwinder)
+		return;
+	err = unwinder__add_process(t->unwinder, pid);
 	if (err && err != -ENOENT && err != -ESRCH)
-		pr_debug("cannot read the mappings of process %u: %s", ev->tgid, strerror(-err));
+		pr_debug("cannot read the mappings of process %d: %s", (int)pid, strerror(-err));
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -182,6 +189,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		t->on_oom(t->ctx, data);
 	else if (type == EVENT_UNWIND_MISS && size >= sizeof(struct unwind_miss_event))
 		unwind_miss(t, data);
+	else if (type == EVENT_LINKMAP)
+		linkwatch__changed(t, data);
 	else if (type == EVENT_EXEC && t->on_exec)
 		t->on_exec(t->ctx, data);
 	return 0;
@@ -387,6 +396,7 @@ static void detach_all(struct tracer *t)
 	for (size_t i = 0; i < t->nr_files; i++)
 		t->files[i].funcs = 0;
 	t->nr_probes = 0;
+	t->nr_watched = 0;
 }
 
 void tracer__free(struct tracer *t)
@@ -403,6 +413,7 @@ void tracer__free(struct tracer *t)
 	free(t->links);
 	free(t->link_fds);
 	free(t->files);
+	free(t->watched);
 	free(t->percpu);
 	free(t);
 }
@@ -517,8 +528,7 @@ static uint64_t site_cookie(const struct probe_site *site, bool retprobe)
 	return cookie;
 }
 
-/* Room for one more perf-event link. 0 or -ENOMEM. */
-static int reserve_link(struct tracer *t)
+int tracer__reserve_link(struct tracer *t)
 {
 	struct bpf_link **links;
 
@@ -526,6 +536,16 @@ static int reserve_link(struct tracer *t)
 	if (!links)
 		return -ENOMEM;
 	t->links = links;
+	return 0;
+}
+
+int tracer__reserve_link_fd(struct tracer *t)
+{
+	int *fds = array__grow(t->link_fds, &t->link_fds_cap, t->nr_link_fds, sizeof(*fds));
+
+	if (!fds)
+		return -ENOMEM;
+	t->link_fds = fds;
 	return 0;
 }
 
@@ -538,7 +558,7 @@ static int attach_perf(struct tracer *t, const struct probe_object *obj,
 	struct bpf_link *link;
 	int err;
 
-	err = reserve_link(t);
+	err = tracer__reserve_link(t);
 	if (err)
 		return err;
 	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), t->pid, obj->path,
@@ -559,12 +579,11 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 	uint64_t offsets[FUNC_MAX], cookies[FUNC_MAX];
 	const struct probe_site *site;
 	size_t n = 0;
-	int *fds, fd;
+	int fd, err;
 
-	fds = array__grow(t->link_fds, &t->link_fds_cap, t->nr_link_fds, sizeof(*fds));
-	if (!fds)
-		return -ENOMEM;
-	t->link_fds = fds;
+	err = tracer__reserve_link_fd(t);
+	if (err)
+		return err;
 	for (size_t i = 0; i < obj->nr_sites; i++) {
 		site = &obj->sites[i];
 		if (!site_wanted(file, site, retprobe) || site_program(t, site, retprobe) != prog)
@@ -679,7 +698,7 @@ static int attach_raw(struct tracer *t)
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 		if (!wanted[i])
 			continue;
-		err = reserve_link(t);
+		err = tracer__reserve_link(t);
 		if (err)
 			return err;
 		link = bpf_program__attach_raw_tracepoint(progs[i], names[i]);
@@ -750,8 +769,6 @@ int tracer__attach(struct tracer *t, const struct allocator *a)
 		err = attach_raw(t);
 		t->raw_attached = !err;
 	}
-	if (!err && t->pid > 0)
-		err = tracer__unwind_process(t, t->pid);
 	if (err) {
 		detach_since(t, nr_links, nr_link_fds);
 		t->nr_files = nr_files;

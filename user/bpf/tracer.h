@@ -67,6 +67,29 @@ int tracer__unwind_process(struct tracer *t, pid_t pid);
 size_t tracer__nr_probes(const struct tracer *t);
 
 /*
+ * With CFI unwinding, probe @pid's dynamic loader where it tells debuggers
+ * of changes to its link map, so that objects it maps later get their
+ * tables before their code runs (bpf/linkmap.bpf.h). Before the process's
+ * tables are made: a change after them is then seen. Not with --big-only
+ * or --growth, which attach no uprobe. Never fails the run: without the
+ * probe, tables are made on a miss (what could not be done is said).
+ */
+void tracer__watch_linkmap(struct tracer *t, pid_t pid);
+
+/*
+ * @pid is the launched command, whose thread alloctrace traces: the probe
+ * holds it at LINKMAP_HOLD_SIGNAL instead of only telling the loader.
+ */
+void tracer__hold_launched(struct tracer *t, pid_t pid);
+
+/*
+ * Thread @tid stopped at LINKMAP_HOLD_SIGNAL: if the probe held it, make
+ * its process's tables for what its loader mapped and say true (the
+ * signal is the tracer's, not to be delivered); else false.
+ */
+bool tracer__release_hold(struct tracer *t, pid_t tid);
+
+/*
  * The one process became another program: detach every probe and forget
  * what was recorded, since its old address space is gone. 0 or -errno.
  */

@@ -50,6 +50,9 @@ struct tracer {
 	size_t nr_link_fds, link_fds_cap;
 	struct probed_file *files;
 	size_t nr_files, files_cap;
+	/* The dynamic loaders whose link map is watched (linkwatch.c): dev and ino. */
+	struct probed_file *watched;
+	size_t nr_watched, watched_cap;
 	size_t nr_probes;
 	unsigned int stack_depth;
 	uint32_t unwind_rows;
@@ -69,6 +72,18 @@ struct tracer {
 	bool warned_procs_full;
 	void *ctx;
 };
+
+/* Room for one more perf-event link. 0 or -ENOMEM. */
+int tracer__reserve_link(struct tracer *t);
+
+/* Room for one more uprobe_multi link fd. 0 or -ENOMEM. */
+int tracer__reserve_link_fd(struct tracer *t);
+
+/* Read @pid's mappings again into its unwind table, new objects' rows made. */
+void tracer__reread_mappings(struct tracer *t, pid_t pid);
+
+/* EVENT_LINKMAP: a process not held (linkwatch.c) changed its link map. */
+void linkwatch__changed(struct tracer *t, const struct task_event *ev);
 
 /* Delete every entry of the hash map @map. 0 or -errno. */
 int maps__clear(struct bpf_map *map);

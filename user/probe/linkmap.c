@@ -10,11 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 #include "probe/linkmap.h"
+#include "proc/procmaps.h"
 
 /* Bounds for reading another process's loader structures: never trust them. */
 #define MAX_DYN_ENTRIES	 1024
 #define MAX_LINK_ENTRIES 4096
 #define MAX_PHDRS	 256
+
+/* struct r_debug { int r_version; struct link_map *r_map; r_brk; r_state; ... } */
+#define R_MAP_OFFSET   8
+#define R_BRK_OFFSET   16
+#define R_STATE_OFFSET 24
 
 /* glibc's and musl's public struct link_map head, for 64-bit processes. */
 struct link_map64 {
@@ -122,8 +128,7 @@ static int walk(int mem, uint64_t r_debug, struct link_names *out)
 	char **grown;
 	int err;
 
-	/* struct r_debug { int r_version; struct link_map *r_map; ... } */
-	err = read_mem(mem, r_debug + 8, &node, sizeof(node));
+	err = read_mem(mem, r_debug + R_MAP_OFFSET, &node, sizeof(node));
 	for (int i = 0; !err && node && i < MAX_LINK_ENTRIES; i++) {
 		err = read_mem(mem, node, &lm, sizeof(lm));
 		if (err)
@@ -141,29 +146,90 @@ static int walk(int mem, uint64_t r_debug, struct link_names *out)
 	return out->nr ? 0 : -ENOENT;
 }
 
-int link_names__read(pid_t pid, struct link_names *out)
+/* @pid's memory (*@mem, to close) and the address of its loader's r_debug. 0 or -errno. */
+static int open_r_debug(pid_t pid, int *mem, uint64_t *r_debug)
 {
-	uint64_t phdr = 0, phnum = 0, dyn, r_debug;
+	uint64_t phdr = 0, phnum = 0, dyn;
 	char path[64];
-	int mem, err;
+	int err;
 
-	out->names = NULL;
-	out->nr = 0;
 	err = read_auxv(pid, &phdr, &phnum);
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	mem = open(path, O_RDONLY | O_CLOEXEC);
-	if (mem < 0)
+	*mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (*mem < 0)
 		return -errno;
-	err = find_dynamic(mem, phdr, phnum, &dyn);
+	err = find_dynamic(*mem, phdr, phnum, &dyn);
 	if (!err)
-		err = find_r_debug(mem, dyn, &r_debug);
-	if (!err)
-		err = walk(mem, r_debug, out);
+		err = find_r_debug(*mem, dyn, r_debug);
+	if (err)
+		close(*mem);
+	return err;
+}
+
+int link_names__read(pid_t pid, struct link_names *out)
+{
+	uint64_t r_debug;
+	int mem, err;
+
+	out->names = NULL;
+	out->nr = 0;
+	err = open_r_debug(pid, &mem, &r_debug);
+	if (err)
+		return err;
+	err = walk(mem, r_debug, out);
 	close(mem);
 	if (err)
 		link_names__release(out);
+	return err;
+}
+
+/* The file and offset of the code at @addr, a file mapping of @pid's. */
+static int code_file(pid_t pid, uint64_t addr, struct link_watch *w)
+{
+	const struct mapping *m;
+	struct proc_maps pm;
+	int err;
+
+	err = proc_maps__read(pid, &pm);
+	if (err)
+		return err;
+	m = proc_maps__find(&pm, addr);
+	if (!m || !m->exec || !mapping__is_file(m)) {
+		err = -ENOENT;
+	} else {
+		/*
+		 * Through the process's own mapping, its mount namespace may be
+		 * another; map_files needs CAP_SYS_ADMIN, its root does not.
+		 */
+		snprintf(w->path, sizeof(w->path), "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+		if (access(w->path, R_OK))
+			snprintf(w->path, sizeof(w->path), "/proc/%d/root%s", pid, m->path);
+		snprintf(w->name, sizeof(w->name), "%s", m->path);
+		w->offset = addr - m->start + m->pgoff;
+	}
+	proc_maps__release(&pm);
+	return err;
+}
+
+int link_watch__find(pid_t pid, struct link_watch *w)
+{
+	uint64_t r_debug, r_brk;
+	int mem, err;
+
+	err = open_r_debug(pid, &mem, &r_debug);
+	if (err)
+		return err;
+	err = read_mem(mem, r_debug + R_BRK_OFFSET, &r_brk, sizeof(r_brk));
+	close(mem);
+	if (!err && !r_brk)
+		err = -ENOENT;
+	if (!err)
+		err = code_file(pid, r_brk, w);
+	if (!err)
+		w->to_state = (int64_t)(r_debug + R_STATE_OFFSET - r_brk);
 	return err;
 }
 

@@ -30,6 +30,8 @@ struct target {
 	bool launched;
 	bool resumed;	   /* launched and let go past the loader */
 	bool at_exit_stop; /* held in its exit stop until target__resume() */
+	int hold_signal;   /* a signal that stops it for target__release() to answer */
+	bool held;	   /* stopped as that signal reached it */
 	char comm[32];
 	struct target_exit exit;
 };
@@ -352,6 +354,19 @@ int target__resume(struct target *t)
 	return 0;
 }
 
+void target__set_hold_signal(struct target *t, int sig)
+{
+	t->hold_signal = sig;
+}
+
+int target__release(struct target *t, bool deliver)
+{
+	if (!t->held)
+		return 0;
+	t->held = false;
+	return ptrace(PTRACE_CONT, t->pid, 0, deliver ? t->hold_signal : 0) ? -errno : 0;
+}
+
 int target__fd(const struct target *t)
 {
 	return t->pidfd;
@@ -395,6 +410,10 @@ static enum target_state handle_stop(struct target *t, int status)
 		read_comm(t);
 		return TARGET_EXECED;
 	}
+	if (!event && t->hold_signal && WSTOPSIG(status) == t->hold_signal) {
+		t->held = true;
+		return TARGET_HELD;
+	}
 	ptrace(PTRACE_CONT, t->pid, 0, event ? 0 : WSTOPSIG(status));
 	return TARGET_RUNNING;
 }
@@ -408,6 +427,8 @@ static enum target_state update_launched(struct target *t)
 	/* waitpid() reports a stop once: until resumed, say it again. */
 	if (t->at_exit_stop)
 		return TARGET_EXITING;
+	if (t->held)
+		return TARGET_HELD;
 	while (!t->exit.exited && state == TARGET_RUNNING) {
 		ret = waitpid(t->pid, &status, WNOHANG | __WALL);
 		if (ret <= 0)

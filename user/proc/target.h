@@ -19,6 +19,7 @@ enum target_state {
 	TARGET_RUNNING,
 	TARGET_EXITING, /* stopped on its way out: mappings still readable */
 	TARGET_EXECED,	/* stopped in a new program image: probe it anew */
+	TARGET_HELD,	/* stopped as the hold signal reached it: target__release() */
 	TARGET_GONE,
 };
 
@@ -35,6 +36,16 @@ int target__run_until(struct target *t, int (*found)(void *ctx), void *ctx);
 
 /* Let a stopped launched target go on (after EXITING or EXECED). 0 or -errno. */
 int target__resume(struct target *t);
+
+/*
+ * Launched targets: a stop as @sig reaches the thread is the session's to
+ * answer (TARGET_HELD) rather than passed on: the tracer's probes send it
+ * to hold the thread.
+ */
+void target__set_hold_signal(struct target *t, int sig);
+
+/* Let a TARGET_HELD target go on, the signal delivered or not. 0 or -errno. */
+int target__release(struct target *t, bool deliver);
 
 /* An fd that polls readable when target__update() has news, or -1 (SIGCHLD). */
 int target__fd(const struct target *t);

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The dynamic loader's link map: ld.so calls _dl_debug_state (r_debug's
+ * r_brk) for debuggers before and after every change of its objects, with
+ * r_debug.r_state RT_ADD or RT_DELETE before and RT_CONSISTENT after. At
+ * RT_CONSISTENT the new objects are mapped and none of their code has run:
+ * not their constructors, not a function dlsym found. That is when the
+ * loader must make their unwind tables, and the probe here makes sure it
+ * can: a thread of the launched command, which the loader traces, is held
+ * in a ptrace stop (LINKMAP_HOLD_SIGNAL) until its tables are in; any
+ * other traced process only tells the loader, which is prompt, not exact.
+ */
+#ifndef ALLOCTRACE_LINKMAP_BPF_H
+#define ALLOCTRACE_LINKMAP_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "alloctrace.h"
+#include "config.bpf.h"
+#include "procs.bpf.h"
+#include "events.bpf.h"
+
+/* The threads held, by thread id, with their tgid: the loader claims their stops. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u32);
+} linkmap_holds SEC(".maps");
+
+/* The launched command, whose threads the loader traces: set by the loader (0: none). */
+__u32 linkmap_hold_tgid;
+
+/* enum r_state's value once a change is complete (<link.h>). */
+#define RT_CONSISTENT 0
+
+/*
+ * Whether the loader's stop can hold the calling thread: it is the
+ * launched command's and ptraced by alloctrace itself (--leak-check's
+ * snapshots trace other processes' threads, and never for long), and it
+ * does not block the signal, which would leave it running.
+ */
+static __always_inline bool linkmap_can_hold(__u32 tgid)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 blocked = BPF_CORE_READ(task, blocked.sig[0]);
+
+	return linkmap_hold_tgid && tgid == linkmap_hold_tgid && BPF_CORE_READ(task, ptrace) &&
+	       BPF_CORE_READ(task, parent, tgid) == cfg.self_tgid &&
+	       !(blocked & 1ULL << (LINKMAP_HOLD_SIGNAL - 1));
+}
+
+/*
+ * @ip: _dl_debug_state's address; @to_state: from there to r_debug.r_state
+ * (the probe's cookie). A state that cannot be read counts as a change
+ * complete: a needless hold costs a reading of the mappings, a missed one
+ * cut stacks.
+ */
+static __always_inline void linkmap_changed(__u64 ip, __s64 to_state)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, state = RT_CONSISTENT;
+	struct owner o;
+
+	if (!owner_of(pid_tgid, &o))
+		return;
+	if (bpf_probe_read_user(&state, sizeof(state), (void *)(ip + to_state)))
+		state = RT_CONSISTENT;
+	/* RT_ADD, RT_DELETE: the change is about to start, the mappings are the old ones. */
+	if (state != RT_CONSISTENT)
+		return;
+	if (linkmap_can_hold(o.tgid) &&
+	    !bpf_map_update_elem(&linkmap_holds, &tid, &o.tgid, BPF_ANY)) {
+		if (!bpf_send_signal_thread(LINKMAP_HOLD_SIGNAL))
+			return;
+		bpf_map_delete_elem(&linkmap_holds, &tid);
+	}
+	send_task_event(EVENT_LINKMAP, o.tgid, o.ps);
+}
+
+#endif

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The loader's half of bpf/linkmap.bpf.h: the probe on each traced
+ * process's dynamic loader (r_debug.r_brk), and the holds it answers.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "config.h" /* before the skeleton, whose rodata holds a struct alloctrace_config */
+#include "alloctrace.skel.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "probe/linkmap.h"
+#include "bpf/tracer.h"
+#include "bpf/tracer_int.h"
+#include "bpf/uprobe_multi.h"
+
+/* Is the loader in @st watched already? Else it is from now on, if there is room. */
+static bool watched(struct tracer *t, const struct stat *st, bool *no_room)
+{
+	struct probed_file *w;
+
+	for (size_t i = 0; i < t->nr_watched; i++) {
+		if (t->watched[i].dev == st->st_dev && t->watched[i].ino == st->st_ino)
+			return true;
+	}
+	w = array__grow(t->watched, &t->watched_cap, t->nr_watched, sizeof(*w));
+	*no_room = !w;
+	if (w)
+		t->watched = w;
+	return false;
+}
+
+static int attach_watch(struct tracer *t, const struct link_watch *w)
+{
+	struct bpf_program *prog = t->skel->progs.linkmap_change;
+	uint64_t cookie = (uint64_t)w->to_state;
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie);
+	struct bpf_link *link;
+	int fd, err;
+
+	err = t->multi ? tracer__reserve_link_fd(t) : tracer__reserve_link(t);
+	if (err)
+		return err;
+	if (t->multi) {
+		fd = uprobe_multi__attach(bpf_program__fd(prog), w->path, &w->offset, &cookie, 1,
+					  t->pid, false);
+		if (fd < 0)
+			return fd;
+		t->link_fds[t->nr_link_fds++] = fd;
+		return 0;
+	}
+	link = bpf_program__attach_uprobe_opts(prog, t->pid, w->path, w->offset, &opts);
+	if (!link)
+		return -errno;
+	t->links[t->nr_links++] = link;
+	return 0;
+}
+
+void tracer__watch_linkmap(struct tracer *t, pid_t pid)
+{
+	struct link_watch w;
+	bool no_room = false;
+	struct stat st;
+	int err;
+
+	/* --big-only and --growth promise no uprobe: their objects' tables come on a miss. */
+	if (!t->unwinder || t->no_probes)
+		return;
+	err = link_watch__find(pid, &w);
+	if (!err && stat(w.path, &st))
+		err = -errno;
+	if (err) {
+		/* Static, gone, or not ours to read: tables come on a miss, as without the probe.
+		 */
+		pr_debug("process %d: no dynamic loader to watch: %s", (int)pid, strerror(-err));
+		return;
+	}
+	if (watched(t, &st, &no_room))
+		return;
+	err = no_room ? -ENOMEM : attach_watch(t, &w);
+	if (err) {
+		pr_warn("cannot probe the dynamic loader %s of process %d (%s): the libraries "
+			"it maps later get their unwind tables only once a stack needs them",
+			w.name, (int)pid, strerror(-err));
+		return;
+	}
+	t->watched[t->nr_watched++] = (struct probed_file){.dev = st.st_dev, .ino = st.st_ino};
+	pr_debug("uprobe on %s+%#llx, the dynamic loader's r_brk", w.name,
+		 (unsigned long long)w.offset);
+}
+
+void tracer__hold_launched(struct tracer *t, pid_t pid)
+{
+	t->skel->bss->linkmap_hold_tgid = (__u32)pid;
+}
+
+bool tracer__release_hold(struct tracer *t, pid_t tid)
+{
+	int fd = bpf_map__fd(t->skel->maps.linkmap_holds);
+	__u32 key = (__u32)tid, tgid;
+
+	if (bpf_map_lookup_elem(fd, &key, &tgid))
+		return false;
+	pr_debug("process %u: its dynamic loader mapped objects: their unwind tables now", tgid);
+	tracer__reread_mappings(t, (pid_t)tgid);
+	bpf_map_delete_elem(fd, &key);
+	return true;
+}
+
+void linkwatch__changed(struct tracer *t, const struct task_event *ev)
+{
+	pr_debug("process %u: its dynamic loader mapped objects: reading its mappings again",
+		 ev->tgid);
+	tracer__reread_mappings(t, (pid_t)ev->tgid);
+}
