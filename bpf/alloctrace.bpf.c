@@ -419,6 +419,9 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
 	__u64 addr = ret, size;
 	struct owner o;
 
+	/* Before the thread's record: most syscalls on the system are not the target's. */
+	if (!maybe_traced(pid_tgid))
+		return 0;
 	rec = in_flight();
 	if (!rec)
 		return 0;
