@@ -3,7 +3,9 @@
 # touched them. tests/workloads/growth.c: map_pages touches 64 pages that
 # stay, fill_buffer's 1 MiB malloc is 258 pages first touched (256 by its
 # memset, its mapping's header page by malloc, and malloc's first use of
-# the heap), released touches 32 pages and unmaps them.
+# the heap), released touches 32 pages and unmaps them. The same numbers
+# hold when the tool attaches with -p to a waiting process that then
+# does the work.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -39,6 +41,29 @@ check() {
 run_tool launched 60 -v --growth --format json -T 0 -n 2 -i 1 -- "$WL/growth" 5
 expect_tool_ok launched || finish
 check launched
+
+# Attached before the work: exact pages per function, as when launched.
+mkdir -p "$TMP/wait"
+"$WL/growth" 30 "$TMP/wait" &
+W=$!
+track "$W"
+if ! wait_for 10 test -e "$TMP/wait/ready"; then
+	fail "attached before: target" "not ready in 10 s"
+else
+	start_tool attached_before 60 -v --growth --format json -T 0 -i 1 -p "$W"
+	if ! wait_tracing attached_before 30; then
+		fail "attached before: tracing" "no 'tracing pid' line in 30 s"
+	else
+		kill -USR1 "$W"
+		wait_for 10 test -e "$TMP/wait/done" ||
+			fail "attached before: target" "no done file 10 s after SIGUSR1"
+		# A report after the work, then the final one from SIGINT.
+		sleep 1.5
+		kill -INT "$TOOL_PID"
+		wait_tool
+		expect_tool_ok attached_before && check attached_before
+	fi
+fi
 
 mkdir -p "$TMP/p"
 "$WL/growth" 8 &
