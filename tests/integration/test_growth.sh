@@ -10,7 +10,7 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-require_built "$WL/growth"
+require_built "$WL/growth" "$WL/bigmaps"
 
 # pages_of REPORT FUNCTION: resident pages of the stacks through FUNCTION.
 pages_of() {
@@ -75,6 +75,18 @@ expect_tool_ok attached || finish
 # Attached after the pages were touched: none of them is seen.
 expect_eq "attached late: the touches before attach are not counted" 0 \
 	"$(pages_of "$(final_report "$TMP/attached.out")" map_pages)"
+
+# --big alerts without the syscall tracepoints: the big anonymous
+# mappings bigmaps prints, each at its address (the 8 MiB one aligned to a
+# huge page by the kernel, the moved one where it went), and nothing else.
+run_tool bigmaps 60 -v --growth --big 2M --format json -- "$WL/bigmaps" "$TMP/bigmaps.truth"
+expect_tool_ok bigmaps || finish
+expect_eq "bigmaps: alerts at the addresses the mappings got" \
+	"$(sort "$TMP/bigmaps.truth" | paste -sd ';')" \
+	"$(jq -r 'select(.type == "big_alloc") | "\(.frames[0].function) \(.addr) \(.size)"' \
+		"$TMP/bigmaps.out" | sort | paste -sd ';')"
+expect_eq "bigmaps: four alerts" 4 "$(grep -c . "$TMP/bigmaps.truth")"
+expect_eq "bigmaps: no syscall tracepoint" "" "$(grep 'raw tracepoint sys_' "$TMP/bigmaps.err")"
 
 run_tool bad 10 --growth --big-only --big 1M -- "$WL/growth" 0
 expect_eq "--growth with --big-only: command-line error" 2 "$RC"
