@@ -12,15 +12,19 @@ BENCH_CFLAGS := -g -Wall -Wextra -Wno-unused-parameter -std=gnu11
 BENCH_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BENCH_ARCH) \
 		    -Ivmlinux/$(BENCH_ARCH) -Wall
 BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor \
-	       $(BENCH_BUILD)/depth-cfi $(BENCH_BUILD)/depth-fp $(BENCH_BUILD)/leakheap
+	       $(BENCH_BUILD)/depth-cfi $(BENCH_BUILD)/depth-fp $(BENCH_BUILD)/leakheap \
+	       $(BENCH_BUILD)/churn
 
-.PHONY: bench bench-build bench-services
+.PHONY: bench bench-build bench-services bench-growth
 # `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
 bench: alloctrace bench-build build/tests/leakscan
 	./bench/run.sh
 
 bench-services: alloctrace
 	./bench/services.sh
+
+bench-growth: alloctrace $(BENCH_BUILD)/churn
+	./bench/churn.sh
 
 bench-build: $(BENCH_PROGS)
 
@@ -42,6 +46,10 @@ $(BENCH_BUILD)/depth-cfi: bench/depth.c | $(BENCH_BUILD)
 
 $(BENCH_BUILD)/depth-fp: bench/depth.c | $(BENCH_BUILD)
 	$(CC) $(BENCH_CFLAGS) -O2 -fno-builtin -fno-omit-frame-pointer $< -o $@
+
+# -fno-builtin: the leak's memset stays a call, whose faults --growth walks out of.
+$(BENCH_BUILD)/churn: bench/churn.c | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O2 -fno-builtin $< -o $@
 
 $(BENCH_BUILD)/leakheap: bench/leakheap.c | $(BENCH_BUILD)
 	$(CC) $(BENCH_CFLAGS) -O2 $< -o $@

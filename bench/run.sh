@@ -9,7 +9,8 @@
 # Comparisons are medians of per-round ratios, so that a slow minute hits
 # both sides of a ratio alike.
 #
-# The real-service part (bench/services.sh) runs last.
+# --growth on a churning leaker (bench/churn.sh) and the real-service
+# part (bench/services.sh) run last.
 #
 # Environment: BENCH_QUICK=1 (about 2 minutes instead of 5),
 # BENCH_ROUNDS, BENCH_PAIRS, BENCH_NO_INSTALL=1 (never apt-get a peer),
@@ -714,7 +715,9 @@ main() {
 		print_leak
 		print_summary
 	} | tee "$B/results.txt"
-	# Then the same tracer on real services, which the pair loop cannot stand for.
+	# --growth as a production mode would run, then the same tracer on
+	# real services, which the pair loop cannot stand for.
+	"$ROOT/bench/churn.sh"
 	"$ROOT/bench/services.sh"
 }
 

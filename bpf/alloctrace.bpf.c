@@ -420,6 +420,9 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
 	__u64 addr = ret, size;
 	struct owner o;
 
+	/* Before the thread's record: most syscalls on the system are not the target's. */
+	if (!maybe_traced(pid_tgid))
+		return 0;
 	rec = in_flight();
 	if (!rec)
 		return 0;
@@ -446,6 +449,61 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
 	/* --growth counts pages, not blocks: its mappings are alerts only. */
 	record_alloc(ctx, &user, &o, pid_tgid, addr, size, rec->func,
 		     rec->func != FUNC_BRK && !cfg.growth);
+	return 0;
+}
+
+/* The syscall a task is in, and its sixth argument, which libbpf 1.1 has no macro for. */
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_NR(regs)   BPF_CORE_READ(regs, orig_ax)
+#define SYSCALL_ARG6(regs) BPF_CORE_READ(regs, r9)
+#else
+#define SYSCALL_NR(regs)   BPF_CORE_READ(regs, syscallno)
+#define SYSCALL_ARG6(regs) BPF_CORE_READ(regs, regs[5])
+#endif
+
+/*
+ * --growth --big: a big anonymous mapping is placed. Not the syscall
+ * tracepoints: attached, they put every syscall of every process on the
+ * kernel's slow path (about 300-500 ns each here), where this runs only
+ * when a process maps memory. It sees mmap and a moving mremap, neither
+ * with a fixed address nor a hint the kernel could honour, nor brk.
+ */
+SEC("raw_tp/vm_unmapped_area")
+int BPF_PROG(big_map_search, unsigned long found, struct vm_unmapped_area_info *info)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), size, off = 0;
+	struct user_regs user;
+	struct pt_regs *regs;
+	struct owner o;
+	__u32 func;
+
+	if (!maybe_traced(pid_tgid) || found & (FAULT_PAGE_SIZE - 1) || !owner_of(pid_tgid, &o))
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	switch (SYSCALL_NR(regs)) {
+	case NR_MMAP:
+		size = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		if (!big_mapping(size, PT_REGS_PARM3_CORE_SYSCALL(regs),
+				 PT_REGS_PARM4_CORE_SYSCALL(regs)))
+			return 0;
+		off = SYSCALL_ARG6(regs);
+		func = FUNC_MMAP;
+		break;
+	case NR_MREMAP:
+		size = PT_REGS_PARM3_CORE_SYSCALL(regs);
+		if (size < cfg.big_threshold)
+			return 0;
+		func = FUNC_MREMAP;
+		break;
+	default:
+		return 0;
+	}
+	found = mapping_start(found, BPF_CORE_READ(info, length), size, off,
+			      BPF_CORE_READ(info, flags) & VM_UNMAPPED_AREA_TOPDOWN);
+	user.ip = PT_REGS_IP_CORE(regs);
+	user.sp = PT_REGS_SP_CORE(regs);
+	user.bp = PT_REGS_FP_CORE(regs);
+	record_alloc(ctx, &user, &o, pid_tgid, found, size, func, false);
 	return 0;
 }
 

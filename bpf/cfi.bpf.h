@@ -225,8 +225,8 @@ static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 /* Code without CFI: trust rbp to point at the saved rbp and return address. */
 static __always_inline long frame_pointer_step(struct walk *w)
 {
-	memo_note_bp(w->memo, MEMO_BP_DEPENDS);
-	if (w->bp < w->sp || (w->bp & 7) || stack_read(w->wc, w->bp, 16)) {
+	memo_bp_used(w->wc, w->memo);
+	if (w->bp < w->sp || (w->bp & 7) || stack_read(w->wc, w->bp, 16, true)) {
 		w->flags |= STACK_CUT;
 		return 1;
 	}
@@ -246,18 +246,18 @@ static __always_inline long frame_pointer_step(struct walk *w)
 static __always_inline long read_caller(struct walk *w, __u64 cfa, __s8 rbp_off)
 {
 	if (rbp_off == -2) {
-		if (stack_read(w->wc, cfa - 16, 16))
+		if (stack_read(w->wc, cfa - 16, 16, true))
 			return -1;
 		memo_note_bp(w->memo, MEMO_BP_REPLACED);
 		w->bp = w->wc->got[0];
 		w->ip = w->wc->got[1];
 		return 0;
 	}
-	if (stack_read(w->wc, cfa - 8, 8))
+	if (stack_read(w->wc, cfa - 8, 8, false))
 		return -1;
 	w->ip = w->wc->got[0];
 	if (rbp_off) {
-		if (stack_read(w->wc, cfa + rbp_off * 8, 8))
+		if (stack_read(w->wc, cfa + rbp_off * 8, 8, true))
 			return -1;
 		memo_note_bp(w->memo, MEMO_BP_REPLACED);
 		w->bp = w->wc->got[0];
@@ -304,7 +304,7 @@ static long unwind_step(__u32 i, struct walk *w)
 		cfa = w->sp + row.cfa_off * 8;
 		break;
 	case UNWIND_CFA_FP:
-		memo_note_bp(w->memo, MEMO_BP_DEPENDS);
+		memo_bp_used(w->wc, w->memo);
 		cfa = w->bp + row.cfa_off * 8;
 		break;
 	case UNWIND_CFA_PLT:
@@ -342,6 +342,7 @@ static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_
 	};
 
 	memo_start(memo, regs);
+	wc->bp_word = BP_FROM_REGS;
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &w.tgid);
 	if (!window_fill(wc, regs->sp))
 		memo_give_up(memo);

@@ -28,6 +28,14 @@
 #define MEMO_WORDS 128
 /* stack_memo.nr_words of a walk that cannot be remembered: past MEMO_WORDS, no count. */
 #define MEMO_UNUSABLE 255
+/*
+ * walk_cache.bp_word: the walk's rbp is the registers', or was restored
+ * from a stack word already in the memo, or from the word at window offset
+ * off (BP_WORD(off)), which goes into the memo only if a frame uses it.
+ */
+#define BP_FROM_REGS 0
+#define BP_NOTED     1
+#define BP_WORD(off) ((off) + 2)
 /* stack_memo.stamp of a slot that holds no walk. */
 #define MEMO_EMPTY 0
 #define MEMO_SEED  0xcbf29ce484222325ULL
@@ -76,6 +84,7 @@ struct walk_cache {
 	__u64 win_hi;
 	__u64 got[2];			/* what the last stack_read() read */
 	__u32 slot;			/* the memo of the walk in progress */
+	__u32 bp_word;			/* where the walk's rbp came from: BP_FROM_REGS, ... */
 	__u8 window[STACK_WINDOW + 16]; /* + the widest read past an offset */
 	struct stack_memo memo[MEMO_SLOTS];
 };
@@ -195,10 +204,13 @@ static __always_inline void remember(struct stack_memo *memo, __u64 off, __u64 v
 
 /*
  * Read @size (8 or 16) bytes of the stack at @addr into wc->got, through
- * the window, and note them in the walk's memo. A global function: the
+ * the window, and note them in the walk's memo. @bp_first: the first word
+ * is the caller's rbp, noted only once a frame uses it (memo_bp_used()):
+ * code without frame pointers keeps data in rbp, which differs from call
+ * to call and would make every memo miss. A global function: the
  * verifier checks its paths once, not again at every frame of every walk.
  */
-__noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size)
+__noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size, bool bp_first)
 {
 	struct stack_memo *memo;
 	__u64 off;
@@ -208,18 +220,40 @@ __noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size)
 		return -1;
 	memo = &wc->memo[wc->slot & (MEMO_SLOTS - 1)];
 	if (!in_window(wc, memo, addr, size)) {
+		/* The memo is given up: nothing to note. */
+		if (bp_first)
+			wc->bp_word = BP_NOTED;
 		if (size == 16)
 			return bpf_probe_read_user(wc->got, 16, (void *)addr) ? -1 : 0;
 		return bpf_probe_read_user(wc->got, 8, (void *)addr) ? -1 : 0;
 	}
 	off = (addr - wc->win_lo) & (STACK_WINDOW - 1);
 	__builtin_memcpy(wc->got, &wc->window[off], 8);
-	remember(memo, off, wc->got[0]);
+	if (bp_first)
+		wc->bp_word = BP_WORD(off);
+	else
+		remember(memo, off, wc->got[0]);
 	if (size == 16) {
 		__builtin_memcpy(&wc->got[1], &wc->window[off + 8], 8);
 		remember(memo, off + 8, wc->got[1]);
 	}
 	return 0;
+}
+
+/* A frame uses the walk's rbp: the memo must hold what it came from. */
+static __always_inline void memo_bp_used(struct walk_cache *wc, struct stack_memo *memo)
+{
+	__u32 word = wc->bp_word, off;
+
+	if (word == BP_FROM_REGS) {
+		memo_note_bp(memo, MEMO_BP_DEPENDS);
+		return;
+	}
+	if (word == BP_NOTED)
+		return;
+	off = (word - BP_WORD(0)) & (STACK_WINDOW - 1);
+	remember(memo, off, *(__u64 *)&wc->window[off]);
+	wc->bp_word = BP_NOTED;
 }
 
 /* The memo slot of a walk from @regs, made the one a walk writes. */

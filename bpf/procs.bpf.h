@@ -90,6 +90,16 @@ static __always_inline struct proc_state *new_proc(__u32 tgid, const struct proc
 }
 
 /*
+ * Can the calling process be traced at all? No map lookup, for programs
+ * that run on every syscall of every process: with one target it is the
+ * whole answer, and the others must go on to owner_of().
+ */
+static __always_inline bool maybe_traced(__u64 pid_tgid)
+{
+	return cfg.multi_proc || !cfg.targ_tgid || pid_tgid >> 32 == cfg.targ_tgid;
+}
+
+/*
  * Is the calling process traced, and as whom? An exited entry still
  * waiting for its last report does not count: its tgid is another
  * process's now, which --all takes up under a new image number.
@@ -100,7 +110,7 @@ static __always_inline bool owner_of(__u64 pid_tgid, struct owner *o)
 	o->gen = 0;
 	o->ps = NULL;
 	if (!cfg.multi_proc)
-		return !cfg.targ_tgid || o->tgid == cfg.targ_tgid;
+		return maybe_traced(pid_tgid);
 	o->ps = bpf_map_lookup_elem(&procs, &o->tgid);
 	if (o->ps && !(o->ps->flags & PROC_EXITED)) {
 		o->gen = o->ps->gen;

@@ -50,4 +50,27 @@ static __always_inline void note_syscall(const struct owner *o, __u32 func, __u6
 	rec->ptr = ptr;
 }
 
+/*
+ * --growth --big: where a mapping goes, from the kernel's search for room
+ * (mm:vm_unmapped_area) inside the mmap or mremap call that asked. The
+ * area found is @found, @searched bytes long. For an anonymous mapping of
+ * whole huge pages without a hint the kernel searched a huge page more and
+ * aligns the start within it: to the next huge page boundary, or one huge
+ * page up when the area found is aligned and the search ran top-down
+ * (mm/huge_memory.c, __thp_get_unmapped_area).
+ */
+#define HPAGE_PMD_SIZE		 (2ULL << 20)
+#define VM_UNMAPPED_AREA_TOPDOWN 1
+
+static __always_inline __u64 mapping_start(__u64 found, __u64 searched, __u64 len, __u64 off,
+					   bool topdown)
+{
+	__u64 sub;
+
+	if (searched != len + HPAGE_PMD_SIZE || len & (HPAGE_PMD_SIZE - 1))
+		return found;
+	sub = (off - found) & (HPAGE_PMD_SIZE - 1);
+	return topdown && !sub ? found + HPAGE_PMD_SIZE : found + sub;
+}
+
 #endif

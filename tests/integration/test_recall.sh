@@ -4,12 +4,14 @@
 # calls one malloc site with the same stack pointer from twin callers, in
 # runs (where the memo holds) and alternating (where it must not); every
 # block must land on its own caller's stack, with and without frame
-# pointers, and the memo must have answered for the runs.
+# pointers, and the memo must have answered for the runs. rbpdata saves a
+# different rbp on the stack at each call from one place, which no frame
+# uses: the memo must answer all the same.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-require_built "$WL/twins" "$WL/twins-nofp"
+require_built "$WL/twins" "$WL/twins-nofp" "$WL/rbpdata"
 
 # stack_of REPORT FUNCTIONS...: the stacks whose frames start with FUNCTIONS,
 # as [outstanding_bytes, outstanding_allocs, allocs] each.
@@ -47,5 +49,14 @@ for w in twins twins-nofp; do
 		"stacks_recalled=$(report_get "$r" .counters.stacks_recalled)" \
 		test "$(report_get "$r" .counters.stacks_recalled)" -ge 236
 done
+
+run_tool rbpdata 60 --unwind cfi --format json -T 0 -- "$WL/rbpdata"
+if expect_tool_ok rbpdata; then
+	r=$(final_report "$TMP/rbpdata.out")
+	expect_eq "rbpdata: 200 blocks on alloc_one's stack" '[[4800,200,200]]' \
+		"$(stack_of "$r" alloc_one save_rbp hold_in_rbp main)"
+	expect_eq "rbpdata: one walk, 199 recalled" 199 \
+		"$(report_get "$r" .counters.stacks_recalled)"
+fi
 
 finish

@@ -128,6 +128,7 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	bpf_program__set_autoload(skel->progs.big_sys_enter, t->syscalls);
 	bpf_program__set_autoload(skel->progs.big_sys_exit, t->syscalls);
 	bpf_program__set_autoload(skel->progs.page_fault, t->growth);
+	bpf_program__set_autoload(skel->progs.big_map_search, t->map_search);
 	if (cfg.unwind_cfi) {
 		err = bpf_map__set_max_entries(skel->maps.unwind_rows, t->unwind_rows);
 		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_pages, UNWIND_PAGES);
@@ -324,7 +325,8 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t->unwind_rows = or_default(opts->sizes.unwind_rows, DEFAULT_UNWIND_ROWS);
 	t->growth = opts->config.growth;
 	t->no_probes = opts->big_only || t->growth;
-	t->syscalls = opts->big_only || (t->growth && opts->config.big_threshold);
+	t->syscalls = opts->big_only;
+	t->map_search = t->growth && opts->config.big_threshold;
 	t->on_big_alloc = opts->on_big_alloc;
 	t->on_oom = opts->on_oom;
 	t->on_exec = opts->on_exec;
@@ -689,9 +691,9 @@ int tracer__unwind_process(struct tracer *t, pid_t pid)
 static int attach_raw(struct tracer *t)
 {
 	struct bpf_program *progs[] = {t->skel->progs.big_sys_enter, t->skel->progs.big_sys_exit,
-				       t->skel->progs.page_fault};
-	const char *names[] = {"sys_enter", "sys_exit", "page_fault_user"};
-	bool wanted[] = {t->syscalls, t->syscalls, t->growth};
+				       t->skel->progs.page_fault, t->skel->progs.big_map_search};
+	const char *names[] = {"sys_enter", "sys_exit", "page_fault_user", "vm_unmapped_area"};
+	bool wanted[] = {t->syscalls, t->syscalls, t->growth, t->map_search};
 	struct bpf_link *link;
 	int err;
 

@@ -57,8 +57,9 @@ struct tracer {
 	unsigned int stack_depth;
 	uint32_t unwind_rows;
 	bool no_probes;	   /* --big-only, --growth: nothing on the allocator */
-	bool syscalls;	   /* the syscall tracepoints: --big-only, --growth with --big */
+	bool syscalls;	   /* the syscall tracepoints: --big-only */
 	bool growth;	   /* the page-fault tracepoint */
+	bool map_search;   /* the unmapped-area tracepoint: --growth with --big */
 	bool raw_attached; /* those: once, whatever the processes */
 	pid_t pid;	   /* the uprobes' process filter: -1 for every process */
 	int nr_cpus;
