@@ -402,6 +402,11 @@ static int flat_report__init(struct flat_report *f, const struct report *r)
 		}
 	}
 	f->r = *r;
+	/* The processes' verdicts are in their stacks: the classes are there to show. */
+	for (size_t i = 0; i < r->nr_procs && !f->r.leak_check; i++) {
+		if (r->procs[i].leak_check && !r->procs[i].leak_check->error)
+			f->r.leak_check = r->procs[i].leak_check;
+	}
 	f->r.per_process = false;
 	f->r.nr_procs = 0;
 	f->r.procs = NULL;
