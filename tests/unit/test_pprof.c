@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -641,12 +642,99 @@ static void test_no_report(void **state UNUSED)
 	dec_profile__free(p);
 }
 
+/* The names of @p's sample types, in order, "type/unit" each, space-separated. */
+static char *sample_type_names(const struct dec_profile *p)
+{
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	for (size_t i = 0; i < p->nr_sample_types; i++)
+		fprintf(f, "%s%s/%s", i ? " " : "", str(p, p->sample_types[i][0]),
+			str(p, p->sample_types[i][1]));
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+/* --growth: resident pages, named so that none is taken for an allocation. */
+static void test_growth(void **state UNUSED)
+{
+	struct report r = final_report;
+	struct dec_profile *p;
+	char *names;
+
+	r.growth = true;
+	p = render(pprof_new(), &r, 1);
+	names = sample_type_names(p);
+	assert_string_equal(names, "touched_pages/count touched_space/bytes resident_pages/count "
+				   "resident_space/bytes");
+	free(names);
+	assert_string_equal(str(p, p->default_sample_type), "resident_space");
+	assert_int_equal(p->nr_comments, 3);
+	assert_string_equal(str(p, p->comments[2]),
+			    "resident growth, not allocations: pages still resident, by the stack "
+			    "that first touched each (page faults)");
+	/* The same numbers, without a block size: a page is a page. */
+	assert_int_equal(p->nr_samples, 5);
+	assert_int_equal(p->samples[0].nr_values, 4);
+	assert_int_equal(p->samples[0].values[3], 1048576);
+	for (size_t i = 0; i < p->nr_samples; i++)
+		assert_int_equal(p->samples[i].nr_labels, 0);
+	dec_profile__free(p);
+}
+
+/* --leak-check: a pair of values per class, valgrind's worst first; none without verdicts. */
+static void test_leak_classes(void **state UNUSED)
+{
+	struct report_stack classified[ARRAY_SIZE(stacks)];
+	struct report_leak_check lc = {.pause_ms = 1};
+	struct report r = final_report;
+	struct dec_profile *p;
+	char *names;
+
+	memcpy(classified, stacks, sizeof(stacks));
+	classified[0].classified = true;
+	classified[0].class_allocs[LEAK_DEFINITE] = 4;
+	classified[0].class_bytes[LEAK_DEFINITE] = 400;
+	classified[0].class_allocs[LEAK_INDIRECT] = 3;
+	classified[0].class_bytes[LEAK_INDIRECT] = 300;
+	classified[0].class_allocs[LEAK_POSSIBLE] = 2;
+	classified[0].class_bytes[LEAK_POSSIBLE] = 200;
+	classified[0].class_allocs[LEAK_REACHABLE] = 1;
+	classified[0].class_bytes[LEAK_REACHABLE] = 100;
+	r.stacks = classified;
+	r.leak_check = &lc;
+	p = render(pprof_new(), &r, 1);
+	names = sample_type_names(p);
+	assert_string_equal(
+	    names, "alloc_objects/count alloc_space/bytes inuse_objects/count "
+		   "inuse_space/bytes definitely_lost_objects/count definitely_lost_space/bytes "
+		   "indirectly_lost_objects/count indirectly_lost_space/bytes "
+		   "possibly_lost_objects/count possibly_lost_space/bytes "
+		   "reachable_objects/count reachable_space/bytes");
+	free(names);
+	assert_int_equal(p->samples[0].nr_values, 12);
+	assert_memory_equal(&p->samples[0].values[4],
+			    ((const uint64_t[]){4, 400, 3, 300, 2, 200, 1, 100}),
+			    8 * sizeof(uint64_t));
+	assert_int_equal(p->samples[1].values[11], 0);
+	dec_profile__free(p);
+
+	lc.error = "the process is traced by another program (a debugger)";
+	p = render(pprof_new(), &r, 1);
+	assert_int_equal(p->nr_sample_types, 4);
+	assert_int_equal(p->samples[0].nr_values, 4);
+	dec_profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_varint),	cmocka_unit_test(test_fields),
 	    cmocka_unit_test(test_long_nested), cmocka_unit_test(test_profile),
 	    cmocka_unit_test(test_last_report), cmocka_unit_test(test_no_report),
+	    cmocka_unit_test(test_growth),	cmocka_unit_test(test_leak_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
