@@ -6,7 +6,8 @@
 # leave exactly the newest three of this run: the older file of an earlier
 # run goes first, files of other names stay. Each file appears by a rename
 # of a finished temporary file (strace), none is left behind. Several
-# processes share one file a report, each under its "pid N (COMM)" frame.
+# processes share one file a report, each under its "pid N (COMM)" frame
+# and with its pid as a label.
 # A directory that is missing, not one, or read-only fails at once.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -126,6 +127,9 @@ expect_eq "several processes: a file per report" 2 "${#MF[@]}"
 for pid in "${PIDS2[@]}"; do
 	expect_eq "pid $pid (leaks): its leak_medium under it" "28672B" \
 		"$(go tool pprof -top -unit=B -sample_index=inuse_space -focus="^pid $pid " \
+			"$M/${MF[-1]}" 2>/dev/null | awk '$NF == "leak_medium" { print $1 }')"
+	expect_eq "pid $pid (leaks): its leak_medium by its pid label" "28672B" \
+		"$(go tool pprof -top -unit=B -sample_index=inuse_space -tagfocus="pid=$pid" \
 			"$M/${MF[-1]}" 2>/dev/null | awk '$NF == "leak_medium" { print $1 }')"
 done
 

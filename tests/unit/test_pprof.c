@@ -164,7 +164,7 @@ struct dec_function {
 struct dec_sample {
 	uint64_t locations[MAX], values[MAX];
 	size_t nr_locations, nr_values, nr_labels;
-	uint64_t label_key, label_num, label_unit;
+	uint64_t labels[MAX][3]; /* key, num, unit */
 };
 
 struct dec_profile {
@@ -220,15 +220,16 @@ static void decode_sample(struct reader r, struct dec_sample *s)
 		} else if (field == 2) {
 			s->nr_values = decode_packed(sub, s->values);
 		} else if (field == 3) {
-			s->nr_labels++;
+			assert_true(s->nr_labels < MAX);
 			while (reader__next(&sub, &lfield, &lv, &label)) {
 				if (lfield == 1)
-					s->label_key = lv;
+					s->labels[s->nr_labels][0] = lv;
 				else if (lfield == 3)
-					s->label_num = lv;
+					s->labels[s->nr_labels][1] = lv;
 				else if (lfield == 4)
-					s->label_unit = lv;
+					s->labels[s->nr_labels][2] = lv;
 			}
+			s->nr_labels++;
 		}
 	}
 }
@@ -482,6 +483,14 @@ static void assert_header(const struct dec_profile *p)
 			assert_string_not_equal(p->strings[i], p->strings[j]);
 }
 
+/* Label @i of @s: the report's process, a number without a unit. */
+static void assert_pid_label(const struct dec_profile *p, const struct dec_sample *s, size_t i)
+{
+	assert_string_equal(str(p, s->labels[i][0]), "pid");
+	assert_int_equal(s->labels[i][1], 1234);
+	assert_string_equal(str(p, s->labels[i][2]), "");
+}
+
 static void assert_sample(const struct dec_profile *p, size_t i, const uint64_t *locations,
 			  size_t nr_locations, const uint64_t values[4], uint64_t block)
 {
@@ -491,10 +500,11 @@ static void assert_sample(const struct dec_profile *p, size_t i, const uint64_t 
 	assert_memory_equal(s->locations, locations, nr_locations * sizeof(*locations));
 	assert_int_equal(s->nr_values, 4);
 	assert_memory_equal(s->values, values, 4 * sizeof(*values));
-	assert_int_equal(s->nr_labels, 1);
-	assert_string_equal(str(p, s->label_key), "bytes");
-	assert_int_equal(s->label_num, block);
-	assert_string_equal(str(p, s->label_unit), "bytes");
+	assert_int_equal(s->nr_labels, 2);
+	assert_string_equal(str(p, s->labels[0][0]), "bytes");
+	assert_int_equal(s->labels[0][1], block);
+	assert_string_equal(str(p, s->labels[0][2]), "bytes");
+	assert_pid_label(p, s, 1);
 }
 
 static void assert_function(const struct dec_profile *p, uint64_t id, const char *name,
@@ -679,8 +689,10 @@ static void test_growth(void **state UNUSED)
 	assert_int_equal(p->nr_samples, 5);
 	assert_int_equal(p->samples[0].nr_values, 4);
 	assert_int_equal(p->samples[0].values[3], 1048576);
-	for (size_t i = 0; i < p->nr_samples; i++)
-		assert_int_equal(p->samples[i].nr_labels, 0);
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		assert_int_equal(p->samples[i].nr_labels, 1);
+		assert_pid_label(p, &p->samples[i], 0);
+	}
 	dec_profile__free(p);
 }
 

@@ -390,6 +390,7 @@ static int flat_report__init(struct flat_report *f, const struct report *r)
 			const struct report_stack *s = &p->stacks[j];
 
 			f->stacks[n] = *s;
+			f->stacks[n].pid = p->pid;
 			f->stacks[n].frames = &f->frames[k];
 			/* The allocations whose stack was lost still weigh, under their process. */
 			if (s->nr_frames)

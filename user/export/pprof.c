@@ -162,7 +162,7 @@ struct builder {
 	uint64_t types[NR_VALUES][2];
 	size_t nr_values; /* the class values only with a leak check's verdicts */
 	bool growth;	  /* no block size label: a page is a page */
-	uint64_t space, bytes;
+	uint64_t space, bytes, pid;
 	/* Whether the numbers, and the stacks, are complete; what --growth counts. */
 	uint64_t comments[3];
 	int err;
@@ -441,7 +441,18 @@ static uint64_t stack_block_size(const struct report_stack *s)
 	return s->allocs ? s->alloc_bytes / s->allocs : 0;
 }
 
-static void builder__sample(struct builder *b, const struct report_stack *s)
+static void builder__label(struct builder *b, uint64_t key, uint64_t num, uint64_t unit)
+{
+	size_t mark = pb_buf__begin(&b->samples, SAMPLE_LABEL);
+
+	pb_buf__uint(&b->samples, LABEL_KEY, key);
+	pb_buf__uint(&b->samples, LABEL_NUM, num);
+	pb_buf__uint(&b->samples, LABEL_NUM_UNIT, unit);
+	pb_buf__end(&b->samples, mark);
+}
+
+/* @pid: the process of the report, for a stack that does not name its own. */
+static void builder__sample(struct builder *b, const struct report_stack *s, int pid)
 {
 	uint64_t values[NR_VALUES] = {
 	    [VALUE_ALLOC_OBJECTS] = s->allocs,
@@ -469,13 +480,11 @@ static void builder__sample(struct builder *b, const struct report_stack *s)
 	for (i = 0; i < b->nr_values; i++)
 		pb_buf__varint(buf, values[i]);
 	pb_buf__end(buf, field);
-	if (!b->growth) {
-		field = pb_buf__begin(buf, SAMPLE_LABEL);
-		pb_buf__uint(buf, LABEL_KEY, b->bytes);
-		pb_buf__uint(buf, LABEL_NUM, stack_block_size(s));
-		pb_buf__uint(buf, LABEL_NUM_UNIT, b->bytes);
-		pb_buf__end(buf, field);
-	}
+	if (!b->growth)
+		builder__label(b, b->bytes, stack_block_size(s), b->bytes);
+	/* A store such as Pyroscope keeps a series per label: one per process. */
+	if (s->pid || pid)
+		builder__label(b, b->pid, s->pid ? s->pid : pid, 0);
 	pb_buf__end(buf, mark);
 }
 
@@ -532,6 +541,7 @@ static void builder__init(struct builder *b)
 	}
 	b->space = builder__string(b, "space");
 	b->bytes = builder__string(b, "bytes");
+	b->pid = builder__string(b, "pid");
 }
 
 /* The messages, in the order of their field numbers. */
@@ -572,7 +582,7 @@ static int pprof__encode(const struct pprof *p, const struct report *r, struct p
 	b.growth = r->growth;
 	builder__init(&b);
 	for (i = 0; i < r->nr_stacks; i++)
-		builder__sample(&b, &r->stacks[i]);
+		builder__sample(&b, &r->stacks[i], r->pid);
 	/* As the JSON report's "complete" and "stacks_complete" say them; none without a report. */
 	if (r->totals) {
 		b.comments[0] =
