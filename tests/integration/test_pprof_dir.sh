@@ -8,7 +8,8 @@
 # of a finished temporary file (strace), none is left behind. Several
 # processes share one file a report, each under its "pid N (COMM)" frame
 # and with its pid as a label.
-# A directory that is missing, not one, or read-only fails at once.
+# A directory that is missing, not one, or read-only fails at once; one
+# removed while tracing is told once, and the run ends with status 1.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -132,6 +133,21 @@ for pid in "${PIDS2[@]}"; do
 		"$(go tool pprof -top -unit=B -sample_index=inuse_space -tagfocus="pid=$pid" \
 			"$M/${MF[-1]}" 2>/dev/null | awk '$NF == "leak_medium" { print $1 }')"
 done
+
+# --- the directory gone while tracing: told once, the reports go on, exit 1 -------
+
+G=$TMP/gone
+mkdir "$G"
+start_tool gone 60 --format json -i 0.2 -n 8 --pprof-dir "$G" -- "$WL/leaks" 0 60
+wait_for 30 compgen -G "$G/alloctrace-*.pb.gz" >/dev/null ||
+	fail "gone: a first file" "none in 30 s"
+rm -rf "$G"
+wait_tool
+track "$(traced_pid "$TMP/gone.err")"
+expect_eq "gone: exit status" 1 "$RC"
+expect_eq "gone: every report still made" 8 "$(count_lines "$TMP/gone.out" '.type == "report"')"
+expect_eq "gone: told once" "alloctrace: cannot write a pprof file to $G: No such file or directory" \
+	"$(grep -F 'cannot write' "$TMP/gone.err")"
 
 # --- bad directories and options: one line, before anything runs ---------------
 
