@@ -17,6 +17,11 @@
  *   big_allocs            the big_alloc objects kept; big_allocs_seen counts
  *                         them all
  *
+ * A --growth report (report.growth) counts resident pages by the stack
+ * that first touched them, not blocks: every label says so (UNITS). A
+ * --leak-check report (report.leak_check) adds valgrind's classes to the
+ * summary and the leakers, and a flame graph of definitely lost bytes.
+ *
  * Everything from the target (names, paths) goes into the page as text
  * nodes or attribute values, never as markup.
  *
@@ -49,6 +54,48 @@
 		unwind_misses: 'frames in code without unwind tables yet, walked by frame pointers',
 		unwind_full: 'objects without unwind tables, full: walked by frame pointers',
 	};
+	/*
+	 * What the numbers of a report count: blocks the allocator handed out,
+	 * or with --growth the pages still resident, by the stack that first
+	 * touched each (page faults).
+	 */
+	const UNITS = {
+		heap: {
+			held: 'outstanding', Held: 'Outstanding', block: 'block', Blocks: 'Blocks',
+			allocs: 'Allocs', Allocations: 'Allocations', leakers: 'Top leakers',
+			leakersNote: 'Stacks still holding memory at the last report, most bytes ' +
+				'first, each named by the function that called the allocator.',
+			timeline: 'Outstanding memory over the run',
+			flameNote: 'Callers on top, the allocator\'s caller at the bottom of each tower; ' +
+				'width is the share of what is still held.',
+			timelineNote: 'One point per report. Outstanding bytes: what was allocated ' +
+				'since tracing began and not yet freed. RSS: the target\'s resident memory.',
+			mode: null,
+		},
+		growth: {
+			held: 'resident', Held: 'Resident', block: 'page', Blocks: 'Pages',
+			allocs: 'First touches', Allocations: 'First touches',
+			leakers: 'Top growing stacks',
+			leakersNote: 'Stacks whose first-touched pages are still resident at the last ' +
+				'report, most bytes first, each named by the function that touched them.',
+			timeline: 'Resident growth over the run',
+			flameNote: 'Callers on top, the function that first touched the pages at the ' +
+				'bottom of each tower; width is the share of what is still resident.',
+			timelineNote: 'One point per report. Resident bytes: pages of anonymous ' +
+				'memory first touched since tracing began and still resident. RSS: the ' +
+				'target\'s resident memory.',
+			mode: 'resident growth (page faults), not allocations: pages still resident, ' +
+				'by the stack that first touched each',
+		},
+	};
+	let U = UNITS.heap;
+	/* --leak-check's classes, valgrind's worst first: [key in JSON, label, column]. */
+	const CLASSES = [
+		['definitely_lost', 'Definitely lost', 'Definitely lost'],
+		['indirectly_lost', 'Indirectly lost', 'Indirectly lost'],
+		['possibly_lost', 'Possibly lost', 'Possibly lost'],
+		['reachable', 'Still reachable', 'Reachable'],
+	];
 	/* Distinct, light enough for dark text; the busiest module gets the first. */
 	const PALETTE = [
 		[24, 85, 62], [205, 65, 68], [140, 45, 60], [45, 85, 58], [275, 45, 72],
@@ -328,25 +375,29 @@
 	 * first. Each node sums both weights; a graph picks one.
 	 */
 	function buildTree(stacks) {
-		const root = { name: 'all', frame: null, bytes: 0, blocks: 0, depth: 0,
-			parent: null, kids: new Map() };
+		const root = { name: 'all', frame: null, bytes: 0, blocks: 0, lost: 0, lostBlocks: 0,
+			depth: 0, parent: null, kids: new Map() };
 		let maxDepth = 0;
 
 		for (const s of stacks) {
 			const frames = s.frames.length ? s.frames.slice().reverse() : [null];
 			let node = root;
-			root.bytes += s.outstanding_bytes;
-			root.blocks += s.outstanding_allocs;
+			const add = (n) => {
+				n.bytes += s.outstanding_bytes;
+				n.blocks += s.outstanding_allocs;
+				n.lost += s.definitely_lost_bytes || 0;
+				n.lostBlocks += s.definitely_lost_allocs || 0;
+			};
+			add(root);
 			for (const fr of frames) {
 				const key = fr ? frameKey(fr) : '\0unknown';
 				let kid = node.kids.get(key);
 				if (!kid) {
-					kid = { name: frameName(fr), frame: fr, bytes: 0, blocks: 0,
-						depth: node.depth + 1, parent: node, kids: new Map() };
+					kid = { name: frameName(fr), frame: fr, bytes: 0, blocks: 0, lost: 0,
+						lostBlocks: 0, depth: node.depth + 1, parent: node, kids: new Map() };
 					node.kids.set(key, kid);
 				}
-				kid.bytes += s.outstanding_bytes;
-				kid.blocks += s.outstanding_allocs;
+				add(kid);
 				node = kid;
 			}
 			maxDepth = Math.max(maxDepth, node.depth);
@@ -355,7 +406,7 @@
 	}
 
 	function makeFlame(container, title, key, colors) {
-		const fmt = key === 'bytes' ? fmtSize : (n) => plural(n, 'block');
+		const fmt = key === 'blocks' ? (n) => plural(n, U.block) : fmtSize;
 		const head = el('div', { class: 'flame-head' });
 		const h3 = el('h3', { text: title });
 		const reset = el('button', { type: 'button', text: 'Reset zoom' });
@@ -435,8 +486,8 @@
 					return tooltip.hide();
 				const n = nodes[+g.getAttribute('data-i')];
 				const fr = n.frame;
-				const other = key === 'bytes' ? plural(n.blocks, 'block')
-					: fmtSize(n.bytes);
+				const other = key === 'blocks' ? fmtSize(n.bytes) : plural(key === 'lost'
+					? n.lostBlocks : n.blocks, key === 'lost' ? 'block' : U.block);
 				tooltip.show(ev, [
 					['tt-name', n === root ? 'all stacks' : n.name],
 					['tt-dim', fr ? frameWhere(fr) : ''],
@@ -516,7 +567,7 @@
 		const Yr = (v) => m.top + ph - v / rssMax * ph;
 		const s = svg('svg', { id: 'timeline-svg', width: width, height: height,
 			viewBox: '0 0 ' + width + ' ' + height, role: 'img',
-			'aria-label': 'outstanding bytes and RSS over time' });
+			'aria-label': U.held + ' bytes and RSS over time' });
 
 		const grid = svg('g', { class: 'grid' }, s);
 		const axes = svg('g', { class: 'axis' }, s);
@@ -568,7 +619,7 @@
 		/* Legend, top left. */
 		const lg = svg('g', { transform: 'translate(' + m.left + ',12)' }, s);
 		svg('line', { class: 'line-out', x1: 0, x2: 18, y1: 0, y2: 0 }, lg);
-		svg('text', { class: 'legend-text', x: 24, y: 4, text: 'outstanding bytes (left)' }, lg);
+		svg('text', { class: 'legend-text', x: 24, y: 4, text: U.held + ' bytes (left)' }, lg);
 		if (hasRss) {
 			svg('line', { class: 'line-rss', x1: 190, x2: 208, y1: 0, y2: 0 }, lg);
 			svg('text', { class: 'legend-text', x: 214, y: 4, text: 'RSS (right)' }, lg);
@@ -597,7 +648,7 @@
 			cursor.setAttribute('visibility', 'visible');
 			tooltip.show(ev, [
 				['tt-name', fmtClock(best[0], false) + '  (+' + fmtDuration(best[0] - t0) + ')'],
-				['', 'outstanding: ' + fmtSize(best[1]) + ' in ' + plural(best[2], 'block')],
+				['', U.held + ': ' + fmtSize(best[1]) + ' in ' + plural(best[2], U.block)],
 				['', best[3] !== null ? 'RSS: ' + fmtSize(best[3]) : 'RSS unknown'],
 			]);
 		});
@@ -648,7 +699,7 @@
 		const table = el('table', { class: 'data', id: id });
 		const tr = el('tr', null, el('th'));
 		for (const [name, cls] of cols)
-			tr.append(el('th', { class: cls === 'num' ? 'num' : null, text: name }));
+			tr.append(el('th', { class: cls.startsWith('num') ? 'num' : null, text: name }));
 		const tbody = el('tbody');
 		table.append(el('thead', null, tr), tbody);
 
@@ -709,28 +760,48 @@
 			b.outstanding_allocs - a.outstanding_allocs);
 	}
 
+	/* Whether the report carries --leak-check's verdicts. */
+	function hasVerdicts(report) {
+		return !!(report.leak_check && !report.leak_check.error);
+	}
+
+	/* "128 B in 2": a class's bytes and blocks in a stack, "" for none. */
+	function classCell(s, cls) {
+		const n = s[cls + '_allocs'] || 0;
+		return n ? fmtSizeShort(s[cls + '_bytes']) + ' in ' + fmtCount(n) : '';
+	}
+
 	function drawLeakers(container, report, colors) {
-		const stacks = byBytes(report.stacks);
+		const verdicts = hasVerdicts(report);
+		/* With verdicts, as the text report: definitely lost bytes first. */
+		const stacks = verdicts ? byBytes(report.stacks).sort((a, b) =>
+			(b.definitely_lost_bytes || 0) - (a.definitely_lost_bytes || 0))
+			: byBytes(report.stacks);
 		const total = report.totals.outstanding_bytes;
 		/* Bars compare the stacks with the biggest; the text is the share of all. */
-		const max = stacks.length ? stacks[0].outstanding_bytes : 0;
+		const max = Math.max(0, ...stacks.map((s) => s.outstanding_bytes));
 
 		if (!stacks.length) {
 			container.replaceChildren(el('p', { class: 'muted', text: 'No stack holds memory.' }));
 			return;
 		}
-		stackTable(container, 'leakers-table', [
+		const cols = [
 			['#', 'num', (s, i) => String(i + 1)],
 			['Function', 'mono', (s) => frameName(s.frames[0])],
 			['Module', 'module', (s) => moduleCell(s.frames[0], colors)],
 			['Source', 'mono', (s) => frameSource(s.frames[0])],
-			['Outstanding', 'num', (s) => fmtSize(s.outstanding_bytes)],
+			[U.Held, 'num', (s) => fmtSize(s.outstanding_bytes)],
 			['Share', 'num', (s) => el('span', null, el('span', { class: 'share' },
 				el('span', { style: 'width:' + (max ? (100 * s.outstanding_bytes / max)
 					.toFixed(1) : 0) + '%' })), fmtPercent(s.outstanding_bytes, total))],
-			['Blocks', 'num', (s) => fmtCount(s.outstanding_allocs)],
-			['Allocs', 'num', (s) => fmtCount(s.allocs)],
-		], stacks);
+			[U.Blocks, 'num', (s) => fmtCount(s.outstanding_allocs)],
+			[U.allocs, 'num', (s) => fmtCount(s.allocs)],
+		];
+		if (verdicts) {
+			for (const [cls, , column] of CLASSES)
+				cols.push([column, 'num ' + cls, (s) => classCell(s, cls)]);
+		}
+		stackTable(container, 'leakers-table', cols, stacks);
 		if (report.stacks_holding > stacks.length) {
 			container.append(el('p', { class: 'muted', text: fmtCount(report.stacks_holding -
 				stacks.length) + ' more stacks held memory but are not in the report.' }));
@@ -777,8 +848,8 @@
 		return ['exited', null];
 	}
 
-	function stat(label, value, sub) {
-		return el('div', { class: 'stat' }, el('div', { class: 'label', text: label }),
+	function stat(label, value, sub, id) {
+		return el('div', { class: 'stat', id: id }, el('div', { class: 'label', text: label }),
 			el('div', { class: 'value', text: value }),
 			sub ? el('div', { class: 'sub', text: sub }) : null);
 	}
@@ -809,17 +880,18 @@
 				fmtClock(report.time, false)].filter((x) => x).join('; ')),
 			stat('Duration', fmtDuration(Math.max(dur, 0)), plural(data.reports, 'report') +
 				(data.interval ? ', every ' + data.interval + ' s' : '')),
-			stat('Outstanding', fmtSize(t.outstanding_bytes), fmtCount(t.outstanding_bytes) +
-				' bytes in ' + plural(t.outstanding_allocs, 'block')),
+			stat(U.Held, fmtSize(t.outstanding_bytes), fmtCount(t.outstanding_bytes) +
+				' bytes in ' + plural(t.outstanding_allocs, U.block), 'stat-held'),
 			stat('Stacks holding memory', fmtCount(report.stacks_holding)),
-			stat('Allocations', fmtCount(t.allocs), fmtCount(t.frees) + ' frees, ' +
-				fmtCount(t.untracked_frees) + ' untracked frees'),
-			stat('Peak outstanding', peak ? fmtSize(peak[1]) : '?', peak ?
+			stat(U.Allocations, fmtCount(t.allocs), report.growth ? null : fmtCount(t.frees) +
+				' frees, ' + fmtCount(t.untracked_frees) + ' untracked frees'),
+			stat('Peak ' + U.held, peak ? fmtSize(peak[1]) : '?', peak ?
 				'at +' + fmtDuration(peak[0] - data.start) : null),
 			stat('RSS', lastRss ? fmtSize(lastRss[3]) : 'unknown', lastRss ?
 				(lastRss !== pts[pts.length - 1] ? 'at ' + fmtClock(lastRss[0], false) + ', ' : '') +
 				'peak ' + fmtSize(rss[3]) : null),
 			stat('Big allocations', fmtCount(data.big_allocs_seen || 0)));
+		drawLeakSummary(stats, report);
 
 		/* As the text report's warning line: what is missing, and why. */
 		const lost = Object.keys(LOSS_REASONS).filter((k) => c[k]);
@@ -849,6 +921,26 @@
 		}
 	}
 
+	/* --leak-check: valgrind's LEAK SUMMARY, the pause, what the verdicts rest on. */
+	function drawLeakSummary(stats, report) {
+		const lc = report.leak_check;
+		const t = report.totals;
+
+		if (!lc)
+			return;
+		if (lc.error) {
+			stats.append(stat('Leak check', 'no verdicts', lc.error, 'stat-leak-check'));
+			return;
+		}
+		for (const [cls, label] of CLASSES) {
+			stats.append(stat(label, fmtSize(t[cls + '_bytes']), fmtCount(t[cls + '_bytes']) +
+				' bytes in ' + plural(t[cls + '_allocs'], 'block'), 'stat-' + cls));
+		}
+		stats.append(stat('Leak check', 'paused ' + lc.pause_ms.toFixed(3) + ' ms',
+			fmtSize(lc.bytes_scanned) + ' of roots scanned' + (lc.assumptions.length
+				? '; assumed: ' + lc.assumptions.join(', ') : ''), 'stat-leak-check'));
+	}
+
 	/* --- page ----------------------------------------------------------- */
 
 	/*
@@ -871,7 +963,7 @@
 				threads.push(Object.assign({}, th, { stacks: (th.stacks || []).map(under) }));
 			holding += p.stacks_holding;
 		}
-		return Object.assign({}, report, {
+		return Object.assign({}, report, mergedVerdicts(report), {
 			comm: report.processes.length === 1 ? report.processes[0].comm
 				: report.processes.length + ' processes',
 			pid: report.processes.map((p) => p.pid).join(', '),
@@ -879,6 +971,32 @@
 			stacks_holding: holding,
 			threads: threads,
 		});
+	}
+
+	/*
+	 * The processes' verdicts as one report's: class totals summed, the
+	 * longest pause, the roots scanned summed, every assumption. Nothing
+	 * without a process that has verdicts.
+	 */
+	function mergedVerdicts(report) {
+		const checked = report.processes.filter(hasVerdicts);
+		if (!checked.length)
+			return {};
+		const totals = Object.assign({}, report.totals);
+		const lc = { pause_ms: 0, bytes_scanned: 0, assumptions: [] };
+		for (const [cls] of CLASSES) {
+			for (const k of [cls + '_bytes', cls + '_allocs'])
+				totals[k] = checked.reduce((sum, p) => sum + p.totals[k], 0);
+		}
+		for (const p of checked) {
+			lc.pause_ms = Math.max(lc.pause_ms, p.leak_check.pause_ms);
+			lc.bytes_scanned += p.leak_check.bytes_scanned;
+			for (const a of p.leak_check.assumptions) {
+				if (!lc.assumptions.includes(a))
+					lc.assumptions.push(a);
+			}
+		}
+		return { leak_check: lc, totals: totals };
 	}
 
 	function drawLegend(container, colors) {
@@ -902,9 +1020,19 @@
 			drawBig(document.getElementById('big'), data, data.start);
 			return;
 		}
-		document.title = 'alloctrace: ' + (report.comm || '?') + ' (pid ' + report.pid + ')';
+		U = report.growth ? UNITS.growth : UNITS.heap;
+		document.title = 'alloctrace: ' + (report.comm || '?') + ' (pid ' + report.pid + ')' +
+			(U.mode ? ', resident growth' : '');
 		document.getElementById('title-target').textContent =
 			'\u2014 ' + (report.comm || '?') + ' (pid ' + report.pid + ')';
+		document.getElementById('title-mode').textContent = U.mode || '';
+		document.getElementById('title-mode').hidden = !U.mode;
+		document.getElementById('timeline-title').textContent = U.timeline;
+		document.getElementById('timeline-note').textContent = U.timelineNote;
+		document.getElementById('leakers-title').textContent = U.leakers;
+		document.getElementById('flame-note').textContent = U.flameNote;
+		document.getElementById('leakers-note').textContent = U.leakersNote +
+			' Click a row for the whole stack.';
 		document.getElementById('title-when').textContent = 'Traced from ' +
 			fmtDate(data.start) + ' to ' + (fmtDate(report.time).slice(0, 10) ===
 				fmtDate(data.start).slice(0, 10) ? fmtClock(report.time, false)
@@ -919,11 +1047,21 @@
 		drawBig(document.getElementById('big'), data, data.start);
 
 		const flames = [
-			makeFlame(document.getElementById('flame-bytes'), 'By outstanding bytes', 'bytes', colors),
-			makeFlame(document.getElementById('flame-blocks'), 'By outstanding blocks', 'blocks', colors),
+			makeFlame(document.getElementById('flame-bytes'), 'By ' + U.held + ' bytes', 'bytes',
+				colors),
+			makeFlame(document.getElementById('flame-blocks'), 'By ' + U.held + ' ' + U.block + 's',
+				'blocks', colors),
 		];
 		for (const f of flames)
 			f.setStacks(report.stacks);
+		/* Of the whole report only: a thread's share has no classes. */
+		const lostBox = document.getElementById('flame-lost');
+		const lost = hasVerdicts(report) ? makeFlame(lostBox, 'By definitely lost bytes', 'lost',
+			colors) : null;
+		if (lost) {
+			lostBox.hidden = false;
+			lost.setStacks(report.stacks.filter((st) => st.definitely_lost_bytes));
+		}
 		drawLegend(document.getElementById('flame-legend'), colors);
 		if (report.stacks_holding > report.stacks.length) {
 			document.getElementById('flame-cut').hidden = false;
@@ -947,7 +1085,7 @@
 
 		document.addEventListener('keydown', (ev) => {
 			if (ev.key === 'Escape') {
-				for (const f of flames)
+				for (const f of flames.concat(lost ? [lost] : []))
 					f.reset();
 			}
 		});
@@ -955,7 +1093,7 @@
 		window.addEventListener('resize', () => {
 			clearTimeout(pending);
 			pending = setTimeout(() => {
-				for (const f of flames)
+				for (const f of flames.concat(lost ? [lost] : []))
 					f.redraw();
 				drawTimeline(document.getElementById('timeline'), data);
 			}, 150);

@@ -384,6 +384,15 @@ expect_page_drawn() {
 	expect_eq "$1: no script error" "" "$(console_errors "$1")"
 }
 
+# leaker_row DOM FUNCTION: the rows of the page's leakers table whose
+# function is FUNCTION (all for ""), a line each in the table's order, their
+# cells as text separated by tabs: the row's toggle, #, function, module,
+# source, then the numbers.
+leaker_row() {
+	tr -d '\n' <<<"$1" | sed 's/.*<table class="data" id="leakers-table">//; s/<\/table>.*//' |
+		sed 's/<tr/\n<tr/g' | sed 's/<\/td>/\t/g; s/<[^>]*>//g' | awk -F'\t' -v f="$2" 'NF > 1 && (f == "" || $3 == f)'
+}
+
 # --- allocators (test_allocators.sh) ----------------------------------------
 
 # expect_totals NAME REPORT BYTES BLOCKS ALLOCS FREES: the exact totals of

@@ -5,7 +5,8 @@
 # memset, its mapping's header page by malloc, and malloc's first use of
 # the heap), released touches 32 pages and unmaps them. The same numbers
 # hold when the tool attaches with -p to a waiting process that then
-# does the work.
+# does the work. The folded, pprof and HTML exports carry the same pages,
+# labelled as resident growth.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -38,7 +39,9 @@ check() {
 		"$TMP/$1.err")"
 }
 
-run_tool launched 60 -v --growth --format json -T 0 -n 2 -i 1 -- "$WL/growth" 5
+run_tool launched 60 -v --growth --format json -T 0 -n 2 -i 1 --pprof "$TMP/g.pb.gz" \
+	--folded "$TMP/g.folded" --folded-count "$TMP/g.count" --html "$TMP/g.html" \
+	-- "$WL/growth" 5
 expect_tool_ok launched || finish
 check launched
 
@@ -64,6 +67,77 @@ else
 		expect_tool_ok attached_before && check attached_before
 	fi
 fi
+
+# --- the exports: resident growth, labelled so, with the same exact pages ----
+
+# fill_buffer's pages are those of the report (258 when every stack is whole,
+# checked above); map_pages' 64 need no unwind table of libc.
+FB=$(pages_of "$(final_report "$TMP/launched.out")" fill_buffer)
+
+# folded_through FILE NAME: the weights of the lines through NAME, added up.
+folded_through() {
+	grep -E "(^|;)$2(;| )" "$1" | awk '{ s += $NF } END { print s + 0 }'
+}
+expect_eq "folded: fill_buffer's resident bytes" $((FB * 4096)) \
+	"$(folded_through "$TMP/g.folded" fill_buffer)"
+expect_eq "folded: map_pages' resident bytes" $((64 * 4096)) \
+	"$(folded_through "$TMP/g.folded" map_pages)"
+expect_eq "folded-count: fill_buffer's resident pages" "$FB" \
+	"$(folded_through "$TMP/g.count" fill_buffer)"
+expect_eq "folded-count: map_pages' resident pages" 64 \
+	"$(folded_through "$TMP/g.count" map_pages)"
+expect_eq "folded: released holds nothing" 0 "$(folded_through "$TMP/g.folded" released)"
+
+if command -v go >/dev/null; then
+	export HOME=${HOME:-$TMP}
+	# pprof_cum INDEX NAME: what the stacks through NAME hold, by `go tool pprof -top`.
+	pprof_cum() {
+		local unit=()
+		[[ $1 == *_space ]] && unit=(-unit=B)
+		go tool pprof -top -nodefraction=0 -nodecount=10000 "${unit[@]}" -sample_index="$1" \
+			"$TMP/g.pb.gz" 2>/dev/null | awk -v f="$2" '$NF == f { print $4 }'
+	}
+	expect_eq "pprof: sample types name resident pages, not allocations" \
+		"touched_pages/count touched_space/bytes resident_pages/count resident_space/bytes[dflt]" \
+		"$(go tool pprof -raw "$TMP/g.pb.gz" 2>/dev/null | grep -m1 '^touched_pages')"
+	expect_eq "pprof: comments say resident growth" \
+		$'complete: true\nstacks_complete: '"$(report_get "$(final_report "$TMP/launched.out")" \
+			.stacks_complete)"$'\nresident growth, not allocations: pages still resident, by the stack that first touched each (page faults)' \
+		"$(go tool pprof -comments "$TMP/g.pb.gz" 2>/dev/null)"
+	expect_eq "pprof resident_space: fill_buffer" "$((FB * 4096))B" \
+		"$(pprof_cum resident_space fill_buffer)"
+	expect_eq "pprof resident_pages: fill_buffer" "$FB" "$(pprof_cum resident_pages fill_buffer)"
+	expect_eq "pprof resident_space: map_pages" "$((64 * 4096))B" \
+		"$(pprof_cum resident_space map_pages)"
+	expect_eq "pprof touched_pages: map_pages" 64 "$(pprof_cum touched_pages map_pages)"
+	expect_eq "pprof: no block size label on pages" "" \
+		"$(go tool pprof -raw "$TMP/g.pb.gz" 2>/dev/null | grep -m1 'bytes:\[')"
+else
+	fail "go tool pprof" "go is not installed (apt-get install golang-go)"
+fi
+
+expect_page_drawn growth-page "$TMP/g.html" && {
+	dom=$DOM
+	expect_match "HTML: the title says resident growth (page faults)" \
+		'<p id="title-mode" class="mode">resident growth \(page faults\), not allocations' "$dom"
+	expect_match "HTML: summary of resident bytes and pages" \
+		'id="stat-held"><div class="label">Resident</div><div class="value">[^<]*</div><div class="sub">[0-9,]* bytes in [0-9,]* pages<' \
+		"$dom"
+	expect_match "HTML: leakers are growing stacks" '<h2 id="leakers-title">Top growing stacks</h2>' \
+		"$dom"
+	expect_match "HTML: a flame graph of resident bytes" '<h3>By resident bytes</h3>' "$dom"
+	expect_match "HTML: and of resident pages" '<h3>By resident pages</h3>' "$dom"
+	flame=$(sed -n '/id="flame-bytes-svg"/,/<\/svg>/p' <<<"$dom")
+	for f in fill_buffer map_pages touch_pages; do
+		expect_match "HTML: the flame graph names $f" "<text[^>]*>$f</text>" "$flame"
+	done
+	# The leakers' columns: #, function, module, source, resident, share, pages, first touches.
+	expect_eq "HTML: map_pages' touch_pages row: 256.0 KiB in 64 pages, 64 first touches" \
+		$'touch_pages\t256.0 KiB\t64\t64' \
+		"$(leaker_row "$dom" touch_pages | cut -f 3,6,8,9)"
+	expect_eq "HTML: the table's fill_buffer pages are the report's" "$FB" \
+		"$(leaker_row "$dom" fill_buffer | cut -f 8 | awk '{ s += $1 } END { print s }')"
+}
 
 mkdir -p "$TMP/p"
 "$WL/growth" 8 &

@@ -134,7 +134,7 @@ EXPECTED_EXIT=$(grep -v -e '^hold_register ' -e '^hold_thread_stack ' <<<"$EXPEC
 
 # -o: the command's own lines go to stdout.
 run_tool exit 60 --leak-check -T 0 --format json -o "$TMP/exit.json" --pprof "$TMP/exit.pb.gz" \
-	-- "$WL/leakclasses" exit
+	--html "$TMP/exit.html" -- "$WL/leakclasses" exit
 R=$(final_report "$TMP/exit.json")
 expect_eq "--leak-check at exit: exit status" 0 "$RC"
 expect_eq "--leak-check at exit: classes per function" "$EXPECTED_EXIT" "$(report_classes "$R")"
@@ -154,6 +154,79 @@ expect_eq "--leak-check at exit: valgrind's leak summary" \
 expect_match "--leak-check at exit: pprof's definitely lost space, as valgrind's" \
 	"Total samples = 472B" \
 	"$(go tool pprof -sample_index=definitely_lost_space -top "$TMP/exit.pb.gz" 2>&1)"
+
+# pprof: a sample type per class, and per function calling tracked() the
+# same classes: "FUNCTION CLASS BYTES BLOCKS" as report_classes gives them
+# (whose stacks start at tracked: not printf's buffer, allocated inside it).
+pprof_classes() {
+	local cls name unit
+	for cls in definitely_lost:"definitely lost" indirectly_lost:"indirectly lost" \
+		possibly_lost:"possibly lost" reachable:reachable; do
+		name=${cls#*:}
+		for unit in space objects; do
+			go tool pprof -top -nodefraction=0 -nodecount=10000 -unit=B -focus='^tracked$' \
+				-ignore='^_IO_file_doallocate$' \
+				-sample_index="${cls%%:*}_$unit" "$1" 2>/dev/null |
+				awk -v c="$name" -v u="$unit" '$2 ~ /%$/ && $NF != "tracked" && $4 ~ /^[1-9][0-9]*B?$/ &&
+					$NF !~ /^(main|_start|__libc_start)/ { sub(/B$/, "", $4); print $NF, c, u, $4 }'
+		done
+	done | awk '{ k = $1 " " $2 (NF == 5 ? " " $3 : "")
+		if ($(NF-1) == "space") b[k] = $NF; else n[k] = $NF }
+		END { for (k in b) print k, b[k], n[k] }' | sort
+}
+expect_eq "--leak-check at exit: pprof's sample types, a pair per class" \
+	"alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes definitely_lost_objects/count definitely_lost_space/bytes indirectly_lost_objects/count indirectly_lost_space/bytes possibly_lost_objects/count possibly_lost_space/bytes reachable_objects/count reachable_space/bytes" \
+	"$(go tool pprof -raw "$TMP/exit.pb.gz" 2>/dev/null | grep -m1 '^alloc_objects' | sed 's/\[dflt\]//')"
+expect_eq "--leak-check at exit: pprof's classes per function" "$EXPECTED_EXIT" \
+	"$(pprof_classes "$TMP/exit.pb.gz")"
+
+# The HTML page: valgrind's summary, the classes of each stack, and a flame
+# graph of the definitely lost bytes.
+if expect_page_drawn exit-page "$TMP/exit.html"; then
+	dom=$DOM
+	html_summary() {
+		local cls label
+		for cls in definitely_lost:"definitely lost" indirectly_lost:"indirectly lost" \
+			possibly_lost:"possibly lost" reachable:"still reachable"; do
+			label=${cls#*:}
+			tr -d '\n' <<<"$dom" |
+				grep -o "id=\"stat-${cls%%:*}\"><div class=\"label\">[^<]*</div><div class=\"value\">[^<]*</div><div class=\"sub\">[^<]*<" |
+				sed 's/.*<div class="sub">\([0-9,]*\) bytes in \([0-9,]*\) blocks\?<.*/\1 \2/' |
+				tr -d , | sed "s/^/$label: /"
+		done
+	}
+	expect_eq "HTML: the summary's classes are valgrind's leak summary" \
+		"$(valgrind_summary "$TMP/vgexit.log")" "$(html_summary)"
+	expect_match "HTML: the pause and what the verdicts rest on" \
+		'id="stat-leak-check"><div class="label">Leak check</div><div class="value">paused [0-9.]+ ms</div><div class="sub">[^<]* of roots scanned; assumed: untracked_blocks_as_roots, target_stopped_for_scan<' \
+		"$dom"
+	# Columns: #, function, module, source, outstanding, share, blocks, allocs,
+	# then definitely, indirectly, possibly lost and reachable.
+	expect_eq "HTML: the leaked list's head, definitely lost, its nodes indirectly" \
+		$'48 B in 1\t144 B in 3\t\t' \
+		"$(leaker_row "$dom" tracked | awk -F'\t' '$10 == "48 B in 1"' | cut -f 10-13)"
+	expect_eq "HTML: every stack's classes, summed, are the report's" \
+		"$(jq -r '.totals | "\(.definitely_lost_bytes) \(.indirectly_lost_bytes) \(.possibly_lost_bytes) \(.reachable_bytes)"' <<<"$R")" \
+		"$({
+			leaker_row "$dom" tracked
+			leaker_row "$dom" _IO_file_doallocate
+			leaker_row "$dom" hold_untracked
+		} | awk -F'\t' '
+			function b(s) { split(s, w, " "); return w[2] == "KiB" ? w[1] * 1024 : w[1] + 0 }
+			{ for (i = 10; i <= 13; i++) t[i] += b($i) }
+			END { print t[10], t[11], t[12], t[13] }')"
+	expect_match "HTML: definitely lost stacks first, then the others" '^1+0+$' \
+		"$(leaker_row "$dom" "" | awk -F'\t' '{ printf "%d", $10 != "" }')"
+	flame=$(sed -n '/id="flame-lost-svg"/,/<\/svg>/p' <<<"$dom")
+	expect_match "HTML: a flame graph of definitely lost bytes, 472 in all" \
+		'<text[^>]*>all: 472 bytes</text>' "$flame"
+	for f in leak_definite leak_list leak_cycle stale_fastbin stale_tcache; do
+		expect_match "HTML: the lost flame graph names $f" "<text[^>]*>$f</text>" "$flame"
+	done
+	expect_eq "HTML: and nothing that is not definitely lost" "" \
+		"$(grep -oE '<text[^>]*>(keep_reachable|leak_interior|hold_tls|hold_untracked)</text>' \
+			<<<"$flame")"
+fi
 
 # With -p, while it waits: the final report (SIGINT) scans the running target.
 mkfifo "$TMP/pin"

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -125,8 +126,11 @@ static char *slurp(const char *path, size_t *len)
 	return data;
 }
 
-/* What is printed when exporter__new() fails on @path, as it must, with @err. */
-static char *failed_new(enum export_kind kind, const char *path, int err)
+/*
+ * What is printed when exporter__new() (or, with @keep, exporter__new_pprof_dir())
+ * fails on @path, as it must, with @err.
+ */
+static char *failed_open(enum export_kind kind, const char *path, unsigned int keep, int err)
 {
 	char log[] = "/tmp/alloctrace-export-log.XXXXXX", *text;
 	int fd = mkstemp(log), saved = dup(STDERR_FILENO);
@@ -136,7 +140,7 @@ static char *failed_new(enum export_kind kind, const char *path, int err)
 	fflush(stderr);
 	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
 	errno = 0;
-	assert_null(exporter__new(kind, path));
+	assert_null(keep ? exporter__new_pprof_dir(path, keep) : exporter__new(kind, path));
 	assert_int_equal(errno, err);
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
@@ -145,6 +149,11 @@ static char *failed_new(enum export_kind kind, const char *path, int err)
 	text = slurp(log, &len);
 	unlink(log);
 	return text;
+}
+
+static char *failed_new(enum export_kind kind, const char *path, int err)
+{
+	return failed_open(kind, path, 0, err);
 }
 
 static void test_creates_at_once(void **state)
@@ -400,6 +409,95 @@ static void test_free_unfinished(void **state)
 	assert_int_equal(st.st_size, 0);
 }
 
+static bool exists(const char *dir, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static void plant(const char *dir, const char *name)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("keep\n", f);
+	fclose(f);
+}
+
+/*
+ * --pprof-dir: a file per report, named by pid, UTC time and number; the
+ * oldest by the time in their names go first, whichever run wrote them,
+ * until @keep are left; other names are never touched.
+ */
+static void test_pprof_dir(void **state)
+{
+	struct fixture *fx = *state;
+	struct report r = final_report;
+	char name[3][96];
+	struct exporter *e;
+	size_t len;
+	char *data, path[256];
+
+	plant(fx->dir, "alloctrace-1-20200101T000000Z-000009.pb.gz");
+	plant(fx->dir, "alloctrace-7-20991231T235959Z-000001.pb.gz");
+	plant(fx->dir, "alloctrace-1-2020.pb.gz");
+	plant(fx->dir, "notes");
+	e = exporter__new_pprof_dir(fx->dir, 2);
+	assert_non_null(e);
+	for (int i = 0; i < 3; i++) {
+		snprintf(name[i], sizeof(name[i]), "alloctrace-%d-20231114T2213%02dZ-%06d.pb.gz",
+			 (int)getpid(), 20 + i, i + 1);
+		r.time = final_report.time + i;
+		assert_int_equal(exporter__report(e, &r), 0);
+		assert_true(exists(fx->dir, name[i]));
+	}
+	/* The files are written at each report: nothing is left for the end. */
+	assert_int_equal(exporter__finish(e), 0);
+	exporter__free(e);
+	assert_false(exists(fx->dir, "alloctrace-1-20200101T000000Z-000009.pb.gz"));
+	assert_false(exists(fx->dir, name[0]));
+	assert_false(exists(fx->dir, name[1]));
+	assert_true(exists(fx->dir, name[2]));
+	/* Named as made in 2099: the newest, by its name. */
+	assert_true(exists(fx->dir, "alloctrace-7-20991231T235959Z-000001.pb.gz"));
+	assert_true(exists(fx->dir, "alloctrace-1-2020.pb.gz"));
+	assert_true(exists(fx->dir, "notes"));
+	snprintf(path, sizeof(path), "%s/.alloctrace-%d.tmp", fx->dir, (int)getpid());
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/%s", fx->dir, name[2]);
+	data = slurp(path, &len);
+	assert_true(len > 20);
+	assert_memory_equal(data, "\x1f\x8b", 2);
+	free(data);
+}
+
+/* A directory that is missing or is not one: one line naming it, at once. */
+static void test_pprof_dir_refused(void **state)
+{
+	struct fixture *fx = *state;
+	char missing[128], text[256], *log;
+
+	snprintf(missing, sizeof(missing), "%s/none", fx->dir);
+	log = failed_open(EXPORT_PPROF, missing, 60, ENOENT);
+	snprintf(text, sizeof(text),
+		 "alloctrace: cannot write pprof files to %s: No such file or directory\n",
+		 missing);
+	assert_string_equal(log, text);
+	free(log);
+	plant(fx->dir, "file");
+	snprintf(missing, sizeof(missing), "%s/file", fx->dir);
+	log = failed_open(EXPORT_PPROF, missing, 60, ENOTDIR);
+	snprintf(text, sizeof(text),
+		 "alloctrace: cannot write pprof files to %s: Not a directory\n", missing);
+	assert_string_equal(log, text);
+	free(log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +514,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_refuses_special, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_free_unfinished, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pprof_dir, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pprof_dir_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

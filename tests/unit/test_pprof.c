@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -163,7 +164,7 @@ struct dec_function {
 struct dec_sample {
 	uint64_t locations[MAX], values[MAX];
 	size_t nr_locations, nr_values, nr_labels;
-	uint64_t label_key, label_num, label_unit;
+	uint64_t labels[MAX][3]; /* key, num, unit */
 };
 
 struct dec_profile {
@@ -219,15 +220,16 @@ static void decode_sample(struct reader r, struct dec_sample *s)
 		} else if (field == 2) {
 			s->nr_values = decode_packed(sub, s->values);
 		} else if (field == 3) {
-			s->nr_labels++;
+			assert_true(s->nr_labels < MAX);
 			while (reader__next(&sub, &lfield, &lv, &label)) {
 				if (lfield == 1)
-					s->label_key = lv;
+					s->labels[s->nr_labels][0] = lv;
 				else if (lfield == 3)
-					s->label_num = lv;
+					s->labels[s->nr_labels][1] = lv;
 				else if (lfield == 4)
-					s->label_unit = lv;
+					s->labels[s->nr_labels][2] = lv;
 			}
+			s->nr_labels++;
 		}
 	}
 }
@@ -481,6 +483,14 @@ static void assert_header(const struct dec_profile *p)
 			assert_string_not_equal(p->strings[i], p->strings[j]);
 }
 
+/* Label @i of @s: the report's process, a number without a unit. */
+static void assert_pid_label(const struct dec_profile *p, const struct dec_sample *s, size_t i)
+{
+	assert_string_equal(str(p, s->labels[i][0]), "pid");
+	assert_int_equal(s->labels[i][1], 1234);
+	assert_string_equal(str(p, s->labels[i][2]), "");
+}
+
 static void assert_sample(const struct dec_profile *p, size_t i, const uint64_t *locations,
 			  size_t nr_locations, const uint64_t values[4], uint64_t block)
 {
@@ -490,10 +500,11 @@ static void assert_sample(const struct dec_profile *p, size_t i, const uint64_t 
 	assert_memory_equal(s->locations, locations, nr_locations * sizeof(*locations));
 	assert_int_equal(s->nr_values, 4);
 	assert_memory_equal(s->values, values, 4 * sizeof(*values));
-	assert_int_equal(s->nr_labels, 1);
-	assert_string_equal(str(p, s->label_key), "bytes");
-	assert_int_equal(s->label_num, block);
-	assert_string_equal(str(p, s->label_unit), "bytes");
+	assert_int_equal(s->nr_labels, 2);
+	assert_string_equal(str(p, s->labels[0][0]), "bytes");
+	assert_int_equal(s->labels[0][1], block);
+	assert_string_equal(str(p, s->labels[0][2]), "bytes");
+	assert_pid_label(p, s, 1);
 }
 
 static void assert_function(const struct dec_profile *p, uint64_t id, const char *name,
@@ -641,12 +652,101 @@ static void test_no_report(void **state UNUSED)
 	dec_profile__free(p);
 }
 
+/* The names of @p's sample types, in order, "type/unit" each, space-separated. */
+static char *sample_type_names(const struct dec_profile *p)
+{
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	for (size_t i = 0; i < p->nr_sample_types; i++)
+		fprintf(f, "%s%s/%s", i ? " " : "", str(p, p->sample_types[i][0]),
+			str(p, p->sample_types[i][1]));
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+/* --growth: resident pages, named so that none is taken for an allocation. */
+static void test_growth(void **state UNUSED)
+{
+	struct report r = final_report;
+	struct dec_profile *p;
+	char *names;
+
+	r.growth = true;
+	p = render(pprof_new(), &r, 1);
+	names = sample_type_names(p);
+	assert_string_equal(names, "touched_pages/count touched_space/bytes resident_pages/count "
+				   "resident_space/bytes");
+	free(names);
+	assert_string_equal(str(p, p->default_sample_type), "resident_space");
+	assert_int_equal(p->nr_comments, 3);
+	assert_string_equal(str(p, p->comments[2]),
+			    "resident growth, not allocations: pages still resident, by the stack "
+			    "that first touched each (page faults)");
+	/* The same numbers, without a block size: a page is a page. */
+	assert_int_equal(p->nr_samples, 5);
+	assert_int_equal(p->samples[0].nr_values, 4);
+	assert_int_equal(p->samples[0].values[3], 1048576);
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		assert_int_equal(p->samples[i].nr_labels, 1);
+		assert_pid_label(p, &p->samples[i], 0);
+	}
+	dec_profile__free(p);
+}
+
+/* --leak-check: a pair of values per class, valgrind's worst first; none without verdicts. */
+static void test_leak_classes(void **state UNUSED)
+{
+	struct report_stack classified[ARRAY_SIZE(stacks)];
+	struct report_leak_check lc = {.pause_ms = 1};
+	struct report r = final_report;
+	struct dec_profile *p;
+	char *names;
+
+	memcpy(classified, stacks, sizeof(stacks));
+	classified[0].classified = true;
+	classified[0].class_allocs[LEAK_DEFINITE] = 4;
+	classified[0].class_bytes[LEAK_DEFINITE] = 400;
+	classified[0].class_allocs[LEAK_INDIRECT] = 3;
+	classified[0].class_bytes[LEAK_INDIRECT] = 300;
+	classified[0].class_allocs[LEAK_POSSIBLE] = 2;
+	classified[0].class_bytes[LEAK_POSSIBLE] = 200;
+	classified[0].class_allocs[LEAK_REACHABLE] = 1;
+	classified[0].class_bytes[LEAK_REACHABLE] = 100;
+	r.stacks = classified;
+	r.leak_check = &lc;
+	p = render(pprof_new(), &r, 1);
+	names = sample_type_names(p);
+	assert_string_equal(
+	    names, "alloc_objects/count alloc_space/bytes inuse_objects/count "
+		   "inuse_space/bytes definitely_lost_objects/count definitely_lost_space/bytes "
+		   "indirectly_lost_objects/count indirectly_lost_space/bytes "
+		   "possibly_lost_objects/count possibly_lost_space/bytes "
+		   "reachable_objects/count reachable_space/bytes");
+	free(names);
+	assert_int_equal(p->samples[0].nr_values, 12);
+	assert_memory_equal(&p->samples[0].values[4],
+			    ((const uint64_t[]){4, 400, 3, 300, 2, 200, 1, 100}),
+			    8 * sizeof(uint64_t));
+	assert_int_equal(p->samples[1].values[11], 0);
+	dec_profile__free(p);
+
+	lc.error = "the process is traced by another program (a debugger)";
+	p = render(pprof_new(), &r, 1);
+	assert_int_equal(p->nr_sample_types, 4);
+	assert_int_equal(p->samples[0].nr_values, 4);
+	dec_profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_varint),	cmocka_unit_test(test_fields),
 	    cmocka_unit_test(test_long_nested), cmocka_unit_test(test_profile),
 	    cmocka_unit_test(test_last_report), cmocka_unit_test(test_no_report),
+	    cmocka_unit_test(test_growth),	cmocka_unit_test(test_leak_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,6 +93,13 @@ static int open_exporters(struct session *s)
 			return -errno;
 		s->nr_exporters++;
 	}
+	if (s->opts->pprof_dir) {
+		s->exporters[s->nr_exporters] =
+		    exporter__new_pprof_dir(s->opts->pprof_dir, s->opts->pprof_keep);
+		if (!s->exporters[s->nr_exporters])
+			return -errno;
+		s->nr_exporters++;
+	}
 	if (metrics_server__open(s->opts, &s->metrics))
 		return -EINVAL;
 	s->out = s->opts->output ? output__open(s->opts->output) : stdout;

@@ -39,7 +39,8 @@ struct session {
 	bool tracing; /* started: files written from here on are kept */
 	struct filter *filter;
 	bool per_block; /* reports are rebuilt from the live blocks */
-	struct exporter *exporters[EXPORT_HTML + 1];
+	/* A file per export kind, and --pprof-dir's. */
+	struct exporter *exporters[EXPORT_HTML + 2];
 	size_t nr_exporters;
 	struct metrics_server *metrics; /* --listen */
 	struct leak_result *leaks;	/* --leak-check: verdicts (app/leaks.c) */

@@ -83,6 +83,9 @@ static const char usage[] =
     "      --folded-count FILE  folded stacks by outstanding blocks\n"
     "      --pprof FILE       gzipped pprof profile (go tool pprof, speedscope)\n"
     "      --html FILE        one self-contained page: flame graphs, timeline, alerts\n"
+    "      --pprof-dir DIR    a gzipped pprof profile per report in DIR, for continuous\n"
+    "                         profiling (Pyroscope, Parca): alloctrace-PID-TIME-SEQ.pb.gz\n"
+    "      --pprof-keep N     files kept in DIR, the oldest removed first (default 60)\n"
     "  -v, --verbose          say what is attached where, and libbpf's messages\n"
     "  -h, --help             this text\n"
     "  -V, --version          the version\n"
@@ -117,6 +120,8 @@ enum {
 	OPT_MAX_UNWIND_ROWS,
 	OPT_RINGBUF_SIZE,
 	OPT_LISTEN,
+	OPT_PPROF_DIR,
+	OPT_PPROF_KEEP,
 	/* One per enum export_kind, in its order. */
 	OPT_EXPORT,
 	OPT_EXPORT_LAST = OPT_EXPORT + EXPORT_HTML,
@@ -159,6 +164,8 @@ static const struct option long_options[] = {
     {"folded-count", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED_COUNT},
     {"pprof", required_argument, NULL, OPT_EXPORT + EXPORT_PPROF},
     {"html", required_argument, NULL, OPT_EXPORT + EXPORT_HTML},
+    {"pprof-dir", required_argument, NULL, OPT_PPROF_DIR},
+    {"pprof-keep", required_argument, NULL, OPT_PPROF_KEEP},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -529,14 +536,24 @@ static int parse_one(struct options *opts, int opt, char *arg)
 		return 0;
 	case 'o':
 	case OPT_EXPORT ... OPT_EXPORT_LAST:
+	case OPT_PPROF_DIR:
 		if (!*arg) {
-			pr_err("invalid value '' for --%s: expected a file name", option_name(opt));
+			pr_err("invalid value '' for --%s: expected a %s name", option_name(opt),
+			       opt == OPT_PPROF_DIR ? "directory" : "file");
 			return -EINVAL;
 		}
 		if (opt == 'o')
 			opts->output = arg;
+		else if (opt == OPT_PPROF_DIR)
+			opts->pprof_dir = arg;
 		else
 			opts->exports[opt - OPT_EXPORT] = arg;
+		return 0;
+	case OPT_PPROF_KEEP:
+		if (parse_uint(arg, 1, 1000000, &v))
+			return bad_value("--pprof-keep", arg,
+					 "a number of files from 1 to 1000000");
+		opts->pprof_keep = v;
 		return 0;
 	case 'v':
 		opts->verbose++;
@@ -579,6 +596,12 @@ static int check_target(struct options *opts)
 		       "not with --big-only, --growth, --sample or --all");
 		return -EINVAL;
 	}
+	if (opts->pprof_keep && !opts->pprof_dir) {
+		pr_err("--pprof-keep bounds the files of --pprof-dir DIR: give it too");
+		return -EINVAL;
+	}
+	if (!opts->pprof_keep)
+		opts->pprof_keep = PPROF_DIR_KEEP;
 	if (opts->all && (opts->nr_pids || opts->argv)) {
 		pr_err("--all traces every process: give no -p PID or command with it");
 		return -EINVAL;

@@ -50,6 +50,8 @@ struct options {
 	bool unwind_cfi;	     /* --unwind: by CFI unwind tables, else frame pointers */
 	struct allocator_opts alloc; /* --allocator, --mmap */
 	const char *exports[4];	     /* file per enum export_kind, or NULL */
+	const char *pprof_dir;	     /* --pprof-dir: a profile per report there */
+	unsigned int pprof_keep;     /* --pprof-keep: of them, the newest kept */
 	const char *output;	     /* -o: the reports' file, NULL for stdout */
 	struct listen_addr listen;   /* --listen: serve metrics */
 	struct block_filter filter;  /* which live blocks count */

@@ -25,6 +25,15 @@ struct exporter;
  * cause is printed naming the path.
  */
 struct exporter *exporter__new(enum export_kind kind, const char *path);
+/*
+ * --pprof-dir DIR: a gzipped pprof profile per report, each a new file of
+ * @dir written whole before it gets its name, the @keep newest of them
+ * kept. @dir must exist and take a file now (one is made and removed):
+ * else NULL with errno set, the cause printed naming @dir.
+ */
+struct exporter *exporter__new_pprof_dir(const char *dir, unsigned int keep);
+/* --pprof-keep's default: five minutes of reports at the default interval. */
+#define PPROF_DIR_KEEP 60
 void exporter__free(struct exporter *e);
 /* The run failed before tracing: free @e and remove its file if still empty. */
 void exporter__discard(struct exporter *e);

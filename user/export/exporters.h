@@ -19,7 +19,7 @@ struct export_ops {
 	 * Every report of the run, in order, the final one last. 0 or -errno.
 	 * With .by_process, a report on several processes comes as one on
 	 * their stacks, each under its process: an outermost frame named
-	 * "pid N (COMM)".
+	 * "pid N (COMM)", and its pid in the stack's @pid.
 	 */
 	int (*report)(void *state, const struct report *r);
 	bool by_process;

@@ -53,16 +53,34 @@ enum { LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_
 enum { LINE_FUNCTION_ID = 1, LINE_LINE = 2 };
 enum { FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4 };
 
-/* The values of each sample, in this order, as Go's heap profiles have them. */
+/*
+ * The values of each sample, in this order: the first four as Go's heap
+ * profiles have them, then --leak-check's classes, valgrind's worst first.
+ */
 enum sample_value {
 	VALUE_ALLOC_OBJECTS,
 	VALUE_ALLOC_SPACE,
 	VALUE_INUSE_OBJECTS,
 	VALUE_INUSE_SPACE,
-	/* --leak-check only: what the scan found definitely lost */
-	VALUE_LOST_OBJECTS,
-	VALUE_LOST_SPACE,
+	VALUE_DEFINITE_OBJECTS,
+	VALUE_DEFINITE_SPACE,
+	VALUE_INDIRECT_OBJECTS,
+	VALUE_INDIRECT_SPACE,
+	VALUE_POSSIBLE_OBJECTS,
+	VALUE_POSSIBLE_SPACE,
+	VALUE_REACHABLE_OBJECTS,
+	VALUE_REACHABLE_SPACE,
 	NR_VALUES,
+};
+
+#define NR_HEAP_VALUES (VALUE_INUSE_SPACE + 1)
+
+/* By class, its first value: objects, then space. */
+static const enum sample_value class_values[LEAK_CLASSES] = {
+    [LEAK_DEFINITE] = VALUE_DEFINITE_OBJECTS,
+    [LEAK_INDIRECT] = VALUE_INDIRECT_OBJECTS,
+    [LEAK_POSSIBLE] = VALUE_POSSIBLE_OBJECTS,
+    [LEAK_REACHABLE] = VALUE_REACHABLE_OBJECTS,
 };
 
 static const char *const sample_types[NR_VALUES][2] = {
@@ -70,9 +88,30 @@ static const char *const sample_types[NR_VALUES][2] = {
     [VALUE_ALLOC_SPACE] = {"alloc_space", "bytes"},
     [VALUE_INUSE_OBJECTS] = {"inuse_objects", "count"},
     [VALUE_INUSE_SPACE] = {"inuse_space", "bytes"},
-    [VALUE_LOST_OBJECTS] = {"definitely_lost_objects", "count"},
-    [VALUE_LOST_SPACE] = {"definitely_lost_space", "bytes"},
+    [VALUE_DEFINITE_OBJECTS] = {"definitely_lost_objects", "count"},
+    [VALUE_DEFINITE_SPACE] = {"definitely_lost_space", "bytes"},
+    [VALUE_INDIRECT_OBJECTS] = {"indirectly_lost_objects", "count"},
+    [VALUE_INDIRECT_SPACE] = {"indirectly_lost_space", "bytes"},
+    [VALUE_POSSIBLE_OBJECTS] = {"possibly_lost_objects", "count"},
+    [VALUE_POSSIBLE_SPACE] = {"possibly_lost_space", "bytes"},
+    [VALUE_REACHABLE_OBJECTS] = {"reachable_objects", "count"},
+    [VALUE_REACHABLE_SPACE] = {"reachable_space", "bytes"},
 };
+
+/*
+ * --growth's numbers are pages by the stack that first touched them, not
+ * blocks: named so that no reader takes them for allocations.
+ */
+static const char *const growth_types[NR_HEAP_VALUES][2] = {
+    [VALUE_ALLOC_OBJECTS] = {"touched_pages", "count"},
+    [VALUE_ALLOC_SPACE] = {"touched_space", "bytes"},
+    [VALUE_INUSE_OBJECTS] = {"resident_pages", "count"},
+    [VALUE_INUSE_SPACE] = {"resident_space", "bytes"},
+};
+
+#define GROWTH_COMMENT                                                                             \
+	"resident growth, not allocations: pages still resident, by the stack that first "         \
+	"touched each (page faults)"
 
 /* The pseudo-function of the allocations whose stack was lost. */
 #define UNKNOWN_STACK "[stack unknown]"
@@ -121,9 +160,11 @@ struct builder {
 	struct pb_buf samples, locations, functions;
 	/* Indexes of the strings every profile has. */
 	uint64_t types[NR_VALUES][2];
-	size_t nr_values; /* the lost values only with a leak check's verdicts */
-	uint64_t space, bytes;
-	uint64_t comments[2]; /* whether the numbers, and the stacks, are complete */
+	size_t nr_values; /* the class values only with a leak check's verdicts */
+	bool growth;	  /* no block size label: a page is a page */
+	uint64_t space, bytes, pid;
+	/* Whether the numbers, and the stacks, are complete; what --growth counts. */
+	uint64_t comments[3];
 	int err;
 };
 
@@ -400,19 +441,32 @@ static uint64_t stack_block_size(const struct report_stack *s)
 	return s->allocs ? s->alloc_bytes / s->allocs : 0;
 }
 
-static void builder__sample(struct builder *b, const struct report_stack *s)
+static void builder__label(struct builder *b, uint64_t key, uint64_t num, uint64_t unit)
 {
-	const uint64_t values[NR_VALUES] = {
+	size_t mark = pb_buf__begin(&b->samples, SAMPLE_LABEL);
+
+	pb_buf__uint(&b->samples, LABEL_KEY, key);
+	pb_buf__uint(&b->samples, LABEL_NUM, num);
+	pb_buf__uint(&b->samples, LABEL_NUM_UNIT, unit);
+	pb_buf__end(&b->samples, mark);
+}
+
+/* @pid: the process of the report, for a stack that does not name its own. */
+static void builder__sample(struct builder *b, const struct report_stack *s, int pid)
+{
+	uint64_t values[NR_VALUES] = {
 	    [VALUE_ALLOC_OBJECTS] = s->allocs,
 	    [VALUE_ALLOC_SPACE] = s->alloc_bytes,
 	    [VALUE_INUSE_OBJECTS] = s->outstanding_allocs,
 	    [VALUE_INUSE_SPACE] = s->outstanding_bytes,
-	    [VALUE_LOST_OBJECTS] = s->class_allocs[LEAK_DEFINITE],
-	    [VALUE_LOST_SPACE] = s->class_bytes[LEAK_DEFINITE],
 	};
 	struct pb_buf *buf = &b->samples;
 	size_t mark, field, i, n;
 
+	for (int c = 0; c < LEAK_CLASSES; c++) {
+		values[class_values[c]] = s->class_allocs[c];
+		values[class_values[c] + 1] = s->class_bytes[c];
+	}
 	mark = pb_buf__begin(buf, PROFILE_SAMPLE);
 	field = pb_buf__begin(buf, SAMPLE_LOCATION_ID);
 	if (!s->nr_frames)
@@ -426,11 +480,11 @@ static void builder__sample(struct builder *b, const struct report_stack *s)
 	for (i = 0; i < b->nr_values; i++)
 		pb_buf__varint(buf, values[i]);
 	pb_buf__end(buf, field);
-	field = pb_buf__begin(buf, SAMPLE_LABEL);
-	pb_buf__uint(buf, LABEL_KEY, b->bytes);
-	pb_buf__uint(buf, LABEL_NUM, stack_block_size(s));
-	pb_buf__uint(buf, LABEL_NUM_UNIT, b->bytes);
-	pb_buf__end(buf, field);
+	if (!b->growth)
+		builder__label(b, b->bytes, stack_block_size(s), b->bytes);
+	/* A store such as Pyroscope keeps a series per label: one per process. */
+	if (s->pid || pid)
+		builder__label(b, b->pid, s->pid ? s->pid : pid, 0);
 	pb_buf__end(buf, mark);
 }
 
@@ -478,12 +532,16 @@ static void builder__init(struct builder *b)
 	size_t i;
 
 	builder__string(b, "");
-	for (i = 0; i < NR_VALUES; i++) {
-		b->types[i][0] = builder__string(b, sample_types[i][0]);
-		b->types[i][1] = builder__string(b, sample_types[i][1]);
+	for (i = 0; i < b->nr_values; i++) {
+		const char *const *type =
+		    b->growth && i < NR_HEAP_VALUES ? growth_types[i] : sample_types[i];
+
+		b->types[i][0] = builder__string(b, type[0]);
+		b->types[i][1] = builder__string(b, type[1]);
 	}
 	b->space = builder__string(b, "space");
 	b->bytes = builder__string(b, "bytes");
+	b->pid = builder__string(b, "pid");
 }
 
 /* The messages, in the order of their field numbers. */
@@ -520,10 +578,11 @@ static int pprof__encode(const struct pprof *p, const struct report *r, struct p
 	size_t i;
 	int err;
 
-	b.nr_values = r->leak_check && !r->leak_check->error ? NR_VALUES : VALUE_LOST_OBJECTS;
+	b.nr_values = r->leak_check && !r->leak_check->error ? NR_VALUES : NR_HEAP_VALUES;
+	b.growth = r->growth;
 	builder__init(&b);
 	for (i = 0; i < r->nr_stacks; i++)
-		builder__sample(&b, &r->stacks[i]);
+		builder__sample(&b, &r->stacks[i], r->pid);
 	/* As the JSON report's "complete" and "stacks_complete" say them; none without a report. */
 	if (r->totals) {
 		b.comments[0] =
@@ -532,6 +591,8 @@ static int pprof__encode(const struct pprof *p, const struct report *r, struct p
 		    builder__string(&b, r->totals->stacks_incomplete ? "stacks_complete: false"
 								     : "stacks_complete: true");
 	}
+	if (r->growth)
+		b.comments[2] = builder__string(&b, GROWTH_COMMENT);
 	builder__encode(&b, r, p->start, out);
 	/* The buffers gathered apart passed their failures on to @out. */
 	err = b.err ? b.err : out->err;

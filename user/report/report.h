@@ -30,6 +30,7 @@ struct report_stack {
 	size_t nr_frames;
 	const struct frame_info *frames;
 	uint32_t stack_flags; /* enum stack_flags */
+	int pid;	      /* of a report on several flattened for an export; else 0 */
 	bool classified;      /* --leak-check: the bytes and blocks of each class below */
 	uint64_t class_bytes[LEAK_CLASSES];
 	uint64_t class_allocs[LEAK_CLASSES];
