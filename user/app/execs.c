@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -80,6 +79,23 @@ static int find_allocator(const struct session *s, pid_t pid, const char *comm,
 	return err;
 }
 
+struct chosen_text {
+	char s[PATH_MAX + 64];
+};
+
+/* " named 'NAME' in cgroup PATH", as much as --comm and --cgroup say. */
+static struct chosen_text chosen(const struct proc_choice *c)
+{
+	struct chosen_text t = {""};
+	int len = 0;
+
+	if (c->comm)
+		len = snprintf(t.s, sizeof(t.s), " named '%s'", c->comm);
+	if (c->cgroup)
+		snprintf(t.s + len, sizeof(t.s) - len, " in cgroup %s", c->cgroup);
+	return t;
+}
+
 /* Which allocator is probed; at --verbose only for processes not named. */
 static void describe_allocator(const struct session *s, const struct allocator *a, pid_t pid,
 			       const char *comm, bool named)
@@ -108,8 +124,9 @@ static void describe_allocator(const struct session *s, const struct allocator *
 		say("tracing pid %d (%s): %zu probes in %s%s", pid, comm,
 		    tracer__nr_probes(s->tracer), a->objs[0].name, others);
 	else
-		say("tracing every process that calls the allocator in %s%s: %zu probes",
-		    a->objs[0].name, others, tracer__nr_probes(s->tracer));
+		say("tracing every process%s that calls the allocator in %s%s: %zu probes",
+		    chosen(&s->opts->choice).s, a->objs[0].name, others,
+		    tracer__nr_probes(s->tracer));
 }
 
 /*
@@ -310,28 +327,31 @@ int execs__attach(struct session *s, struct target *t)
 /*
  * --all: the processes running now get their unwind tables at once, so
  * that the stacks of their first allocations are whole too; the ones that
- * start later ask for theirs as they first allocate.
+ * start later ask for theirs as they first allocate. Narrowed by --cgroup
+ * or --comm, their allocators are probed too: a container's C library is
+ * not alloctrace's. One that cannot be probed leaves its process untraced.
  */
-static void unwind_running(struct session *s)
-{
-	DIR *dir = opendir("/proc");
-	struct dirent *de;
-	char *end;
-	long pid;
+struct running {
+	struct session *s;
+	struct allocator *a; /* each one's, in turn; NULL without --cgroup or --comm */
+};
 
-	while (dir && (de = readdir(dir))) {
-		pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == getpid())
-			continue;
-		tracer__unwind_process(s->tracer, (pid_t)pid);
-	}
-	if (dir)
-		closedir(dir);
+static int prepare_running(void *ctx, pid_t pid)
+{
+	struct running *r = ctx;
+
+	if (r->a && !allocator__find(pid, &r->s->opts->alloc, r->a) &&
+	    tracer__attach(r->s->tracer, r->a))
+		pr_debug("cannot probe the allocator of process %d", pid);
+	tracer__unwind_process(r->s->tracer, pid);
+	return 0;
 }
 
 /* alloctrace's own allocator, which is every dynamic program's C library. */
 int execs__attach_all(struct session *s)
 {
+	struct running r = {.s = s};
+
 	s->all_alloc = calloc(1, sizeof(*s->all_alloc));
 	if (!s->all_alloc) {
 		pr_err("cannot set up tracing every process: %s", strerror(errno));
@@ -341,7 +361,12 @@ int execs__attach_all(struct session *s)
 		return EXIT_TARGET;
 	if (tracer__attach(s->tracer, s->all_alloc))
 		return EXIT_FAILURE_RUNTIME;
-	unwind_running(s);
+	if (proc_choice__narrows(&s->opts->choice) && !(r.a = malloc(sizeof(*r.a)))) {
+		pr_err("cannot set up tracing the processes chosen: %s", strerror(errno));
+		return EXIT_FAILURE_RUNTIME;
+	}
+	proc_choice__for_each(&s->opts->choice, getpid(), prepare_running, &r);
+	free(r.a);
 	describe_allocator(s, s->all_alloc, 0, NULL, true);
 	return EXIT_OK;
 }
