@@ -299,10 +299,16 @@ void on_exec(void *ctx, const struct task_event *ev)
 		execs__reattach(s, ev->tgid, t);
 }
 
-int execs__attach(struct session *s, struct target *t)
+/*
+ * Trace process @pid (@comm) from now on: its entry, its allocator probed,
+ * its mappings read while they are there. One named on the command line
+ * (@launched if it is run here) must be, and why not is said; one that
+ * --cgroup or --comm finds running is left alone if it cannot be (static,
+ * gone). 0 or an exit code.
+ */
+static int attach_proc(struct session *s, pid_t pid, const char *comm, bool named,
+		       struct target *launched)
 {
-	pid_t pid = target__pid(t);
-	const char *comm = target__comm(t);
 	struct proc *p = procs__add(&s->procs, pid, 0);
 	int err;
 
@@ -310,48 +316,53 @@ int execs__attach(struct session *s, struct target *t)
 		pr_err("cannot set up tracing pid %d: %s", pid, strerror(errno));
 		return EXIT_FAILURE_RUNTIME;
 	}
-	p->named = true;
-	if (find_allocator(s, pid, comm, s->opts->argv ? t : NULL, p->allocator))
+	p->named = named;
+	err = named ? find_allocator(s, pid, comm, launched, p->allocator)
+		    : look(s, pid, p->allocator);
+	if (err)
 		return EXIT_TARGET;
 	err = probe_allocator(s, p);
 	if (err)
 		return err == -ESRCH ? EXIT_TARGET : EXIT_FAILURE_RUNTIME;
-	if (!proc__symbolizer(&s->procs, p, false)) {
+	if (!proc__symbolizer(&s->procs, p, false) && named) {
 		pr_err("cannot read the mappings of process %d: %s", pid, strerror(errno));
 		return EXIT_TARGET;
 	}
-	describe_allocator(s, p->allocator, pid, comm, true);
+	describe_allocator(s, p->allocator, pid, comm, named);
 	return EXIT_OK;
+}
+
+int execs__attach(struct session *s, struct target *t)
+{
+	return attach_proc(s, target__pid(t), target__comm(t), true, s->opts->argv ? t : NULL);
 }
 
 /*
  * --all: the processes running now get their unwind tables at once, so
  * that the stacks of their first allocations are whole too; the ones that
- * start later ask for theirs as they first allocate. Narrowed by --cgroup
- * or --comm, their allocators are probed too: a container's C library is
- * not alloctrace's. One that cannot be probed leaves its process untraced.
+ * start later ask for theirs as they first allocate. Those --cgroup or
+ * --comm chooses are attached as -p would, their allocators probed (a
+ * container's C library is not alloctrace's) and their mappings read: one
+ * that leaks and dies before the next report still has its stacks named.
  */
-struct running {
-	struct session *s;
-	struct allocator *a; /* each one's, in turn; NULL without --cgroup or --comm */
-};
-
 static int prepare_running(void *ctx, pid_t pid)
 {
-	struct running *r = ctx;
+	struct session *s = ctx;
+	char comm[32];
 
-	if (r->a && !allocator__find(pid, &r->s->opts->alloc, r->a) &&
-	    tracer__attach(r->s->tracer, r->a))
-		pr_debug("cannot probe the allocator of process %d", pid);
-	tracer__unwind_process(r->s->tracer, pid);
+	if (!proc_choice__narrows(&s->opts->choice)) {
+		tracer__unwind_process(s->tracer, pid);
+		return 0;
+	}
+	proc_thread_name(pid, pid, comm, sizeof(comm));
+	if (attach_proc(s, pid, comm, false, NULL))
+		pr_debug("process %d (%s) chosen but not attached", pid, comm);
 	return 0;
 }
 
 /* alloctrace's own allocator, which is every dynamic program's C library. */
 int execs__attach_all(struct session *s)
 {
-	struct running r = {.s = s};
-
 	s->all_alloc = calloc(1, sizeof(*s->all_alloc));
 	if (!s->all_alloc) {
 		pr_err("cannot set up tracing every process: %s", strerror(errno));
@@ -361,12 +372,7 @@ int execs__attach_all(struct session *s)
 		return EXIT_TARGET;
 	if (tracer__attach(s->tracer, s->all_alloc))
 		return EXIT_FAILURE_RUNTIME;
-	if (proc_choice__narrows(&s->opts->choice) && !(r.a = malloc(sizeof(*r.a)))) {
-		pr_err("cannot set up tracing the processes chosen: %s", strerror(errno));
-		return EXIT_FAILURE_RUNTIME;
-	}
-	proc_choice__for_each(&s->opts->choice, getpid(), prepare_running, &r);
-	free(r.a);
+	proc_choice__for_each(&s->opts->choice, getpid(), prepare_running, s);
 	describe_allocator(s, s->all_alloc, 0, NULL, true);
 	return EXIT_OK;
 }
