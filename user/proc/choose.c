@@ -17,11 +17,6 @@
 #include "proc/procs.h"
 #include "lib/log.h"
 
-bool proc_choice__narrows(const struct proc_choice *c)
-{
-	return c->cgroup || c->comm;
-}
-
 int cgroup__resolve(const char *path, struct cgroup_ref *cg)
 {
 	char dir[PATH_MAX];

@@ -25,7 +25,10 @@ struct cgroup_ref {
 };
 
 /* Whether --cgroup or --comm narrows the processes at all. */
-bool proc_choice__narrows(const struct proc_choice *c);
+static inline bool proc_choice__narrows(const struct proc_choice *c)
+{
+	return c->cgroup || c->comm;
+}
 
 /*
  * The cgroup v2 directory @path into @cg. 0 or -errno, after one line
