@@ -22,7 +22,7 @@ static const char usage[] =
     "Usage: alloctrace [OPTIONS] -p PID[,PID...]\n"
     "       alloctrace [OPTIONS] -- COMMAND [ARGS...]\n"
     "       alloctrace [OPTIONS] --all\n"
-    "       alloctrace [OPTIONS] --cgroup PATH | --comm NAME\n"
+    "       alloctrace [OPTIONS] [--cgroup PATH] [--comm NAME]\n"
     "\n"
     "Trace a process's allocator calls with eBPF and report, per call stack,\n"
     "the memory it still holds.\n"
