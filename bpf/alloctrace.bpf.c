@@ -561,8 +561,26 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	/* Not a new thread, and a parent with an entry (follow_forks is multi_proc). */
 	if (!cfg.follow_forks || ptgid == ctgid || !traced_task(parent, &pps) || !pps)
 		return 0;
-	proc_adopt(ptgid, pps, ctgid);
+	proc_adopt(ptgid, pps, child, ctgid);
 	inherit_unwind_table(ptgid, ctgid);
+	return 0;
+}
+
+/*
+ * --cgroup, --comm: a process not traced yet runs a program as one chosen
+ * (it joined the cgroup, or a service started again under its name). It
+ * is traced from now on (the tracepoint runs in it), and the loader probes its program's allocator,
+ * which need not be the one --all probes (a container has its own).
+ */
+static __always_inline int exec_chosen(__u32 tgid)
+{
+	struct proc_state *old;
+
+	if (!chosen_only() || tgid == cfg.self_tgid || !chosen())
+		return 0;
+	old = bpf_map_lookup_elem(&procs, &tgid);
+	if (new_proc(tgid, old))
+		send_task_event(EVENT_EXEC, tgid, NULL);
 	return 0;
 }
 
@@ -578,12 +596,12 @@ int BPF_PROG(proc_exec, struct task_struct *task)
 	struct proc_state *ps;
 
 	if (!traced_task(task, &ps))
-		return 0;
+		return exec_chosen(tgid);
 	forget_unwind_table(tgid);
 	if (ps && proc_new_image(task, tgid, ps))
 		return 0;
 	/* --all probes one allocator for every process: nothing to look up. */
-	if (!cfg.trace_all)
+	if (!cfg.trace_all || chosen_only())
 		send_task_event(EVENT_EXEC, tgid, NULL);
 	return 0;
 }

@@ -71,7 +71,50 @@ static __always_inline void count_untracked(struct proc_state *ps)
 }
 
 /*
- * --all: a process calls the allocator for the first time since attach.
+ * --cgroup, --comm: is the current process one of those --all is narrowed
+ * to? Its cgroup or one below it (the ancestor at the cgroup's level is
+ * the cgroup itself), and its main thread's name, as pgrep -x matches it.
+ */
+static __always_inline bool chosen(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	char comm[sizeof(cfg.comm)];
+
+	if (cfg.cgroup_id && bpf_get_current_ancestor_cgroup_id(cfg.cgroup_level) != cfg.cgroup_id)
+		return false;
+	if (!cfg.comm[0])
+		return true;
+	BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
+	for (int i = 0; i < sizeof(comm); i++) {
+		if (comm[i] != cfg.comm[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
+/* --all narrowed to some processes by --cgroup or --comm. */
+static __always_inline bool chosen_only(void)
+{
+	return cfg.trace_all && (cfg.cgroup_id || cfg.comm[0]);
+}
+
+/* @task's pid in the pid namespace it lives in, 0 in the first one. */
+static __always_inline __u32 ns_pid_of(struct task_struct *task)
+{
+	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid upid = {};
+
+	if (level)
+		bpf_core_read(&upid, sizeof(upid), &pid->numbers[level]);
+	return upid.nr;
+}
+
+/*
+ * --all: a process calls the allocator for the first time since attach,
+ * or, narrowed by --cgroup or --comm, runs a program as one chosen.
  * @old: the exited process whose tgid it has now, whose keys it must not
  * take for its own.
  */
@@ -80,6 +123,7 @@ static __always_inline struct proc_state *new_proc(__u32 tgid, const struct proc
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct proc_state st = {.gen = old ? old->gen + 1 : 0}, *ps;
 
+	st.ns_pid = ns_pid_of(task);
 	BPF_CORE_READ_STR_INTO(&st.comm, task, group_leader, comm);
 	/* Another of its threads may come first: that entry is as good. */
 	bpf_map_update_elem(&procs, &tgid, &st, old ? BPF_ANY : BPF_NOEXIST);
@@ -116,7 +160,7 @@ static __always_inline bool owner_of(__u64 pid_tgid, struct owner *o)
 		o->gen = o->ps->gen;
 		return true;
 	}
-	if (!cfg.trace_all || o->tgid == cfg.self_tgid)
+	if (!cfg.trace_all || o->tgid == cfg.self_tgid || !chosen())
 		return false;
 	o->ps = new_proc(o->tgid, o->ps);
 	if (!o->ps)
@@ -138,15 +182,17 @@ static __always_inline bool traced_task(struct task_struct *task, struct proc_st
 }
 
 /*
- * Trace @ctgid, a child of the traced process @ptgid (entry @pps). A
+ * Trace @ctgid (@child), a child of the traced process @ptgid (entry @pps). A
  * recycled tgid whose last report is pending keeps its keys apart.
  */
-static __always_inline void proc_adopt(__u32 ptgid, const struct proc_state *pps, __u32 ctgid)
+static __always_inline void proc_adopt(__u32 ptgid, const struct proc_state *pps,
+				       struct task_struct *child, __u32 ctgid)
 {
 	struct proc_state *old = bpf_map_lookup_elem(&procs, &ctgid), st = {};
 
 	st.gen = old ? old->gen + 1 : 0;
 	st.parent = ptgid;
+	st.ns_pid = ns_pid_of(child);
 	__builtin_memcpy(st.comm, pps->comm, sizeof(st.comm));
 	if (bpf_map_update_elem(&procs, &ctgid, &st, BPF_ANY))
 		count_in(NULL, CNT_LOST_PROCS);
@@ -159,7 +205,8 @@ static __always_inline void proc_adopt(__u32 ptgid, const struct proc_state *pps
 static __always_inline long proc_new_image(struct task_struct *task, __u32 tgid,
 					   const struct proc_state *ps)
 {
-	struct proc_state st = {.gen = ps->gen + 1, .parent = ps->parent, .flags = PROC_EXECED};
+	struct proc_state st = {
+	    .gen = ps->gen + 1, .parent = ps->parent, .flags = PROC_EXECED, .ns_pid = ps->ns_pid};
 
 	BPF_CORE_READ_STR_INTO(&st.comm, task, comm);
 	return bpf_map_update_elem(&procs, &tgid, &st, BPF_EXIST);

@@ -172,6 +172,7 @@ struct proc_state {
 	__u32 parent;		 /* the traced process it was forked from, or 0 */
 	__u32 flags;		 /* PROC_EXITED, PROC_EXECED */
 	__s32 exit_code;	 /* as wait(2) reports it, once exited */
+	__u32 ns_pid;		 /* its pid in its own pid namespace, 0 in the first one */
 	char comm[16];		 /* its main thread's name */
 };
 

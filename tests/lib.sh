@@ -118,6 +118,23 @@ start_target() {
 	wait_for 10 test -e "$dir/ready"
 }
 
+# start_workload DIR COMMAND...: run COMMAND in the background and wait
+# for DIR/ready; sets WPID.
+start_workload() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	"$@" &
+	WPID=$!
+	track "$WPID"
+	wait_for 10 test -e "$dir/ready"
+}
+
+# wait_line NAME REGEX: wait for the tool started as NAME to say REGEX.
+wait_line() {
+	wait_for 20 grep -qE "$2" "$TMP/$1.err" 2>/dev/null
+}
+
 # trace_new_target NAME SECONDS ARGS...: start_target NAME, the tool on it
 # with ARGS for at most SECONDS (start_tool), and wait until it traces.
 # Fails, saying which step did not happen, or returns 0 with TARGET set.
@@ -254,6 +271,11 @@ count_lines() {
 # report_get REPORT JQ_EXPR: one value from a report, compact.
 report_get() {
 	jq -c "$2" <<<"$1"
+}
+
+# proc_of REPORT PID: the process PID of a report on several.
+proc_of() {
+	jq -c --argjson p "$2" '.processes[] | select(.pid == $p)' <<<"$1"
 }
 
 # fn_sum REPORT FIELD NAME: FIELD summed over the stacks whose frames[0]

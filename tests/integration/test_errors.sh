@@ -70,6 +70,9 @@ head -c 4096 "$(ldd /bin/true | awk '/libc\.so/ { print $3 }')" >"$TMP/libc-trun
 cp "$(ldconfig -p | awk '/libz\.so\.1 / { print $NF; exit }')" "$TMP/nomalloc.so"
 strip --strip-all "$TMP/nomalloc.so"
 
+# A file of the cgroup v2 hierarchy that is not a cgroup.
+CG_FILE=$(awk '$3 == "cgroup2" { print $2 "/cgroup.procs"; exit }' /proc/mounts)
+
 mkfifo "$TMP/fifo"
 mkdir "$TMP/ro" "$TMP/small"
 
@@ -198,6 +201,15 @@ usage() {
 	expect_error 2 "--all with -p" "--all traces every process: give no -p PID" --all -p 1
 	expect_error 2 "a pid given twice" "invalid value '1,1' for --pid: pid 1 is given twice" \
 		-p 1,1
+	expect_error 2 "--cgroup with -p" "--cgroup and --comm choose the processes: give no " \
+		--cgroup /sys/fs/cgroup -p 1
+	expect_error 2 "--comm with --all" "--cgroup and --comm choose the processes: give no " \
+		--comm leaks --all
+	expect_error 2 "--comm of 16 characters" \
+		"invalid value 'abcdefghijklmnop' for --comm: expected a program name of 1 to 15" \
+		--comm abcdefghijklmnop
+	expect_error 2 "--comm a path" "invalid value '/usr/bin/leaks' for --comm: expected " \
+		--comm /usr/bin/leaks
 }
 
 exports() {
@@ -241,6 +253,12 @@ targets() {
 	expect_error 3 "command not executable" "cannot run '/etc/passwd': permission denied" \
 		-- /etc/passwd
 	expect_error 3 "command is a directory" "cannot run '/tmp': permission denied" -- /tmp
+	expect_error 3 "--cgroup that does not exist" "--cgroup /nonexistent: No such file or directory\$" \
+		--cgroup /nonexistent
+	expect_error 3 "--cgroup not a cgroup" "--cgroup /tmp: not a cgroup v2 directory " \
+		--cgroup /tmp
+	expect_error 3 "--cgroup a file of a cgroup" \
+		"--cgroup $CG_FILE: not a cgroup v2 directory " --cgroup "$CG_FILE"
 	expect_error 3 "--allocator that does not exist" "--allocator /nonexistent.so: No such file" \
 		--allocator /nonexistent.so -p "$LIVE"
 	expect_error 3 "--allocator not ELF" "--allocator /etc/passwd: not a valid ELF object" \

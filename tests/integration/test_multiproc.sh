@@ -10,31 +10,9 @@ set -u
 
 require_built "$WL/forker" "$WL/target" "$WL/alloc_jemalloc_preload"
 
-# start_workload DIR COMMAND...: run COMMAND in the background and wait
-# for DIR/ready; sets WPID.
-start_workload() {
-	local dir=$1
-	shift
-	mkdir -p "$dir"
-	"$@" &
-	WPID=$!
-	track "$WPID"
-	wait_for 10 test -e "$dir/ready"
-}
-
-# wait_line NAME REGEX: wait for the tool started as NAME to say REGEX.
-wait_line() {
-	wait_for 20 grep -qE "$2" "$TMP/$1.err" 2>/dev/null
-}
-
 # tracing_both NAME: the tool started as NAME traces its two processes.
 tracing_both() {
 	[[ $(grep -c 'tracing pid' "$TMP/$1.err" 2>/dev/null) == 2 ]]
-}
-
-# proc_of REPORT PID: the process PID of a report on several.
-proc_of() {
-	jq -c --argjson p "$2" '.processes[] | select(.pid == $p)' <<<"$1"
 }
 
 # child_of REPORT PID: the process forked from PID.

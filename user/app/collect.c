@@ -128,6 +128,9 @@ int collect__update_proc(void *ctx, pid_t pid, const struct proc_state *st)
 	}
 	memcpy(p->counters, st->counters, sizeof(p->counters));
 	p->parent = st->parent;
+	/* The BPF side read it when it met the process, which may be gone now. */
+	if (st->ns_pid)
+		p->ns_pid = st->ns_pid;
 	p->execed = st->flags & PROC_EXECED;
 	snprintf(p->comm, sizeof(p->comm), "%.*s", (int)sizeof(st->comm), st->comm);
 	if (st->flags & PROC_EXITED && !p->exit.exited)

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -80,6 +79,23 @@ static int find_allocator(const struct session *s, pid_t pid, const char *comm,
 	return err;
 }
 
+struct chosen_text {
+	char s[PATH_MAX + 64];
+};
+
+/* " named 'NAME' in cgroup PATH", as much as --comm and --cgroup say. */
+static struct chosen_text chosen(const struct proc_choice *c)
+{
+	struct chosen_text t = {""};
+	int len = 0;
+
+	if (c->comm)
+		len = snprintf(t.s, sizeof(t.s), " named '%s'", c->comm);
+	if (c->cgroup)
+		snprintf(t.s + len, sizeof(t.s) - len, " in cgroup %s", c->cgroup);
+	return t;
+}
+
 /* Which allocator is probed; at --verbose only for processes not named. */
 static void describe_allocator(const struct session *s, const struct allocator *a, pid_t pid,
 			       const char *comm, bool named)
@@ -108,8 +124,9 @@ static void describe_allocator(const struct session *s, const struct allocator *
 		say("tracing pid %d (%s): %zu probes in %s%s", pid, comm,
 		    tracer__nr_probes(s->tracer), a->objs[0].name, others);
 	else
-		say("tracing every process that calls the allocator in %s%s: %zu probes",
-		    a->objs[0].name, others, tracer__nr_probes(s->tracer));
+		say("tracing every process%s that calls the allocator in %s%s: %zu probes",
+		    chosen(&s->opts->choice).s, a->objs[0].name, others,
+		    tracer__nr_probes(s->tracer));
 }
 
 /*
@@ -285,10 +302,16 @@ void on_exec(void *ctx, const struct task_event *ev)
 		execs__reattach(s, ev->tgid, t);
 }
 
-int execs__attach(struct session *s, struct target *t)
+/*
+ * Trace process @pid (@comm) from now on: its entry, its allocator probed,
+ * its mappings read while they are there. One named on the command line
+ * (@launched if it is run here) must be, and why not is said; one that
+ * --cgroup or --comm finds running is left alone if it cannot be (static,
+ * gone). 0 or an exit code.
+ */
+static int attach_proc(struct session *s, pid_t pid, const char *comm, bool named,
+		       struct target *launched)
 {
-	pid_t pid = target__pid(t);
-	const char *comm = target__comm(t);
 	struct proc *p = procs__add(&s->procs, pid, 0);
 	int err;
 
@@ -296,45 +319,53 @@ int execs__attach(struct session *s, struct target *t)
 		pr_err("cannot set up tracing pid %d: %s", pid, strerror(errno));
 		return EXIT_FAILURE_RUNTIME;
 	}
-	p->named = true;
-	if (s->opts->argv) {
+	p->named = named;
+	if (launched) {
 		/* Its thread is ours to hold while its loader's new objects get tables. */
-		target__set_hold_signal(t, LINKMAP_HOLD_SIGNAL);
+		target__set_hold_signal(launched, LINKMAP_HOLD_SIGNAL);
 		tracer__hold_launched(s->tracer, pid);
 	}
-	if (find_allocator(s, pid, comm, s->opts->argv ? t : NULL, p->allocator))
+	err = named ? find_allocator(s, pid, comm, launched, p->allocator)
+		    : look(s, pid, p->allocator);
+	if (err)
 		return EXIT_TARGET;
 	err = probe_allocator(s, p);
 	if (err)
 		return err == -ESRCH ? EXIT_TARGET : EXIT_FAILURE_RUNTIME;
-	if (!proc__symbolizer(&s->procs, p, false)) {
+	if (!proc__symbolizer(&s->procs, p, false) && named) {
 		pr_err("cannot read the mappings of process %d: %s", pid, strerror(errno));
 		return EXIT_TARGET;
 	}
-	describe_allocator(s, p->allocator, pid, comm, true);
+	describe_allocator(s, p->allocator, pid, comm, named);
 	return EXIT_OK;
+}
+
+int execs__attach(struct session *s, struct target *t)
+{
+	return attach_proc(s, target__pid(t), target__comm(t), true, s->opts->argv ? t : NULL);
 }
 
 /*
  * --all: the processes running now get their unwind tables at once, so
  * that the stacks of their first allocations are whole too; the ones that
- * start later ask for theirs as they first allocate.
+ * start later ask for theirs as they first allocate. Those --cgroup or
+ * --comm chooses are attached as -p would, their allocators probed (a
+ * container's C library is not alloctrace's) and their mappings read: one
+ * that leaks and dies before the next report still has its stacks named.
  */
-static void unwind_running(struct session *s)
+static int prepare_running(void *ctx, pid_t pid)
 {
-	DIR *dir = opendir("/proc");
-	struct dirent *de;
-	char *end;
-	long pid;
+	struct session *s = ctx;
+	char comm[32];
 
-	while (dir && (de = readdir(dir))) {
-		pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == getpid())
-			continue;
-		tracer__unwind_process(s->tracer, (pid_t)pid);
+	if (!proc_choice__narrows(&s->opts->choice)) {
+		tracer__unwind_process(s->tracer, pid);
+		return 0;
 	}
-	if (dir)
-		closedir(dir);
+	proc_thread_name(pid, pid, comm, sizeof(comm));
+	if (attach_proc(s, pid, comm, false, NULL))
+		pr_debug("process %d (%s) chosen but not attached", pid, comm);
+	return 0;
 }
 
 /* alloctrace's own allocator, which is every dynamic program's C library. */
@@ -349,7 +380,7 @@ int execs__attach_all(struct session *s)
 		return EXIT_TARGET;
 	if (tracer__attach(s->tracer, s->all_alloc))
 		return EXIT_FAILURE_RUNTIME;
-	unwind_running(s);
+	proc_choice__for_each(&s->opts->choice, getpid(), prepare_running, s);
 	describe_allocator(s, s->all_alloc, 0, NULL, true);
 	return EXIT_OK;
 }

@@ -223,6 +223,7 @@ static struct report_parts *report_proc(struct session *s, struct proc *p, struc
 	};
 
 	r->pid = p->pid;
+	r->ns_pid = p->ns_pid;
 	r->comm = p->comm;
 	r->parent = p->parent;
 	r->exit = p->exit;

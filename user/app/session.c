@@ -29,7 +29,8 @@ static int open_tracer(struct session *s)
 	    .ctx = s,
 	};
 
-	options__config(s->opts, s->nr_targets ? target__pid(s->targets[0]) : 0, &topts.config);
+	options__config(s->opts, s->nr_targets ? target__pid(s->targets[0]) : 0,
+			s->opts->choice.cgroup ? &s->cgroup : NULL, &topts.config);
 	s->tracer = tracer__open(&topts);
 	return s->tracer ? 0 : -errno;
 }
@@ -39,6 +40,8 @@ static int open_targets(struct session *s)
 	size_t n = s->opts->argv ? 1 : s->opts->nr_pids;
 	struct target *t;
 
+	if (s->opts->choice.cgroup && cgroup__resolve(s->opts->choice.cgroup, &s->cgroup))
+		return -EINVAL;
 	s->targets = calloc(n + 1, sizeof(*s->targets));
 	if (!s->targets)
 		return -ENOMEM;

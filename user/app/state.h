@@ -34,6 +34,7 @@ struct session {
 	struct tracer *tracer;
 	struct procs procs;	     /* every process traced, named or not */
 	struct allocator *all_alloc; /* --all: the C library's, probed for every process */
+	struct cgroup_ref cgroup;    /* --cgroup's, resolved */
 	struct report_writer *writer;
 	FILE *out;    /* the reports' stream: stdout, or -o's file */
 	bool tracing; /* started: files written from here on are kept */

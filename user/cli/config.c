@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdio.h>
 #include <unistd.h>
 #include "cli/options.h"
 
-void options__config(const struct options *o, pid_t pid, struct alloctrace_config *cfg)
+void options__config(const struct options *o, pid_t pid, const struct cgroup_ref *cg,
+		     struct alloctrace_config *cfg)
 {
 	bool multi = options__multi_proc(o);
 
@@ -20,5 +22,9 @@ void options__config(const struct options *o, pid_t pid, struct alloctrace_confi
 	    .max_per_proc = o->max_per_proc,
 	    .big_threshold = o->big,
 	    .sample_rate = o->sample,
+	    .cgroup_id = cg ? cg->id : 0,
+	    .cgroup_level = cg ? cg->level : 0,
 	};
+	if (o->choice.comm)
+		snprintf(cfg->comm, sizeof(cfg->comm), "%s", o->choice.comm);
 }

@@ -22,6 +22,7 @@ static const char usage[] =
     "Usage: alloctrace [OPTIONS] -p PID[,PID...]\n"
     "       alloctrace [OPTIONS] -- COMMAND [ARGS...]\n"
     "       alloctrace [OPTIONS] --all\n"
+    "       alloctrace [OPTIONS] [--cgroup PATH] [--comm NAME]\n"
     "\n"
     "Trace a process's allocator calls with eBPF and report, per call stack,\n"
     "the memory it still holds.\n"
@@ -29,6 +30,11 @@ static const char usage[] =
     "  -p, --pid PID[,PID...] trace running processes (-p may be repeated)\n"
     "      --all              trace every process that uses the allocator\n"
     "                         alloctrace uses (the C library's, or --allocator's)\n"
+    "      --cgroup PATH      trace every process in the cgroup v2 PATH and below it\n"
+    "                         (e.g. /sys/fs/cgroup/system.slice/NAME.service), those\n"
+    "                         that join it later too\n"
+    "      --comm NAME        trace every process named NAME (exactly, as pgrep -x), those\n"
+    "                         running now and those that start later (a restarted service)\n"
     "      --follow-forks     trace the children of traced processes too\n"
     "      --max-per-process N  live blocks tracked per process (default 65536\n"
     "                         with --all, else no limit); more are counted lost\n"
@@ -95,6 +101,8 @@ static const char usage[] =
 enum {
 	OPT_ALL = 0x100,
 	OPT_FOLLOW_FORKS,
+	OPT_CGROUP,
+	OPT_COMM,
 	OPT_MAX_PER_PROCESS,
 	OPT_TOP_PROCESSES,
 	OPT_BIG,
@@ -131,6 +139,8 @@ static const struct option long_options[] = {
     {"pid", required_argument, NULL, 'p'},
     {"all", no_argument, NULL, OPT_ALL},
     {"follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS},
+    {"cgroup", required_argument, NULL, OPT_CGROUP},
+    {"comm", required_argument, NULL, OPT_COMM},
     {"max-per-process", required_argument, NULL, OPT_MAX_PER_PROCESS},
     {"top-processes", required_argument, NULL, OPT_TOP_PROCESSES},
     {"interval", required_argument, NULL, 'i'},
@@ -422,6 +432,17 @@ static int parse_one(struct options *opts, int opt, char *arg)
 	case OPT_FOLLOW_FORKS:
 		opts->follow_forks = true;
 		return 0;
+	case OPT_CGROUP:
+		if (!*arg)
+			return bad_value("--cgroup", arg, "a cgroup v2 directory");
+		opts->choice.cgroup = arg;
+		return 0;
+	case OPT_COMM:
+		if (!*arg || strlen(arg) > COMM_MAX || strchr(arg, '/'))
+			return bad_value("--comm", arg,
+					 "a program name of 1 to 15 characters, not a path");
+		opts->choice.comm = arg;
+		return 0;
 	case OPT_MAX_PER_PROCESS:
 		if (parse_uint(arg, 1, UINT32_MAX, &v))
 			return bad_value("--max-per-process", arg,
@@ -570,8 +591,24 @@ bool options__multi_proc(const struct options *opts)
 /* --all's cap: sixteen processes at it fill the live-allocation map. */
 #define ALL_MAX_PER_PROC 65536
 
+/* --cgroup and --comm narrow --all: the rest of the checks see --all. */
+static int check_choice(struct options *opts)
+{
+	if (!proc_choice__narrows(&opts->choice))
+		return 0;
+	if (opts->all || opts->nr_pids || opts->argv) {
+		pr_err("--cgroup and --comm choose the processes: give no --all, -p PID or "
+		       "command with them");
+		return -EINVAL;
+	}
+	opts->all = true;
+	return 0;
+}
+
 static int check_target(struct options *opts)
 {
+	if (check_choice(opts))
+		return -EINVAL;
 	if (opts->filter.max_size && opts->filter.min_size > opts->filter.max_size) {
 		pr_err("--min-size is larger than --max-size: no block could count");
 		return -EINVAL;
@@ -611,7 +648,8 @@ static int check_target(struct options *opts)
 		return -EINVAL;
 	}
 	if (!opts->nr_pids && !opts->argv && !opts->all) {
-		pr_err("nothing to trace: give -p PID, -- COMMAND or --all (see --help)");
+		pr_err("nothing to trace: give -p PID, -- COMMAND, --all, --cgroup or --comm "
+		       "(see --help)");
 		return -EINVAL;
 	}
 	if (opts->max_per_proc && !options__multi_proc(opts)) {

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include "probe/allocator.h"
+#include "proc/choose.h"
 #include "export/export.h"
 #include "report/report.h"
 #include "config.h"
@@ -32,19 +33,20 @@ struct listen_addr {
 #define MAX_PIDS 1024
 
 struct options {
-	pid_t pids[MAX_PIDS];	/* -p, in the order given */
-	size_t nr_pids;		/* 0 when launching a command or with --all */
-	char **argv;		/* command to launch, NULL with -p */
-	bool all;		/* --all: every process using the allocator */
-	bool follow_forks;	/* the children of traced processes too */
-	uint64_t max_per_proc;	/* live blocks one process may hold, 0 = no cap */
-	unsigned int top_procs; /* processes per report, 0 = all */
-	double interval;	/* seconds between reports */
-	unsigned int count;	/* reports to print, 0 = until stopped */
-	unsigned int top;	/* stacks per report, 0 = all */
-	uint64_t big;		/* big-allocation threshold in bytes, 0 = off */
-	bool big_only;		/* --big-only: no uprobes, big blocks at the syscall */
-	bool growth;		/* --growth: no uprobes, resident pages by first-touch stack */
+	pid_t pids[MAX_PIDS];	   /* -p, in the order given */
+	size_t nr_pids;		   /* 0 when launching a command or with --all */
+	char **argv;		   /* command to launch, NULL with -p */
+	bool all;		   /* --all: every process using the allocator */
+	struct proc_choice choice; /* --cgroup, --comm: --all narrowed (all is set) */
+	bool follow_forks;	   /* the children of traced processes too */
+	uint64_t max_per_proc;	   /* live blocks one process may hold, 0 = no cap */
+	unsigned int top_procs;	   /* processes per report, 0 = all */
+	double interval;	   /* seconds between reports */
+	unsigned int count;	   /* reports to print, 0 = until stopped */
+	unsigned int top;	   /* stacks per report, 0 = all */
+	uint64_t big;		   /* big-allocation threshold in bytes, 0 = off */
+	bool big_only;		   /* --big-only: no uprobes, big blocks at the syscall */
+	bool growth;		   /* --growth: no uprobes, resident pages by first-touch stack */
 	enum report_format format;
 	unsigned int stack_depth;
 	bool unwind_cfi;	     /* --unwind: by CFI unwind tables, else frame pointers */
@@ -75,9 +77,11 @@ int options__parse(struct options *opts, int argc, char **argv);
 
 /*
  * The BPF side's settings for @o (cli/config.c), the one process being
- * @pid; the loader sets what only it knows (live_mask).
+ * @pid, --cgroup's cgroup @cg (NULL without); the loader sets what only it
+ * knows (live_mask).
  */
-void options__config(const struct options *o, pid_t pid, struct alloctrace_config *cfg);
+void options__config(const struct options *o, pid_t pid, const struct cgroup_ref *cg,
+		     struct alloctrace_config *cfg);
 
 /* "8M", "512k", "1GiB", "4096": bytes in *@out. 0 or -EINVAL. */
 int parse_size(const char *s, uint64_t *out);

@@ -69,6 +69,7 @@ struct proc *procs__add(struct procs *ps, pid_t pid, uint32_t gen)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->ns_pid = proc_ns_pid(pid);
 	p->gen = gen;
 	p->exit.status = -1;
 	p->profile = profile__new();
@@ -142,6 +143,30 @@ void proc_thread_name(pid_t pid, uint32_t tid, char *buf, size_t size)
 	if (fgets(buf, size, f))
 		buf[strcspn(buf, "\n")] = '\0';
 	fclose(f);
+}
+
+pid_t proc_ns_pid(pid_t pid)
+{
+	char path[64], line[256], *last;
+	pid_t ns_pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		/* One pid per namespace, outermost first: more than one is a namespace of its own.
+		 */
+		last = strrchr(line, '\t');
+		if (last && last != line + 6)
+			ns_pid = atoi(last + 1);
+		break;
+	}
+	fclose(f);
+	return ns_pid;
 }
 
 uint64_t proc_rss(pid_t pid)

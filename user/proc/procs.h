@@ -35,6 +35,7 @@ enum proc_trace {
  */
 struct proc {
 	pid_t pid;
+	pid_t ns_pid; /* its pid in a pid namespace of its own, or 0 */
 	uint32_t gen; /* its program image, as the BPF side numbers them */
 	pid_t parent; /* the traced process it was forked from, or 0 */
 	bool execed;  /* runs another program than it was forked as */
@@ -86,6 +87,12 @@ struct symbolizer *proc__symbolizer(struct procs *ps, struct proc *p, bool refre
 
 /* The name of thread @tid of process @pid into @buf; empty if it is gone. */
 void proc_thread_name(pid_t pid, uint32_t tid, char *buf, size_t size);
+
+/*
+ * Process @pid's pid in the innermost pid namespace it lives in, when that
+ * is not alloctrace's; 0 otherwise or when it is gone.
+ */
+pid_t proc_ns_pid(pid_t pid);
 
 /* Resident memory of process @pid in bytes, 0 when it is gone. */
 uint64_t proc_rss(pid_t pid);

@@ -256,6 +256,8 @@ static void text_leak_summary(FILE *f, const struct report_leak_check *lc)
 static void text_proc_header(FILE *f, const struct report *p)
 {
 	fprintf(f, "pid %d (", p->pid);
+	if (p->ns_pid)
+		fprintf(f, "ns pid %d) (", p->ns_pid);
 	text_name(f, p->comm ? p->comm : "?");
 	fputc(')', f);
 	if (p->exit.exited)
@@ -590,6 +592,8 @@ static void json_totals(FILE *f, const struct profile_totals *t, const struct re
 static void json_proc_fields(FILE *f, const struct report *p)
 {
 	fprintf(f, "\"pid\":%d,", p->pid);
+	if (p->ns_pid)
+		fprintf(f, "\"ns_pid\":%d,", p->ns_pid);
 	if (p->parent)
 		fprintf(f, "\"parent\":%d,", p->parent);
 	fputs("\"comm\":", f);

@@ -81,6 +81,7 @@ struct report {
 	bool final;
 	double time; /* unix seconds */
 	int pid;
+	int ns_pid; /* its pid in a pid namespace of its own, or 0 */
 	const char *comm;
 	int parent; /* of a process in @procs: the traced one it was forked from, or 0 */
 	const struct profile_totals *totals;
