@@ -88,7 +88,7 @@ module_order() {
 # scripts/vmtest/init, as a gzipped cpio archive.
 initramfs() {
 	local dir=$VMDIR/$1 tree moddir file
-	tree=$dir/initramfs
+	tree=$dir/initramfs.$$
 	moddir=$(echo "$dir"/root/lib/modules/*)
 	rm -rf "$tree"
 	mkdir -p "$tree/bin" "$tree/modules"
@@ -99,7 +99,10 @@ initramfs() {
 		xz -dcf "$file" >"$tree/modules/$(basename "${file%.xz}")"
 		basename "${file%.xz}" >>"$tree/modules/order"
 	done
-	(cd "$tree" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/initramfs.gz"
+	# Renamed into place: a run that is booting may be reading the last one.
+	(cd "$tree" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/initramfs.gz.$$"
+	mv "$dir/initramfs.gz.$$" "$dir/initramfs.gz"
+	rm -rf "$tree"
 }
 
 # accel: KVM where it runs a stock kernel; the nested paravirtual kvm_pvm
@@ -112,13 +115,26 @@ accel() {
 	fi
 }
 
-# boot VERSION: run the guest until it powers off, or kill it at the limit;
-# as timeout(1) itself, so that a signal to this process reaches QEMU.
+# accel_opts: TCG with a host thread per guest CPU (multi-threaded TCG),
+# so the guest's CPUs run in parallel as they would under KVM.
+accel_opts() {
+	local accel
+	accel=$(accel)
+	if [[ $accel == tcg ]]; then
+		echo tcg,thread=multi
+	else
+		echo "$accel"
+	fi
+}
+
+# boot VERSION OUT: run the guest until it powers off, or kill it at the
+# limit; as timeout(1) itself, so that a signal to this process reaches
+# QEMU.
 boot() {
-	local dir=$VMDIR/$1 out=$VMDIR/$1/out
+	local dir=$VMDIR/$1 out=$2
 	exec timeout -k 10 "$VMTEST_TIMEOUT" qemu-system-x86_64 \
-		-accel "$(accel)" -cpu max -smp "$VMTEST_CPUS" -m "$VMTEST_MEM" \
-		-nographic -no-reboot -monitor none -serial "file:$dir/console.log" \
+		-accel "$(accel_opts)" -cpu max -smp "$VMTEST_CPUS" -m "$VMTEST_MEM" \
+		-nographic -no-reboot -monitor none -serial "file:$out/console.log" \
 		-kernel "$(echo "$dir"/root/boot/vmlinuz-*)" -initrd "$dir/initramfs.gz" \
 		-append "console=ttyS0 panic=-1 quiet loglevel=3 vmtest.root=$ROOT vmtest.out=$out" \
 		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
@@ -134,11 +150,14 @@ run() {
 	[[ -x $ROOT/alloctrace ]] || die "build first: make all tests"
 	fetch "$1"
 	initramfs "$1"
-	rm -rf "$out"
-	mkdir -p "$out"
 	if (($# > 1)); then
+		# A directory of its own, so that runs of single scripts can go
+		# on beside a whole run.
+		out=$(mktemp -d "$dir/out-scripts.XXXXXX")
 		printf '%s\n' "${@:2}" >"$out/scripts"
 	else
+		rm -rf "$out"
+		mkdir -p "$out"
 		# The unit tests and the checks of the tree do not depend on the
 		# kernel: the host's run covers them.
 		(cd "$ROOT" && printf '%s\n' tests/integration/test_*.sh) >"$out/scripts"
@@ -146,7 +165,7 @@ run() {
 	# Without KVM the guest runs 3-5 times slower than the host.
 	echo "INTEGRATION_LIMIT=$([[ $(accel) == tcg ]] && echo 1500 || echo 300)" >"$out/env"
 	start=$(date +%s)
-	boot "$1" &
+	boot "$1" "$out" &
 	QEMU=$!
 	# timeout(1) runs QEMU in a process group of its own: stop it too.
 	trap 'kill "$QEMU" 2>/dev/null' EXIT
@@ -155,10 +174,10 @@ run() {
 	wait "$QEMU" || rc=$?
 	echo "# vmtest: $1 ($(accel)) took $(($(date +%s) - start)) s"
 	if ((rc == 124 || rc == 137)); then
-		die "the guest ran past ${VMTEST_TIMEOUT} s and was killed (console: $dir/console.log)"
+		die "the guest ran past ${VMTEST_TIMEOUT} s and was killed (console: $out/console.log)"
 	fi
 	status=$(cat "$out/status" 2>/dev/null) ||
-		die "the guest stopped without a result (console: $dir/console.log)"
+		die "the guest stopped without a result (console: $out/console.log)"
 	grep "$COUNT" "$out/log" | tail -n 1
 	return "$status"
 }
