@@ -12,12 +12,13 @@ set -eu
 # clang's sanitizer and libFuzzer runtimes, and the allocators the tests
 # trace: jemalloc, tcmalloc, mimalloc, musl; valgrind, whose leak classes
 # the leak-check engine's are compared with.
-# make vmtest: QEMU, a static busybox and cpio for the guest's initramfs.
+# make vmtest: QEMU, a static busybox, cpio and xz-utils (the kernel
+# package's modules are xz-compressed) for the guest's initramfs.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
 python3 util-linux prometheus curl iproute2
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind
-qemu-system-x86 busybox-static cpio"
+qemu-system-x86 busybox-static cpio xz-utils"
 
 missing=""
 for pkg in $PACKAGES; do
@@ -52,8 +53,14 @@ fetch_speedscope() {
 VMTEST_KERNELS="6.1 6.12"
 fetch_kernels() {
 	# shellcheck disable=SC2086 # the list is meant to split
-	./scripts/vmtest.sh fetch $VMTEST_KERNELS ||
-		echo "deps: warning: the kernels for make vmtest were not fetched" >&2
+	./scripts/vmtest.sh fetch $VMTEST_KERNELS && return
+	# A fresh system (a container image) may have no apt index yet.
+	# shellcheck disable=SC2086 # the list is meant to split
+	if [ "$(id -u)" -eq 0 ] && apt-get update -qq &&
+		./scripts/vmtest.sh fetch $VMTEST_KERNELS; then
+		return
+	fi
+	echo "deps: warning: the kernels for make vmtest were not fetched" >&2
 }
 
 if [ -z "$missing" ]; then

@@ -22,6 +22,8 @@ VMDIR=$ROOT/build/vmtest
 VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-5400}
 VMTEST_MEM=${VMTEST_MEM:-3G}
 VMTEST_CPUS=${VMTEST_CPUS:-2}
+# Seconds from start to the suite's first line: 20-40 under TCG here.
+VMTEST_BOOT_TIMEOUT=${VMTEST_BOOT_TIMEOUT:-300}
 # What the guest needs that Debian builds as modules: 9p over virtio for
 # the shares, overlayfs for a writable root (their dependencies follow).
 GUEST_MODULES="virtio_pci 9pnet_virtio 9p overlay"
@@ -143,6 +145,21 @@ boot() {
 		-device virtio-9p-pci,fsdev=out,mount_tag=out
 }
 
+# watch_boot OUT PID: stop the guest (PID) when it has not started the
+# suite (no OUT/log) within VMTEST_BOOT_TIMEOUT seconds, a kernel that does
+# not boot, and say so in OUT/no-boot; ends with PID.
+watch_boot() {
+	local out=$1 pid=$2 waited=0
+	while kill -0 "$pid" 2>/dev/null && [[ ! -e $out/log ]]; do
+		if ((waited++ >= VMTEST_BOOT_TIMEOUT)); then
+			touch "$out/no-boot"
+			kill "$pid"
+			return
+		fi
+		sleep 1
+	done
+}
+
 # run VERSION [SCRIPT...]: boot, show the guest's output as it comes,
 # report.
 run() {
@@ -169,11 +186,16 @@ run() {
 	QEMU=$!
 	# timeout(1) runs QEMU in a process group of its own: stop it too.
 	trap 'kill "$QEMU" 2>/dev/null' EXIT
+	watch_boot "$out" "$QEMU" &
 	# The count comes last, after the time taken.
 	tail -n +1 -F --pid="$QEMU" "$out/log" 2>/dev/null | grep -v --line-buffered "$COUNT" || true
 	wait "$QEMU" || rc=$?
 	echo "# vmtest: $1 ($(accel)) took $(($(date +%s) - start)) s"
-	if ((rc == 124 || rc == 137)); then
+	# Where a guest that stopped early says why (a panic, a failed mount).
+	[[ -e $out/status ]] || tail -n 20 "$out/console.log" | tr -d '\033' | sed 's/^/# console: /'
+	if [[ -e $out/no-boot ]]; then
+		die "the guest did not start the tests within ${VMTEST_BOOT_TIMEOUT} s and was stopped (console: $out/console.log)"
+	elif ((rc == 124 || rc == 137)); then
 		die "the guest ran past ${VMTEST_TIMEOUT} s and was killed (console: $out/console.log)"
 	fi
 	status=$(cat "$out/status" 2>/dev/null) ||
