@@ -77,6 +77,11 @@ cleanup() {
 	for pid in "${PIDS[@]}"; do
 		{ kill -KILL "$pid" && wait "$pid"; } 2>/dev/null
 	done
+	# TEST_KEEP_DIR (make vmtest sets it) keeps a failed script's files,
+	# the tool's output among them, where they can be read afterwards.
+	if ((FAILS > 0)) && [[ -n ${TEST_KEEP_DIR:-} ]]; then
+		mkdir -p "$TEST_KEEP_DIR" && cp -a "$TMP" "$TEST_KEEP_DIR/$(basename "$0" .sh).$$"
+	fi
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
