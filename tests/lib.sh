@@ -354,12 +354,15 @@ CHROME=$(command -v chromium || command -v chromium-browser || true)
 
 # chrome NAME ARGS...: headless Chromium with nothing that reaches the
 # network or the user's profile; stdout to $TMP/NAME.dom, its log (with
-# the page's console) to $TMP/NAME.log. Root needs --no-sandbox.
+# the page's console) to $TMP/NAME.log. Root needs --no-sandbox. 240 s, as
+# test_speedscope.sh gives it: in QEMU without KVM on a loaded host
+# Chromium takes about a minute for a one-line page, and 60 s ended it
+# before it had drawn the report's.
 chrome() {
 	local name=$1 profile
 	shift
 	profile=$(mktemp -d "$TMP/chrome.XXXXXX")
-	timeout -k 5 60 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
+	timeout -k 5 240 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
 		--disable-extensions --user-data-dir="$profile" \
 		--enable-logging=stderr --v=0 --window-size=1400,1800 \
