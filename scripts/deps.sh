@@ -18,7 +18,8 @@ set -eu
 # perl, python3), and gdb, a debugger the leak check must refuse to share a
 # process with; cmake, a real program whose libraries allocate in their
 # constructors.
-# make vmtest: QEMU, a static busybox and cpio for the guest's initramfs.
+# make vmtest: QEMU, a static busybox, cpio and xz-utils (the kernel
+# package's modules are xz-compressed) for the guest's initramfs.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
 python3 util-linux prometheus curl iproute2 libdebuginfod1 debuginfod xz-utils cmake
@@ -59,8 +60,14 @@ fetch_speedscope() {
 VMTEST_KERNELS="6.1 6.12"
 fetch_kernels() {
 	# shellcheck disable=SC2086 # the list is meant to split
-	./scripts/vmtest.sh fetch $VMTEST_KERNELS ||
-		echo "deps: warning: the kernels for make vmtest were not fetched" >&2
+	./scripts/vmtest.sh fetch $VMTEST_KERNELS && return
+	# A fresh system (a container image) may have no apt index yet.
+	# shellcheck disable=SC2086 # the list is meant to split
+	if [ "$(id -u)" -eq 0 ] && apt-get update -qq &&
+		./scripts/vmtest.sh fetch $VMTEST_KERNELS; then
+		return
+	fi
+	echo "deps: warning: the kernels for make vmtest were not fetched" >&2
 }
 
 if [ -z "$missing" ]; then

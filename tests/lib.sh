@@ -77,6 +77,11 @@ cleanup() {
 	for pid in "${PIDS[@]}"; do
 		{ kill -KILL "$pid" && wait "$pid"; } 2>/dev/null
 	done
+	# TEST_KEEP_DIR (make vmtest sets it) keeps a failed script's files,
+	# the tool's output among them, where they can be read afterwards.
+	if ((FAILS > 0)) && [[ -n ${TEST_KEEP_DIR:-} ]]; then
+		mkdir -p "$TEST_KEEP_DIR" && cp -a "$TMP" "$TEST_KEEP_DIR/$(basename "$0" .sh).$$"
+	fi
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -206,8 +211,12 @@ wait_tracing() {
 # memory has breakpoints the file does not.
 uprobe_links() {
 	local f
-	[[ -n ${UPROBE_MULTI:-} ]] || { has_uprobe_multi && UPROBE_MULTI=yes || UPROBE_MULTI=no; }
-	if [[ $UPROBE_MULTI == no ]]; then
+	# Asked once a script, in a file: callers run this in $(...), where a
+	# variable would not last, and each question is a run of the tool (5 s
+	# in QEMU without KVM), once per case of test_errors.sh.
+	[[ -s $TMP/uprobe_multi ]] ||
+		{ has_uprobe_multi && echo yes || echo no; } >"$TMP/uprobe_multi"
+	if [[ $(<"$TMP/uprobe_multi") == no ]]; then
 		breakpoints "$1"
 		return
 	fi
@@ -221,15 +230,18 @@ uprobe_links() {
 # its breakpoint into the process's copy). libc's text is mapped at file
 # offset = address - load base.
 breakpoints() {
-	local base lib f value
+	local base lib f value values
 	read -r base lib < <(awk '$6 ~ /\/libc\.so\.6$/ && $3 == "00000000" {
 		split($1, a, "-"); print a[1], $6; exit }' "/proc/$1/maps") || return 0
-	for f in malloc free calloc realloc; do
-		value=$(readelf -Ws --dyn-syms "$lib" | awk -v f="$f" '$8 ~ "^" f "@@" { print $2; exit }')
+	# The functions' values, read once a script for each library.
+	values=$TMP/values${lib//\//_}
+	[[ -s $values ]] || readelf -Ws --dyn-syms "$lib" | awk '$8 ~ /^(malloc|free|calloc|realloc)@@/ {
+		sub(/@@.*/, "", $8); if (!seen[$8]++) print $8, $2 }' >"$values"
+	while read -r f value; do
 		cmp -s <(dd if="$lib" bs=16 iflag=skip_bytes skip=$((16#$value)) count=1 2>/dev/null) \
 			<(dd if="/proc/$1/mem" bs=16 iflag=skip_bytes skip=$((16#$base + 16#$value)) \
 				count=1 2>/dev/null) || echo "$f"
-	done
+	done <"$values"
 }
 
 # has_uprobe_multi: whether alloctrace attaches through uprobe_multi links
@@ -376,12 +388,15 @@ CHROME=$(command -v chromium || command -v chromium-browser || true)
 
 # chrome NAME ARGS...: headless Chromium with nothing that reaches the
 # network or the user's profile; stdout to $TMP/NAME.dom, its log (with
-# the page's console) to $TMP/NAME.log. Root needs --no-sandbox.
+# the page's console) to $TMP/NAME.log. Root needs --no-sandbox. 240 s, as
+# test_speedscope.sh gives it: in QEMU without KVM on a loaded host
+# Chromium takes about a minute for a one-line page, and 60 s ended it
+# before it had drawn the report's.
 chrome() {
 	local name=$1 profile
 	shift
 	profile=$(mktemp -d "$TMP/chrome.XXXXXX")
-	timeout -k 5 60 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
+	timeout -k 5 240 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
 		--disable-extensions --user-data-dir="$profile" \
 		--enable-logging=stderr --v=0 --window-size=1400,1800 \

@@ -40,9 +40,10 @@ unit() {
 }
 
 # integration SCRIPT: count its "ok" / "not ok" lines; a script that dies
-# without saying why, or says nothing, is one failure.
+# without saying why, or says nothing, is one failure. Its time is shown, to
+# see where a slower machine's run goes.
 integration() {
-	local script=$1 name rc=0 pass fail
+	local script=$1 name rc=0 pass fail start=$SECONDS
 	name=$(basename "$script")
 	timeout -k 5 "$INTEGRATION_LIMIT" bash "$script" >"$OUT" 2>&1 || rc=$?
 	pass=$(grep -c '^ok - ' "$OUT")
@@ -55,7 +56,7 @@ integration() {
 		tail -n 5 "$OUT" | sed "s/^/$name: | /"
 		FAILED=$((FAILED + 1))
 	fi
-	echo "# $name: $pass passed, $fail failed"
+	echo "# $name: $pass passed, $fail failed ($((SECONDS - start)) s)"
 }
 
 main() {

@@ -12,7 +12,11 @@ setup() {
 	mount -t tmpfs -o mode=1777 tmpfs /tmp
 	mount -t tmpfs -o mode=0755 tmpfs /run
 	mkdir -p /dev/pts /dev/shm
+	# What udev would make: tests read /dev/stdin.
 	ln -s /proc/self/fd /dev/fd
+	ln -s /proc/self/fd/0 /dev/stdin
+	ln -s /proc/self/fd/1 /dev/stdout
+	ln -s /proc/self/fd/2 /dev/stderr
 	mount -t devpts devpts /dev/pts
 	mount -t tmpfs tmpfs /dev/shm
 	mount -t bpf bpf /sys/fs/bpf
@@ -41,6 +45,8 @@ export HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 set -a
 . "$OUT/env"
 set +a
+# A failed script's files (tests/lib.sh) come back in the output share.
+export TEST_KEEP_DIR=$OUT/kept
 run_suite >"$OUT/log" 2>&1 &
 wait $!
 echo $? >"$OUT/status"

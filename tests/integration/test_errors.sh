@@ -294,16 +294,20 @@ export_full() {
 	fi
 }
 
-# K: which bpf(2) call of a -p run attaches its second uprobe_multi link
-# (the second BPF_LINK_CREATE after the last program is loaded), found by
-# a first run under strace; NR: the bpf syscall's number here.
+# K: which bpf(2) call of a -p run makes its second probe link (the second
+# BPF_LINK_CREATE that returns a link after the last program is loaded: a
+# uprobe_multi link, or on kernels without them a perf-event one, before
+# which libbpf probes perf links with a program of its own and a call that
+# fails), found by a first run under strace; NR: the bpf syscall's number
+# here. The run needs the live target: when it had exited (it lived 600 s,
+# less than this script takes in QEMU without KVM) no link was made at all.
 find_attach_call() {
 	local log=$TMP/attach.strace
 	ASAN_OPTIONS=detect_leaks=0 strace -n -o "$log" -e trace=bpf "$TOOL" -n 1 -i 0.01 \
 		-p "$LIVE" >/dev/null 2>&1
 	K=$(awk -v call='^\\[ *[0-9]+\\] bpf\\(' '
 		NR == FNR { if ($0 ~ call) { n++; if (/BPF_PROG_LOAD/) last = n }; next }
-		$0 ~ call { n2++ } n2 > last && /BPF_LINK_CREATE/ && ++k == 2 { print n2; exit }' \
+		$0 ~ call { n2++ } n2 > last && /BPF_LINK_CREATE.* = [0-9]+$/ && ++k == 2 { print n2; exit }' \
 		"$log" "$log")
 	NR_BPF=$(grep -o -m1 '^\[ *[0-9]*\] bpf(' "$log" | tr -dc 0-9)
 	[[ -n "$K" && -n "$NR_BPF" ]]

@@ -34,7 +34,7 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$PORT']
 CONF
-timeout -k 5 120 prometheus --config.file="$TMP/prometheus.yml" \
+timeout -k 5 300 prometheus --config.file="$TMP/prometheus.yml" \
 	--storage.tsdb.path="$TMP/prom-data" --web.listen-address="127.0.0.1:$PROM_PORT" \
 	>"$TMP/prometheus.log" 2>&1 &
 PROM=$!
@@ -49,10 +49,14 @@ query() {
 }
 
 # 5 stacks per process: fewer than leaks has, so that some go to "other".
-start_tool metrics 90 --format json -i 1 -T 5 --listen "127.0.0.1:$PORT" -o "$TMP/reports.json" \
-	-- "$WL/leaks" 0 40
+# The workload holds its leaks until cleanup kills it, and the limits are
+# generous: in QEMU without KVM on a loaded host the queries below took
+# over a minute, and a workload that lived 40 s ended before them.
+start_tool metrics 300 --format json -i 1 -T 5 --listen "127.0.0.1:$PORT" -o "$TMP/reports.json" \
+	-- "$WL/leaks" 0 86400
 wait_tracing metrics 30 || { fail "tracing" "no 'tracing pid' line in 30 s"; finish; }
 PID=$TRACED
+track "$PID"
 wait_for 30 curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$PROM_PORT/-/ready" ||
 	{ fail "prometheus" "not ready in 30 s: $(tail -n 3 "$TMP/prometheus.log")"; finish; }
 
