@@ -409,8 +409,15 @@ console_errors() {
 }
 
 # expect_page_drawn NAME PAGE: Chromium draws the HTML file PAGE without a
-# script error; DOM is what it made of it. Non-zero without Chromium.
+# script error; DOM is what it made of it. Non-zero without Chromium, and
+# in make vmtest's guest (TEST_PAGES_ON_HOST), where the drawing, which
+# cannot depend on the kernel, is left to the host's run: under TCG
+# Chromium ran past 240 s for two pages of three.
 expect_page_drawn() {
+	if [[ -n ${TEST_PAGES_ON_HOST:-} ]]; then
+		echo "# $1: page drawn on the host only (kernel-independent)"
+		return 1
+	fi
 	if [[ -z "$CHROME" ]]; then
 		fail "chromium" "not installed (apt-get install chromium)"
 		return 1
