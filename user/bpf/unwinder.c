@@ -31,17 +31,42 @@ struct unwind_seen {
 	uint64_t layout; /* hash of their ranges, offsets and inodes */
 };
 
+/*
+ * One of the BPF side's chunked arrays (unwind_rows, unwind_pages): values
+ * are only ever appended, so only the last chunk is still written and the
+ * loader keeps only its fd; the outer map holds every chunk.
+ */
+struct chunked {
+	const char *name;
+	int outer_fd;
+	int tail_fd; /* the last chunk, -1 before the first */
+	uint32_t value_size;
+	uint32_t used;	    /* values appended */
+	uint32_t nr_chunks; /* chunks made, in the outer map */
+	uint32_t max;	    /* most values it may hold */
+};
+
 struct unwinder {
 	struct unwinder_opts opts;
 	struct unwind_object *objs;
 	size_t nr_objs, cap_objs;
 	struct unwind_seen *seen;
 	size_t nr_seen, cap_seen;
-	uint32_t rows_used;
-	uint32_t pages_used;
+	struct chunked rows;
+	struct chunked pages;
 	uint32_t nr_full;	 /* objects left without rows: no room */
 	struct unwind_proc proc; /* scratch: one process's mappings */
 };
+
+static void chunked__init(struct chunked *c, const char *name, int outer_fd, uint32_t value_size,
+			  uint32_t max)
+{
+	*c = (struct chunked){.name = name,
+			      .outer_fd = outer_fd,
+			      .tail_fd = -1,
+			      .value_size = value_size,
+			      .max = max};
+}
 
 struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 {
@@ -50,7 +75,18 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 	if (!u)
 		return NULL;
 	memcpy(&u->opts, opts, opts->sz < sizeof(u->opts) ? opts->sz : sizeof(u->opts));
+	chunked__init(&u->rows, "unwind_rows_c", u->opts.rows_fd, sizeof(struct unwind_row),
+		      u->opts.max_rows);
+	chunked__init(&u->pages, "unwind_pages_c", u->opts.pages_fd, sizeof(__u32),
+		      u->opts.max_pages);
 	return u;
+}
+
+static void close_fds(int *fds, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 }
 
 void unwinder__free(struct unwinder *u)
@@ -59,6 +95,8 @@ void unwinder__free(struct unwinder *u)
 		return;
 	for (size_t i = 0; i < u->nr_objs; i++)
 		free(u->objs[i].key);
+	close_fds(&u->rows.tail_fd, 1);
+	close_fds(&u->pages.tail_fd, 1);
 	free(u->objs);
 	free(u->seen);
 	free(u);
@@ -116,29 +154,92 @@ static int write_array(int fd, uint32_t first, const void *values, size_t size, 
 	return err;
 }
 
+/*
+ * Fill @nr new chunks from @values (@n of them) and put them in the outer
+ * map in one batch: BPF never sees a chunk half written, and the kernel
+ * waits an RCU grace period at each update of a map of maps, once for a
+ * batch. @fds gets their fds.
+ */
+static int chunked__add_chunks(struct chunked *c, const char *values, uint32_t n, int *fds,
+			       uint32_t nr)
+{
+	uint32_t take;
+	int err = 0;
+
+	for (uint32_t i = 0; i < nr; i++)
+		fds[i] = -1;
+	for (uint32_t i = 0; i < nr && !err; i++, n -= take) {
+		take = n < UNWIND_CHUNK_ENTRIES ? n : UNWIND_CHUNK_ENTRIES;
+		fds[i] = bpf_map_create(BPF_MAP_TYPE_ARRAY, c->name, sizeof(__u32), c->value_size,
+					UNWIND_CHUNK_ENTRIES, NULL);
+		err = fds[i] < 0
+			  ? -errno
+			  : write_array(fds[i], 0,
+					values + (size_t)i * UNWIND_CHUNK_ENTRIES * c->value_size,
+					c->value_size, take);
+	}
+	return err ?: write_array(c->outer_fd, c->nr_chunks, fds, sizeof(*fds), nr);
+}
+
+/*
+ * Append @n values: what fits into the last chunk, the rest into new ones.
+ * The caller made sure of c->max.
+ */
+static int chunked__append(struct chunked *c, const void *values, uint32_t n)
+{
+	uint32_t room = c->nr_chunks * UNWIND_CHUNK_ENTRIES - c->used;
+	uint32_t head = n < room ? n : room;
+	uint32_t nr = (n - head + UNWIND_CHUNK_ENTRIES - 1) / UNWIND_CHUNK_ENTRIES;
+	int *fds, err;
+
+	err = write_array(c->tail_fd, c->used & (UNWIND_CHUNK_ENTRIES - 1), values, c->value_size,
+			  head);
+	if (err || !nr)
+		goto out;
+	fds = calloc(nr, sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	err = chunked__add_chunks(c, (const char *)values + (size_t)head * c->value_size, n - head,
+				  fds, nr);
+	if (!err) {
+		/* The outer map holds them now; only the last is written again. */
+		close_fds(&c->tail_fd, 1);
+		c->tail_fd = fds[nr - 1];
+		c->nr_chunks += nr;
+	}
+	close_fds(fds, err ? nr : nr - 1);
+	free(fds);
+out:
+	if (!err)
+		c->used += n;
+	return err;
+}
+
+/* Kernel memory of the chunks made: an array map keeps each value in 8-byte steps. */
+static uint64_t chunked__bytes(const struct chunked *c)
+{
+	return (uint64_t)c->nr_chunks * UNWIND_CHUNK_ENTRIES * ((c->value_size + 7) & ~7U);
+}
+
 /* Append @t's rows and page index, the index made to point at the global rows. */
 static int store_table(struct unwinder *u, struct cfi_table *t, struct unwind_object *obj)
 {
 	uint32_t nr_pages = (uint32_t)t->nr_pages + 1;
+	uint32_t first_row = u->rows.used, first_page = u->pages.used;
 	int err;
 
-	if (t->nr_rows > u->opts.max_rows - u->rows_used ||
-	    nr_pages > u->opts.max_pages - u->pages_used)
+	if (t->nr_rows > u->rows.max - u->rows.used || nr_pages > u->pages.max - u->pages.used)
 		return -ENOSPC;
 	for (uint32_t i = 0; i < nr_pages; i++)
-		t->pages[i] += u->rows_used;
-	err = write_array(u->opts.rows_fd, u->rows_used, t->rows, sizeof(*t->rows),
-			  (uint32_t)t->nr_rows);
+		t->pages[i] += first_row;
+	err = chunked__append(&u->rows, t->rows, (uint32_t)t->nr_rows);
 	if (!err)
-		err = write_array(u->opts.pages_fd, u->pages_used, t->pages, sizeof(*t->pages),
-				  nr_pages);
+		err = chunked__append(&u->pages, t->pages, nr_pages);
 	if (err)
 		return err;
 	obj->base = t->base;
-	obj->page_first = u->pages_used;
+	obj->page_first = first_page;
 	obj->nr_pages = (uint32_t)t->nr_pages;
-	u->rows_used += (uint32_t)t->nr_rows;
-	u->pages_used += nr_pages;
 	return 0;
 }
 
@@ -163,16 +264,22 @@ static void load_object(struct unwinder *u, Elf *elf, const char *path, struct u
 	if (!err) {
 		err = store_table(u, &t, obj);
 		if (!err)
-			pr_debug("unwind tables for %s: %zu rows, %zu pages in %.1f ms", path,
-				 t.nr_rows, t.nr_pages, ms_since(&start));
+			pr_debug("unwind tables for %s: %zu rows, %zu pages in %.1f ms; all "
+				 "objects: %u rows, %u pages in %.1f MiB of kernel memory",
+				 path, t.nr_rows, t.nr_pages, ms_since(&start), u->rows.used,
+				 u->pages.used, unwinder__bytes(u) / 1048576.0);
 		cfi_table__release(&t);
 	}
-	/* Said once, and always: the stacks through these objects are less sure. */
-	if (err == -ENOSPC && !u->nr_full++)
-		pr_warn("unwind tables full at %u of %u rows (--max-unwind-rows): frames in %s "
-			"and any later object that does not fit use frame pointers",
-			u->rows_used, u->opts.max_rows, path);
-	else if (err && err != -ENOSPC)
+	/*
+	 * Said once, and always: the stacks through these objects are less
+	 * sure. The kernel refusing a chunk is the same limit, met earlier.
+	 */
+	if ((err == -ENOSPC || err == -ENOMEM) && !u->nr_full++)
+		pr_warn("unwind tables full at %u of %u rows (%s): frames in %s and any later "
+			"object that does not fit use frame pointers",
+			u->rows.used, u->rows.max,
+			err == -ENOSPC ? "--max-unwind-rows" : "no kernel memory for more", path);
+	else if (err && err != -ENOSPC && err != -ENOMEM)
 		pr_debug("no unwind tables for %s: %s", path, strerror(-err));
 }
 
@@ -335,6 +442,11 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 uint32_t unwinder__nr_full(const struct unwinder *u)
 {
 	return u->nr_full;
+}
+
+uint64_t unwinder__bytes(const struct unwinder *u)
+{
+	return chunked__bytes(&u->rows) + chunked__bytes(&u->pages);
 }
 
 void unwinder__forget_process(struct unwinder *u, pid_t pid)
