@@ -16,6 +16,24 @@
 #include "memo.bpf.h"
 
 /*
+ * An array of chunks of UNWIND_CHUNK_ENTRIES values of @size bytes, which
+ * the loader writes through their mappings. value_size, not __type(): in
+ * here clang would name struct unwind_row only by a forward declaration.
+ */
+#define CHUNKS_OF(size)                                                                            \
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                                  \
+	__uint(max_entries, 1);                                                                    \
+	__type(key, __u32);                                                                        \
+	__array(                                                                                   \
+	    values, struct {                                                                       \
+		    __uint(type, BPF_MAP_TYPE_ARRAY);                                              \
+		    __uint(map_flags, BPF_F_MMAPABLE);                                             \
+		    __uint(max_entries, UNWIND_CHUNK_ENTRIES);                                     \
+		    __uint(key_size, sizeof(__u32));                                               \
+		    __uint(value_size, size);                                                      \
+	    })
+
+/*
  * Unwind tables, filled by the loader: rows of every object, shared by
  * every process that maps it, and the page index into them, each in
  * chunks the loader adds as objects need them (UNWIND_CHUNK_SHIFT); and
@@ -23,31 +41,11 @@
  * outer arrays are sized at load time, to the most chunks allowed.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(
-	    values, struct {
-		    __uint(type, BPF_MAP_TYPE_ARRAY);
-		    __uint(max_entries, UNWIND_CHUNK_ENTRIES);
-		    __uint(key_size, sizeof(__u32));
-		    /* Not __type(): clang names the struct only by a forward declaration in here.
-		     */
-		    __uint(value_size, sizeof(struct unwind_row));
-	    });
+	CHUNKS_OF(sizeof(struct unwind_row));
 } unwind_rows SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(
-	    values, struct {
-		    __uint(type, BPF_MAP_TYPE_ARRAY);
-		    __uint(max_entries, UNWIND_CHUNK_ENTRIES);
-		    __uint(key_size, sizeof(__u32));
-		    __uint(value_size, sizeof(__u32));
-	    });
+	CHUNKS_OF(sizeof(__u32));
 } unwind_pages SEC(".maps");
 
 struct {

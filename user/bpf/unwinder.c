@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "unwind/cfi.h"
 #include "lib/log.h"
 #include "symbolize/objfile.h"
@@ -33,13 +35,14 @@ struct unwind_seen {
 
 /*
  * One of the BPF side's chunked arrays (unwind_rows, unwind_pages): values
- * are only ever appended, so only the last chunk is still written and the
- * loader keeps only its fd; the outer map holds every chunk.
+ * are only ever appended, so only the last chunk is still written, through
+ * its memory mapping (BPF_F_MMAPABLE: plain stores, where a batch update
+ * costs about a microsecond a value); the outer map holds every chunk.
  */
 struct chunked {
 	const char *name;
 	int outer_fd;
-	int tail_fd; /* the last chunk, -1 before the first */
+	char *tail; /* the last chunk, mapped; NULL before the first */
 	uint32_t value_size;
 	uint32_t used;	    /* values appended */
 	uint32_t nr_chunks; /* chunks made, in the outer map */
@@ -61,11 +64,8 @@ struct unwinder {
 static void chunked__init(struct chunked *c, const char *name, int outer_fd, uint32_t value_size,
 			  uint32_t max)
 {
-	*c = (struct chunked){.name = name,
-			      .outer_fd = outer_fd,
-			      .tail_fd = -1,
-			      .value_size = value_size,
-			      .max = max};
+	*c = (struct chunked){
+	    .name = name, .outer_fd = outer_fd, .value_size = value_size, .max = max};
 }
 
 struct unwinder *unwinder__new(const struct unwinder_opts *opts)
@@ -82,11 +82,21 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 	return u;
 }
 
-static void close_fds(int *fds, uint32_t n)
+/* An array map keeps each value in 8-byte steps, in its mapping too. */
+static size_t chunked__stride(const struct chunked *c)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	return (c->value_size + 7) & ~(size_t)7;
+}
+
+static size_t chunked__chunk_bytes(const struct chunked *c)
+{
+	return UNWIND_CHUNK_ENTRIES * chunked__stride(c);
+}
+
+static void chunked__unmap(struct chunked *c, char *chunk)
+{
+	if (chunk)
+		munmap(chunk, chunked__chunk_bytes(c));
 }
 
 void unwinder__free(struct unwinder *u)
@@ -95,8 +105,8 @@ void unwinder__free(struct unwinder *u)
 		return;
 	for (size_t i = 0; i < u->nr_objs; i++)
 		free(u->objs[i].key);
-	close_fds(&u->rows.tail_fd, 1);
-	close_fds(&u->pages.tail_fd, 1);
+	chunked__unmap(&u->rows, u->rows.tail);
+	chunked__unmap(&u->pages, u->pages.tail);
 	free(u->objs);
 	free(u->seen);
 	free(u);
@@ -154,31 +164,75 @@ static int write_array(int fd, uint32_t first, const void *values, size_t size, 
 	return err;
 }
 
-/*
- * Fill @nr new chunks from @values (@n of them) and put them in the outer
- * map in one batch: BPF never sees a chunk half written, and the kernel
- * waits an RCU grace period at each update of a map of maps, once for a
- * batch. @fds gets their fds.
- */
-static int chunked__add_chunks(struct chunked *c, const char *values, uint32_t n, int *fds,
-			       uint32_t nr)
+/* Copy @n values into @chunk from entry @slot on. */
+static void chunked__copy(const struct chunked *c, char *chunk, uint32_t slot, const char *values,
+			  uint32_t n)
 {
-	uint32_t take;
+	size_t stride = chunked__stride(c);
+
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(chunk + (slot + i) * stride, values + (size_t)i * c->value_size,
+		       c->value_size);
+}
+
+/* A new chunk, mapped, holding @n values; not in the outer map yet. */
+static int chunked__new_chunk(struct chunked *c, const char *values, uint32_t n, char **chunk)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	int fd, err = 0;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, c->name, sizeof(__u32), c->value_size,
+			    UNWIND_CHUNK_ENTRIES, &opts);
+	if (fd < 0)
+		return -errno;
+	*chunk = mmap(NULL, chunked__chunk_bytes(c), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*chunk == MAP_FAILED) {
+		err = -errno;
+		*chunk = NULL;
+		close(fd);
+		return err;
+	}
+	chunked__copy(c, *chunk, 0, values, n);
+	return fd;
+}
+
+/*
+ * Make @nr chunks holding @n values and put them in the outer map in one
+ * batch: BPF never sees a chunk half written, and the kernel waits an RCU
+ * grace period at each update of a map of maps, once for a batch. The
+ * last one stays mapped, the new tail.
+ */
+static int chunked__add_chunks(struct chunked *c, const char *values, uint32_t n, uint32_t nr)
+{
+	int *fds = calloc(nr, sizeof(*fds));
+	char *chunk = NULL;
+	uint32_t i, take;
 	int err = 0;
 
-	for (uint32_t i = 0; i < nr; i++)
-		fds[i] = -1;
-	for (uint32_t i = 0; i < nr && !err; i++, n -= take) {
+	if (!fds)
+		return -ENOMEM;
+	for (i = 0; i < nr && !err; i++, n -= take) {
 		take = n < UNWIND_CHUNK_ENTRIES ? n : UNWIND_CHUNK_ENTRIES;
-		fds[i] = bpf_map_create(BPF_MAP_TYPE_ARRAY, c->name, sizeof(__u32), c->value_size,
-					UNWIND_CHUNK_ENTRIES, NULL);
-		err = fds[i] < 0
-			  ? -errno
-			  : write_array(fds[i], 0,
-					values + (size_t)i * UNWIND_CHUNK_ENTRIES * c->value_size,
-					c->value_size, take);
+		chunked__unmap(c, chunk);
+		fds[i] = chunked__new_chunk(
+		    c, values + (size_t)i * UNWIND_CHUNK_ENTRIES * c->value_size, take, &chunk);
+		err = fds[i] < 0 ? fds[i] : 0;
 	}
-	return err ?: write_array(c->outer_fd, c->nr_chunks, fds, sizeof(*fds), nr);
+	if (!err)
+		err = write_array(c->outer_fd, c->nr_chunks, fds, sizeof(*fds), nr);
+	if (err) {
+		chunked__unmap(c, chunk);
+	} else {
+		chunked__unmap(c, c->tail);
+		c->tail = chunk;
+		c->nr_chunks += nr;
+	}
+	/* The outer map and the tail's mapping hold the chunks now. */
+	while (i--)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	return err;
 }
 
 /*
@@ -190,26 +244,13 @@ static int chunked__append(struct chunked *c, const void *values, uint32_t n)
 	uint32_t room = c->nr_chunks * UNWIND_CHUNK_ENTRIES - c->used;
 	uint32_t head = n < room ? n : room;
 	uint32_t nr = (n - head + UNWIND_CHUNK_ENTRIES - 1) / UNWIND_CHUNK_ENTRIES;
-	int *fds, err;
+	int err = 0;
 
-	err = write_array(c->tail_fd, c->used & (UNWIND_CHUNK_ENTRIES - 1), values, c->value_size,
-			  head);
-	if (err || !nr)
-		goto out;
-	fds = calloc(nr, sizeof(*fds));
-	if (!fds)
-		return -ENOMEM;
-	err = chunked__add_chunks(c, (const char *)values + (size_t)head * c->value_size, n - head,
-				  fds, nr);
-	if (!err) {
-		/* The outer map holds them now; only the last is written again. */
-		close_fds(&c->tail_fd, 1);
-		c->tail_fd = fds[nr - 1];
-		c->nr_chunks += nr;
-	}
-	close_fds(fds, err ? nr : nr - 1);
-	free(fds);
-out:
+	if (head)
+		chunked__copy(c, c->tail, c->used & (UNWIND_CHUNK_ENTRIES - 1), values, head);
+	if (nr)
+		err = chunked__add_chunks(c, (const char *)values + (size_t)head * c->value_size,
+					  n - head, nr);
 	if (!err)
 		c->used += n;
 	return err;
@@ -218,7 +259,7 @@ out:
 /* Kernel memory of the chunks made: an array map keeps each value in 8-byte steps. */
 static uint64_t chunked__bytes(const struct chunked *c)
 {
-	return (uint64_t)c->nr_chunks * UNWIND_CHUNK_ENTRIES * ((c->value_size + 7) & ~7U);
+	return (uint64_t)c->nr_chunks * chunked__chunk_bytes(c);
 }
 
 /* Append @t's rows and page index, the index made to point at the global rows. */
@@ -256,18 +297,20 @@ static double ms_since(const struct timespec *start)
 static void load_object(struct unwinder *u, Elf *elf, const char *path, struct unwind_object *obj)
 {
 	struct cfi_table t;
-	struct timespec start;
+	struct timespec start, built;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	err = cfi_table__build(elf, &t);
 	if (!err) {
+		clock_gettime(CLOCK_MONOTONIC, &built);
 		err = store_table(u, &t, obj);
 		if (!err)
-			pr_debug("unwind tables for %s: %zu rows, %zu pages in %.1f ms; all "
-				 "objects: %u rows, %u pages in %.1f MiB of kernel memory",
-				 path, t.nr_rows, t.nr_pages, ms_since(&start), u->rows.used,
-				 u->pages.used, unwinder__bytes(u) / 1048576.0);
+			pr_debug("unwind tables for %s: %zu rows, %zu pages in %.1f ms, %.1f ms "
+				 "of it to store; all objects: %u rows, %u pages in %.1f MiB of "
+				 "kernel memory",
+				 path, t.nr_rows, t.nr_pages, ms_since(&start), ms_since(&built),
+				 u->rows.used, u->pages.used, unwinder__bytes(u) / 1048576.0);
 		cfi_table__release(&t);
 	}
 	/*
