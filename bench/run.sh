@@ -9,7 +9,8 @@
 # Comparisons are medians of per-round ratios, so that a slow minute hits
 # both sides of a ratio alike.
 #
-# The real-service part (bench/services.sh) runs last.
+# The unwind tables of clang's libraries (bench/tables.sh) run after the
+# pair loops; the real-service part (bench/services.sh) runs last.
 #
 # Environment: BENCH_QUICK=1 (about 2 minutes instead of 5),
 # BENCH_ROUNDS, BENCH_PAIRS, BENCH_NO_INSTALL=1 (never apt-get a peer),
@@ -638,6 +639,7 @@ main() {
 	pair_rounds
 	scale_rounds
 	profile_programs
+	"$ROOT/bench/tables.sh" >"$TMP/tables.txt" || echo "bench: tables.sh failed" >&2
 	{
 		print_header
 		print_pairs
@@ -645,6 +647,7 @@ main() {
 		print_scale
 		print_programs
 		print_unwind
+		[[ -s $TMP/tables.txt ]] && echo && cat "$TMP/tables.txt"
 		print_summary
 	} | tee "$B/results.txt"
 	# Then the same tracer on real services, which the pair loop cannot stand for.

@@ -12,10 +12,11 @@ set -eu
 # clang's sanitizer and libFuzzer runtimes, and the allocators the tests
 # trace: jemalloc, tcmalloc, mimalloc, musl; valgrind, whose leak classes
 # the leak-check engine's are compared with.
+# make bench: time(1), the loader's peak RSS while it builds clang's unwind tables.
 # make vmtest: QEMU, a static busybox and cpio for the guest's initramfs.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
 pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
-python3 util-linux prometheus curl iproute2
+python3 util-linux prometheus curl iproute2 time
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind
 qemu-system-x86 busybox-static cpio"
 
