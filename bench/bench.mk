@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The benchmark suite, included from the top Makefile: `make bench` builds
 # the workloads and the empty-probe loader, then runs bench/run.sh, which
-# ends with the real services (bench/services.sh, alone: `make bench-services`).
+# ends with the unwind tables of clang (bench/tables.sh, alone: `make bench-tables`)
+# and the real services (bench/services.sh, alone: `make bench-services`).
 # Names are prefixed BENCH_ so that nothing here changes the main build.
 
 BENCH_BUILD := bench/build
@@ -15,7 +16,7 @@ BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor \
 	       $(BENCH_BUILD)/depth-cfi $(BENCH_BUILD)/depth-fp $(BENCH_BUILD)/leakheap \
 	       $(BENCH_BUILD)/churn
 
-.PHONY: bench bench-build bench-services bench-growth
+.PHONY: bench bench-build bench-services bench-growth bench-tables
 # `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
 bench: alloctrace bench-build build/tests/leakscan
 	./bench/run.sh
@@ -25,6 +26,9 @@ bench-services: alloctrace
 
 bench-growth: alloctrace $(BENCH_BUILD)/churn
 	./bench/churn.sh
+
+bench-tables: alloctrace
+	./bench/tables.sh
 
 bench-build: $(BENCH_PROGS)
 

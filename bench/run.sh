@@ -9,8 +9,9 @@
 # Comparisons are medians of per-round ratios, so that a slow minute hits
 # both sides of a ratio alike.
 #
-# --growth on a churning leaker (bench/churn.sh) and the real-service
-# part (bench/services.sh) run last.
+# The unwind tables of clang's libraries (bench/tables.sh) run after the
+# pair loops; --growth on a churning leaker (bench/churn.sh) and the
+# real-service part (bench/services.sh) run last.
 #
 # Environment: BENCH_QUICK=1 (about 2 minutes instead of 5),
 # BENCH_ROUNDS, BENCH_PAIRS, BENCH_NO_INSTALL=1 (never apt-get a peer),
@@ -705,6 +706,7 @@ main() {
 	scale_rounds
 	profile_programs
 	leak_rounds
+	"$ROOT/bench/tables.sh" >"$TMP/tables.txt" || echo "bench: tables.sh failed" >&2
 	{
 		print_header
 		print_pairs
@@ -713,6 +715,7 @@ main() {
 		print_programs
 		print_unwind
 		print_leak
+		[[ -s $TMP/tables.txt ]] && echo && cat "$TMP/tables.txt"
 		print_summary
 	} | tee "$B/results.txt"
 	# --growth as a production mode would run, then the same tracer on

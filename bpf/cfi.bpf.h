@@ -16,22 +16,36 @@
 #include "memo.bpf.h"
 
 /*
+ * An array of chunks of UNWIND_CHUNK_ENTRIES values of @size bytes, which
+ * the loader writes through their mappings. value_size, not __type(): in
+ * here clang would name struct unwind_row only by a forward declaration.
+ */
+#define CHUNKS_OF(size)                                                                            \
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                                  \
+	__uint(max_entries, 1);                                                                    \
+	__type(key, __u32);                                                                        \
+	__array(                                                                                   \
+	    values, struct {                                                                       \
+		    __uint(type, BPF_MAP_TYPE_ARRAY);                                              \
+		    __uint(map_flags, BPF_F_MMAPABLE);                                             \
+		    __uint(max_entries, UNWIND_CHUNK_ENTRIES);                                     \
+		    __uint(key_size, sizeof(__u32));                                               \
+		    __uint(value_size, size);                                                      \
+	    })
+
+/*
  * Unwind tables, filled by the loader: rows of every object, shared by
- * every process that maps it; the page index into them; and per process,
- * its executable mappings and where their rows are. Sized at load time.
+ * every process that maps it, and the page index into them, each in
+ * chunks the loader adds as objects need them (UNWIND_CHUNK_SHIFT); and
+ * per process, its executable mappings and where their rows are. The
+ * outer arrays are sized at load time, to the most chunks allowed.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct unwind_row);
+	CHUNKS_OF(sizeof(struct unwind_row));
 } unwind_rows SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
+	CHUNKS_OF(sizeof(__u32));
 } unwind_pages SEC(".maps");
 
 struct {
@@ -166,6 +180,15 @@ static __always_inline struct unwind_mapping *find_mapping(struct unwind_proc *p
 	return ip < m->end ? m : NULL;
 }
 
+/* Entry @i of the chunked array @chunks (unwind_rows or unwind_pages), or NULL. */
+static __always_inline void *chunk_entry(void *chunks, __u32 i)
+{
+	__u32 chunk = i >> UNWIND_CHUNK_SHIFT, slot = i & (UNWIND_CHUNK_ENTRIES - 1);
+	void *inner = bpf_map_lookup_elem(chunks, &chunk);
+
+	return inner ? bpf_map_lookup_elem(inner, &slot) : NULL;
+}
+
 struct row_search {
 	__u64 off;
 	__u32 lo; /* the last row at or below off, once lo == hi */
@@ -180,7 +203,7 @@ static long row_search_step(__u32 i, struct row_search *s)
 	if (s->lo >= s->hi)
 		return 1;
 	mid = (s->lo + s->hi + 1) / 2;
-	row = bpf_map_lookup_elem(&unwind_rows, &mid);
+	row = chunk_entry(&unwind_rows, mid);
 	if (!row)
 		return 1;
 	if (row->pc <= s->off)
@@ -205,17 +228,16 @@ static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 	if (page >= m->nr_pages)
 		return false;
 	key = m->page_first + (__u32)page;
-	bound = bpf_map_lookup_elem(&unwind_pages, &key);
+	bound = chunk_entry(&unwind_pages, key);
 	if (!bound)
 		return false;
 	s.lo = *bound;
-	key++;
-	bound = bpf_map_lookup_elem(&unwind_pages, &key);
+	bound = chunk_entry(&unwind_pages, key + 1);
 	if (!bound)
 		return false;
 	s.hi = *bound;
 	bpf_loop(9, row_search_step, &s, 0);
-	row = bpf_map_lookup_elem(&unwind_rows, &s.lo);
+	row = chunk_entry(&unwind_rows, s.lo);
 	if (!row || row->pc > s.off)
 		return false;
 	*out = *row;

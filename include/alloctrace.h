@@ -215,6 +215,15 @@ struct stack_trace {
  */
 #define UNWIND_PAGE_SHIFT 8
 
+/*
+ * The rows and the page index are each an array of map-in-map "chunks" of
+ * 64K entries: the loader adds a chunk when the objects it loads need one,
+ * so kernel memory follows what the traced processes map. Entry i is in
+ * chunk i >> UNWIND_CHUNK_SHIFT.
+ */
+#define UNWIND_CHUNK_SHIFT   16
+#define UNWIND_CHUNK_ENTRIES (1U << UNWIND_CHUNK_SHIFT)
+
 /* How to find the caller's frame (unwind_row.kind). */
 enum unwind_kind {
 	UNWIND_NONE,	/* no CFI here: frame pointers are all there is */

@@ -453,6 +453,24 @@ expect_totals_lost() {
 		"$(report_get "$2" '.totals | {outstanding_bytes, outstanding_allocs, allocs, frees, untracked_frees, lost}')"
 }
 
+# expect_tables_full NAME ROWS OBJECT: run NAME (--max-unwind-rows ROWS)
+# warned on stderr, without -v, that OBJECT (a regex of its file name) was
+# the first object left without unwind tables; its final report counts
+# them in unwind_full and calls every allocation counted but not every
+# stack complete.
+expect_tables_full() {
+	local r
+	r=$(final_report "$TMP/$1.out")
+	expect_match "$1: tables-full warning names the object" \
+		"^alloctrace: warning: unwind tables full at [0-9]+ of $2 rows \\(--max-unwind-rows\\): frames in /[^ ]*/$3 " \
+		"$(grep 'unwind tables full' "$TMP/$1.err")"
+	expect_true "$1: unwind_full counts the objects" \
+		"unwind_full is $(report_get "$r" .counters.unwind_full)" \
+		test "$(report_get "$r" .counters.unwind_full)" -gt 0
+	expect_eq "$1: complete, stacks_complete" '[true,false]' \
+		"$(report_get "$r" '[.complete, .stacks_complete]')"
+}
+
 # expect_allocator NAME PATH: the -v run NAME said on stderr that it chose
 # the object PATH ("allocator:" and PATH on one line, PATH not merely the
 # start of a longer name).

@@ -118,6 +118,12 @@ static int set_sizes(struct alloctrace_bpf *skel, const struct map_sizes *sz, bo
 	return err;
 }
 
+/* The outer map's size for @entries in chunks. */
+static uint32_t chunks_for(uint32_t entries)
+{
+	return (entries + UNWIND_CHUNK_ENTRIES - 1) / UNWIND_CHUNK_ENTRIES;
+}
+
 static int configure(struct tracer *t, const struct tracer_opts *opts)
 {
 	struct alloctrace_config cfg = opts->config;
@@ -130,8 +136,10 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	bpf_program__set_autoload(skel->progs.page_fault, t->growth);
 	bpf_program__set_autoload(skel->progs.big_map_search, t->map_search);
 	if (cfg.unwind_cfi) {
-		err = bpf_map__set_max_entries(skel->maps.unwind_rows, t->unwind_rows);
-		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_pages, UNWIND_PAGES);
+		err = bpf_map__set_max_entries(skel->maps.unwind_rows, chunks_for(t->unwind_rows));
+		err = err
+			  ?: bpf_map__set_max_entries(skel->maps.unwind_pages,
+						      chunks_for(UNWIND_PAGES));
 		err = err ?: bpf_map__set_max_entries(skel->maps.unwind_procs, UNWIND_PROCS);
 		if (err)
 			return err;

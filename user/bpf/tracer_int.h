@@ -30,12 +30,14 @@ enum task_tracepoint {
 };
 
 /*
- * Unwind table room: 1M rows (8 MiB) hold libc, libstdc++ and python3
- * (28K, 34K and 65K rows) many times over; an index entry per 256 bytes
- * of text, 1M of them (4 MiB) for 256 MiB. Processes with tables at once.
+ * Unwind table room, taken a chunk (UNWIND_CHUNK_ENTRIES) at a time as
+ * objects are loaded: by default no cap a program reaches (clang and its
+ * libraries take 2.5M rows) but the map limit, 64M rows of 8 bytes; the
+ * page index, an entry per 256 bytes of text, likewise. Processes with
+ * tables at once.
  */
-#define DEFAULT_UNWIND_ROWS (1U << 20)
-#define UNWIND_PAGES	    (1U << 20)
+#define DEFAULT_UNWIND_ROWS MAX_MAP_ENTRIES
+#define UNWIND_PAGES	    MAX_MAP_ENTRIES
 #define UNWIND_PROCS	    1024
 
 struct tracer {

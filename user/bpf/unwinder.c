@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "unwind/cfi.h"
 #include "lib/log.h"
 #include "symbolize/objfile.h"
@@ -31,17 +33,40 @@ struct unwind_seen {
 	uint64_t layout; /* hash of their ranges, offsets and inodes */
 };
 
+/*
+ * One of the BPF side's chunked arrays (unwind_rows, unwind_pages): values
+ * are only ever appended, so only the last chunk is still written, through
+ * its memory mapping (BPF_F_MMAPABLE: plain stores, where a batch update
+ * costs about a microsecond a value); the outer map holds every chunk.
+ */
+struct chunked {
+	const char *name;
+	int outer_fd;
+	char *tail; /* the last chunk, mapped; NULL before the first */
+	uint32_t value_size;
+	uint32_t used;	    /* values appended */
+	uint32_t nr_chunks; /* chunks made, in the outer map */
+	uint32_t max;	    /* most values it may hold */
+};
+
 struct unwinder {
 	struct unwinder_opts opts;
 	struct unwind_object *objs;
 	size_t nr_objs, cap_objs;
 	struct unwind_seen *seen;
 	size_t nr_seen, cap_seen;
-	uint32_t rows_used;
-	uint32_t pages_used;
+	struct chunked rows;
+	struct chunked pages;
 	uint32_t nr_full;	 /* objects left without rows: no room */
 	struct unwind_proc proc; /* scratch: one process's mappings */
 };
+
+static void chunked__init(struct chunked *c, const char *name, int outer_fd, uint32_t value_size,
+			  uint32_t max)
+{
+	*c = (struct chunked){
+	    .name = name, .outer_fd = outer_fd, .value_size = value_size, .max = max};
+}
 
 struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 {
@@ -50,7 +75,28 @@ struct unwinder *unwinder__new(const struct unwinder_opts *opts)
 	if (!u)
 		return NULL;
 	memcpy(&u->opts, opts, opts->sz < sizeof(u->opts) ? opts->sz : sizeof(u->opts));
+	chunked__init(&u->rows, "unwind_rows_c", u->opts.rows_fd, sizeof(struct unwind_row),
+		      u->opts.max_rows);
+	chunked__init(&u->pages, "unwind_pages_c", u->opts.pages_fd, sizeof(__u32),
+		      u->opts.max_pages);
 	return u;
+}
+
+/* An array map keeps each value in 8-byte steps, in its mapping too. */
+static size_t chunked__stride(const struct chunked *c)
+{
+	return (c->value_size + 7) & ~(size_t)7;
+}
+
+static size_t chunked__chunk_bytes(const struct chunked *c)
+{
+	return UNWIND_CHUNK_ENTRIES * chunked__stride(c);
+}
+
+static void chunked__unmap(struct chunked *c, char *chunk)
+{
+	if (chunk)
+		munmap(chunk, chunked__chunk_bytes(c));
 }
 
 void unwinder__free(struct unwinder *u)
@@ -59,6 +105,8 @@ void unwinder__free(struct unwinder *u)
 		return;
 	for (size_t i = 0; i < u->nr_objs; i++)
 		free(u->objs[i].key);
+	chunked__unmap(&u->rows, u->rows.tail);
+	chunked__unmap(&u->pages, u->pages.tail);
 	free(u->objs);
 	free(u->seen);
 	free(u);
@@ -116,29 +164,123 @@ static int write_array(int fd, uint32_t first, const void *values, size_t size, 
 	return err;
 }
 
+/* Copy @n values into @chunk from entry @slot on. */
+static void chunked__copy(const struct chunked *c, char *chunk, uint32_t slot, const char *values,
+			  uint32_t n)
+{
+	size_t stride = chunked__stride(c);
+
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(chunk + (slot + i) * stride, values + (size_t)i * c->value_size,
+		       c->value_size);
+}
+
+/* A new chunk, mapped, holding @n values; not in the outer map yet. */
+static int chunked__new_chunk(struct chunked *c, const char *values, uint32_t n, char **chunk)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	int fd, err = 0;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, c->name, sizeof(__u32), c->value_size,
+			    UNWIND_CHUNK_ENTRIES, &opts);
+	if (fd < 0)
+		return -errno;
+	*chunk = mmap(NULL, chunked__chunk_bytes(c), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*chunk == MAP_FAILED) {
+		err = -errno;
+		*chunk = NULL;
+		close(fd);
+		return err;
+	}
+	chunked__copy(c, *chunk, 0, values, n);
+	return fd;
+}
+
+/*
+ * Make @nr chunks holding @n values and put them in the outer map in one
+ * batch: BPF never sees a chunk half written, and the kernel waits an RCU
+ * grace period at each update of a map of maps, once for a batch. The
+ * last one stays mapped, the new tail.
+ */
+static int chunked__add_chunks(struct chunked *c, const char *values, uint32_t n, uint32_t nr)
+{
+	int *fds = calloc(nr, sizeof(*fds));
+	char *chunk = NULL;
+	uint32_t i, take;
+	int err = 0;
+
+	if (!fds)
+		return -ENOMEM;
+	for (i = 0; i < nr && !err; i++, n -= take) {
+		take = n < UNWIND_CHUNK_ENTRIES ? n : UNWIND_CHUNK_ENTRIES;
+		chunked__unmap(c, chunk);
+		fds[i] = chunked__new_chunk(
+		    c, values + (size_t)i * UNWIND_CHUNK_ENTRIES * c->value_size, take, &chunk);
+		err = fds[i] < 0 ? fds[i] : 0;
+	}
+	if (!err)
+		err = write_array(c->outer_fd, c->nr_chunks, fds, sizeof(*fds), nr);
+	if (err) {
+		chunked__unmap(c, chunk);
+	} else {
+		chunked__unmap(c, c->tail);
+		c->tail = chunk;
+		c->nr_chunks += nr;
+	}
+	/* The outer map and the tail's mapping hold the chunks now. */
+	while (i--)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	return err;
+}
+
+/*
+ * Append @n values: what fits into the last chunk, the rest into new ones.
+ * The caller made sure of c->max.
+ */
+static int chunked__append(struct chunked *c, const void *values, uint32_t n)
+{
+	uint32_t room = c->nr_chunks * UNWIND_CHUNK_ENTRIES - c->used;
+	uint32_t head = n < room ? n : room;
+	uint32_t nr = (n - head + UNWIND_CHUNK_ENTRIES - 1) / UNWIND_CHUNK_ENTRIES;
+	int err = 0;
+
+	if (head)
+		chunked__copy(c, c->tail, c->used & (UNWIND_CHUNK_ENTRIES - 1), values, head);
+	if (nr)
+		err = chunked__add_chunks(c, (const char *)values + (size_t)head * c->value_size,
+					  n - head, nr);
+	if (!err)
+		c->used += n;
+	return err;
+}
+
+/* Kernel memory of the chunks made: an array map keeps each value in 8-byte steps. */
+static uint64_t chunked__bytes(const struct chunked *c)
+{
+	return (uint64_t)c->nr_chunks * chunked__chunk_bytes(c);
+}
+
 /* Append @t's rows and page index, the index made to point at the global rows. */
 static int store_table(struct unwinder *u, struct cfi_table *t, struct unwind_object *obj)
 {
 	uint32_t nr_pages = (uint32_t)t->nr_pages + 1;
+	uint32_t first_row = u->rows.used, first_page = u->pages.used;
 	int err;
 
-	if (t->nr_rows > u->opts.max_rows - u->rows_used ||
-	    nr_pages > u->opts.max_pages - u->pages_used)
+	if (t->nr_rows > u->rows.max - u->rows.used || nr_pages > u->pages.max - u->pages.used)
 		return -ENOSPC;
 	for (uint32_t i = 0; i < nr_pages; i++)
-		t->pages[i] += u->rows_used;
-	err = write_array(u->opts.rows_fd, u->rows_used, t->rows, sizeof(*t->rows),
-			  (uint32_t)t->nr_rows);
+		t->pages[i] += first_row;
+	err = chunked__append(&u->rows, t->rows, (uint32_t)t->nr_rows);
 	if (!err)
-		err = write_array(u->opts.pages_fd, u->pages_used, t->pages, sizeof(*t->pages),
-				  nr_pages);
+		err = chunked__append(&u->pages, t->pages, nr_pages);
 	if (err)
 		return err;
 	obj->base = t->base;
-	obj->page_first = u->pages_used;
+	obj->page_first = first_page;
 	obj->nr_pages = (uint32_t)t->nr_pages;
-	u->rows_used += (uint32_t)t->nr_rows;
-	u->pages_used += nr_pages;
 	return 0;
 }
 
@@ -155,24 +297,32 @@ static double ms_since(const struct timespec *start)
 static void load_object(struct unwinder *u, Elf *elf, const char *path, struct unwind_object *obj)
 {
 	struct cfi_table t;
-	struct timespec start;
+	struct timespec start, built;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	err = cfi_table__build(elf, &t);
 	if (!err) {
+		clock_gettime(CLOCK_MONOTONIC, &built);
 		err = store_table(u, &t, obj);
 		if (!err)
-			pr_debug("unwind tables for %s: %zu rows, %zu pages in %.1f ms", path,
-				 t.nr_rows, t.nr_pages, ms_since(&start));
+			pr_debug("unwind tables for %s: %zu rows, %zu pages in %.1f ms, %.1f ms "
+				 "of it to store; all objects: %u rows, %u pages in %.1f MiB of "
+				 "kernel memory",
+				 path, t.nr_rows, t.nr_pages, ms_since(&start), ms_since(&built),
+				 u->rows.used, u->pages.used, unwinder__bytes(u) / 1048576.0);
 		cfi_table__release(&t);
 	}
-	/* Said once, and always: the stacks through these objects are less sure. */
-	if (err == -ENOSPC && !u->nr_full++)
-		pr_warn("unwind tables full at %u of %u rows (--max-unwind-rows): frames in %s "
-			"and any later object that does not fit use frame pointers",
-			u->rows_used, u->opts.max_rows, path);
-	else if (err && err != -ENOSPC)
+	/*
+	 * Said once, and always: the stacks through these objects are less
+	 * sure. The kernel refusing a chunk is the same limit, met earlier.
+	 */
+	if ((err == -ENOSPC || err == -ENOMEM) && !u->nr_full++)
+		pr_warn("unwind tables full at %u of %u rows (%s): frames in %s and any later "
+			"object that does not fit use frame pointers",
+			u->rows.used, u->rows.max,
+			err == -ENOSPC ? "--max-unwind-rows" : "no kernel memory for more", path);
+	else if (err && err != -ENOSPC && err != -ENOMEM)
 		pr_debug("no unwind tables for %s: %s", path, strerror(-err));
 }
 
@@ -335,6 +485,11 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 uint32_t unwinder__nr_full(const struct unwinder *u)
 {
 	return u->nr_full;
+}
+
+uint64_t unwinder__bytes(const struct unwinder *u)
+{
+	return chunked__bytes(&u->rows) + chunked__bytes(&u->pages);
 }
 
 void unwinder__forget_process(struct unwinder *u, pid_t pid)

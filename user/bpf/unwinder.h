@@ -10,18 +10,18 @@
 /*
  * The loader's half of CFI unwinding: builds each mapped object's unwind
  * rows once (keyed by build id, so processes share them), appends them to
- * the BPF row and page arrays, and gives each traced process its table of
- * executable mappings.
+ * the BPF row and page arrays, adding chunks to them as they fill, and
+ * gives each traced process its table of executable mappings.
  */
 struct unwinder;
 
 struct unwinder_opts {
-	size_t sz;    /* sizeof(struct unwinder_opts), so the struct can grow */
-	int rows_fd;  /* BPF array of struct unwind_row */
-	int pages_fd; /* BPF array of __u32, the page index */
-	int procs_fd; /* BPF hash: tgid -> struct unwind_proc */
-	uint32_t max_rows;
-	uint32_t max_pages;
+	size_t sz;	    /* sizeof(struct unwinder_opts), so the struct can grow */
+	int rows_fd;	    /* BPF array of maps: chunks of struct unwind_row */
+	int pages_fd;	    /* BPF array of maps: chunks of __u32, the page index */
+	int procs_fd;	    /* BPF hash: tgid -> struct unwind_proc */
+	uint32_t max_rows;  /* at most the outer map's chunks times UNWIND_CHUNK_ENTRIES */
+	uint32_t max_pages; /* likewise */
 	/* Bumped after each change to the tables: BPF forgets the walks it remembered. */
 	__u64 *walk_gen;
 };
@@ -40,6 +40,9 @@ int unwinder__add_process(struct unwinder *u, pid_t pid);
 
 /* How many objects got no rows because the tables were full. */
 uint32_t unwinder__nr_full(const struct unwinder *u);
+
+/* Kernel memory the rows and page index take, chunks made so far. */
+uint64_t unwinder__bytes(const struct unwinder *u);
 
 /* Drop @pid's table of mappings: it exited or became another program. */
 void unwinder__forget_process(struct unwinder *u, pid_t pid);
