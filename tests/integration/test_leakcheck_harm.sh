@@ -44,6 +44,16 @@ ticks() {
 	grep -c '^tick' "$1"
 }
 
+# scanning NAME: a big heap as NAME, alloctrace checking it every second,
+# and its first scan under way (the snapshot child there).
+scanning() {
+	big "$1" 120
+	start_tool "$1" 120 --leak-check -T 0 --format json -i 1 -p "$BIG"
+	wait_tracing "$1" 30 || fail "$1: tracing" "no 'tracing pid' line in 30 s"
+	go "$1" || fail "$1: target" "no tick in 60 s"
+	wait_for 60 has_new_child "$BIG" "" || fail "$1: scan" "no snapshot child in 60 s"
+}
+
 state() {
 	sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1
 }
@@ -66,11 +76,7 @@ reports() {
 }
 
 # --- one SIGINT during a scan -----------------------------------------------
-big once 120
-start_tool once 120 --leak-check -T 0 --format json -i 1 -p "$BIG"
-wait_tracing once 30 || fail "once: tracing" "no 'tracing pid' line in 30 s"
-go once || fail "once: target" "no tick in 60 s"
-wait_for 60 has_new_child "$BIG" "" || fail "once: scan" "no snapshot child in 60 s"
+scanning once
 kill -INT "$(loader_pid)"
 wait_tool
 expect_eq "once: exit status" 0 "$RC"
@@ -84,11 +90,7 @@ unharmed once "$BIG"
 kill "$HOLD" "$BIG" 2>/dev/null
 
 # --- a second SIGINT during the final report's scan ----------------------------
-big twice 120
-start_tool twice 120 --leak-check -T 0 --format json -i 1 -p "$BIG"
-wait_tracing twice 30 || fail "twice: tracing" "no 'tracing pid' line in 30 s"
-go twice || fail "twice: target" "no tick in 60 s"
-wait_for 60 has_new_child "$BIG" "" || fail "twice: scan" "no snapshot child in 60 s"
+scanning twice
 kill -INT "$(loader_pid)"
 # Signals coalesce: the second is sent once the first was handled (its
 # scan's report is out, its child gone) and the final report's scan began.
@@ -104,11 +106,7 @@ kill "$HOLD" "$BIG" 2>/dev/null
 # --- the target exits during a scan --------------------------------------------
 # Killed once the snapshot child is there: the check ends without verdicts
 # (its blocks leave the BPF table), as for a process that had exited before.
-big exits 120
-start_tool exits 120 --leak-check -T 0 --format json -i 1 -p "$BIG"
-wait_tracing exits 30 || fail "exits: tracing" "no 'tracing pid' line in 30 s"
-go exits || fail "exits: target" "no tick in 60 s"
-wait_for 60 has_new_child "$BIG" "" || fail "exits: scan" "no snapshot child in 60 s"
+scanning exits
 kill -TERM "$BIG"
 wait_tool
 expect_eq "exits: exit status" 0 "$RC"
