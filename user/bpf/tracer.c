@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "config.h" /* before the skeleton, whose rodata holds a struct alloctrace_config */
 #include "alloctrace.skel.h"
+#include "inflight_rules.h"
 #include "lib/log.h"
 #include "bpf/tracer.h"
 #include "bpf/tracer_int.h"
@@ -503,12 +504,39 @@ static struct bpf_program *site_program(struct tracer *t, const struct probe_sit
 	return retprobe ? t->skel->progs.alloc_return : entry_program(t->skel, site);
 }
 
-/* Not an alias, and not probed already for another process: probes see every process. */
-static bool site_wanted(const struct probed_file *file, const struct probe_site *site,
-			bool retprobe)
+/*
+ * The order probes are attached in, one kind at a time (perf-event links,
+ * kernels before 6.10, take seconds for a whole allocator): return probes,
+ * so that no call enters unseen and leaves a record nobody clears; then
+ * the entries of what releases blocks, so that no block is recorded whose
+ * release could still go unseen and leave it outstanding for good; then
+ * the allocating entries.
+ */
+enum attach_pass {
+	PASS_RETURNS,
+	PASS_RELEASES,
+	PASS_ALLOCS,
+	NR_PASSES,
+};
+
+static bool releases(enum alloc_func func)
 {
-	return !site->alias && (!retprobe || alloc_func_has_return_probe(site->func)) &&
-	       !(file->funcs & 1ULL << site->func);
+	return func == FUNC_FREE || func == FUNC_MUNMAP || func_reallocs(func) ||
+	       func_holds_release(func);
+}
+
+/* Not an alias, and not probed already for another process: probes see every process. */
+static bool site_unprobed(const struct probed_file *file, const struct probe_site *site)
+{
+	return !site->alias && !(file->funcs & 1ULL << site->func);
+}
+
+static bool site_wanted(const struct probed_file *file, const struct probe_site *site,
+			enum attach_pass pass)
+{
+	if (pass == PASS_RETURNS)
+		return site_unprobed(file, site) && alloc_func_has_return_probe(site->func);
+	return site_unprobed(file, site) && releases(site->func) == (pass == PASS_RELEASES);
 }
 
 static void note_site(const struct probe_object *obj, const struct probe_site *site, bool retprobe)
@@ -584,8 +612,10 @@ static int attach_perf(struct tracer *t, const struct probe_object *obj,
 
 /* Every site of @obj that @prog serves in this direction, in one link. */
 static int attach_multi(struct tracer *t, const struct probe_object *obj,
-			const struct probed_file *file, struct bpf_program *prog, bool retprobe)
+			const struct probed_file *file, struct bpf_program *prog,
+			enum attach_pass pass)
 {
+	bool retprobe = pass == PASS_RETURNS;
 	uint64_t offsets[FUNC_MAX], cookies[FUNC_MAX];
 	const struct probe_site *site;
 	size_t n = 0;
@@ -596,7 +626,7 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 		return err;
 	for (size_t i = 0; i < obj->nr_sites; i++) {
 		site = &obj->sites[i];
-		if (!site_wanted(file, site, retprobe) || site_program(t, site, retprobe) != prog)
+		if (!site_wanted(file, site, pass) || site_program(t, site, retprobe) != prog)
 			continue;
 		offsets[n] = probe_site__offset(site);
 		cookies[n++] = site_cookie(site, retprobe);
@@ -615,7 +645,7 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 }
 
 static int attach_object(struct tracer *t, const struct probe_object *obj,
-			 const struct probed_file *file, bool retprobe)
+			 const struct probed_file *file, enum attach_pass pass)
 {
 	struct bpf_program *prog;
 	int err = 0;
@@ -625,15 +655,15 @@ static int attach_object(struct tracer *t, const struct probe_object *obj,
 		{
 			if (bpf_program__type(prog) != BPF_PROG_TYPE_KPROBE)
 				continue;
-			err = attach_multi(t, obj, file, prog, retprobe);
+			err = attach_multi(t, obj, file, prog, pass);
 			if (err)
 				break;
 		}
 		return err;
 	}
 	for (size_t i = 0; i < obj->nr_sites && !err; i++) {
-		if (site_wanted(file, &obj->sites[i], retprobe))
-			err = attach_perf(t, obj, &obj->sites[i], retprobe);
+		if (site_wanted(file, &obj->sites[i], pass))
+			err = attach_perf(t, obj, &obj->sites[i], pass == PASS_RETURNS);
 	}
 	return err;
 }
@@ -737,7 +767,7 @@ static void warn_stepped(const struct probe_object *obj, struct probed_file *fil
 	for (size_t i = 0; i < obj->nr_sites; i++) {
 		const struct probe_site *site = &obj->sites[i];
 
-		if (!site->place.stepped || !site_wanted(file, site, false) ||
+		if (!site->place.stepped || !site_unprobed(file, site) ||
 		    (file->stepped_said & 1ULL << site->func))
 			continue;
 		file->stepped_said |= 1ULL << site->func;
@@ -753,10 +783,8 @@ static void warn_stepped(const struct probe_object *obj, struct probed_file *fil
 }
 
 /*
- * Return probes go first: a call that enters before its return probe is
- * attached would leave an in-flight record nobody clears. A function
- * probed already in the same file (another process's allocator) is not
- * probed again.
+ * In the order of enum attach_pass. A function probed already in the same
+ * file (another process's allocator) is not probed again.
  */
 int tracer__attach(struct tracer *t, const struct allocator *a)
 {
@@ -771,9 +799,9 @@ int tracer__attach(struct tracer *t, const struct allocator *a)
 		if (err)
 			pr_err("cannot open %s to probe it: %s", a->objs[o].name, strerror(-err));
 	}
-	for (int pass = 0; pass < 2 && !err && !t->no_probes; pass++) {
+	for (int pass = 0; pass < NR_PASSES && !err && !t->no_probes; pass++) {
 		for (size_t o = 0; o < a->nr_objs && !err; o++)
-			err = attach_object(t, &a->objs[o], &t->files[files[o]], pass == 0);
+			err = attach_object(t, &a->objs[o], &t->files[files[o]], pass);
 	}
 	if (!err && t->no_probes && !t->raw_attached) {
 		err = attach_raw(t);
