@@ -67,6 +67,34 @@ without_freeres() {
 		map(tostring) | join(" ")' <<<"$1"
 }
 
+# ld.so's _dl_find_object segments are aligned up to 64 bytes inside their
+# malloc blocks and only the aligned pointer is kept: where malloc (glibc's
+# in the tool's run, valgrind's own in valgrind's) put a block decides
+# whether that pointer is its start (reachable) or inside it (possibly
+# lost). Both tools are right about the run each saw; the comparison counts
+# those blocks as reachable on both sides.
+DLFO=_dlfo_mappings_segment_allocate
+
+# "B N": the possibly lost _dlfo blocks of a report, of a valgrind log.
+tool_dlfo() {
+	jq -r --arg f "$DLFO" '[.stacks[] | select([.frames[].function] | index($f))] |
+		"\([.[].possibly_lost_bytes] | add // 0) \([.[].possibly_lost_allocs] | add // 0)"' <<<"$1"
+}
+
+valgrind_dlfo() {
+	awk -v f="$DLFO" '
+		/bytes in .* blocks are / { n = $2; b = $5; p = / possibly lost /; next }
+		p && index($0, f) { gsub(",", "", n); gsub(",", "", b); B += n; N += b; p = 0 }
+		END { print B + 0, N + 0 }' "$1"
+}
+
+# dlfo_as_reachable "TOTALS" "B N": the totals with those blocks moved from
+# possibly lost to reachable.
+dlfo_as_reachable() {
+	local t=($1) d=($2)
+	echo "${t[0]} ${t[1]} ${t[2]} ${t[3]} $((t[4] - d[0])) $((t[5] - d[1])) $((t[6] + d[0])) $((t[7] + d[1]))"
+}
+
 # compare NAME COMMAND...: both tools on the command at its exit.
 compare() {
 	local name=$1 R
@@ -88,7 +116,8 @@ compare() {
 	local T
 	T=$(tool_totals "$R")
 	expect_eq "$name: totals per class as valgrind's without __libc_freeres ($CLASSES)" \
-		"$(valgrind_totals "$TMP/$name.vg")" "$T"
+		"$(dlfo_as_reachable "$(valgrind_totals "$TMP/$name.vg")" "$(valgrind_dlfo "$TMP/$name.vg")")" \
+		"$(dlfo_as_reachable "$T" "$(tool_dlfo "$R")")"
 	expect_eq "$name: valgrind's default totals: less what __libc_freeres frees" \
 		"$(valgrind_totals "$TMP/$name.vgfree")" "$(without_freeres "$R")"
 	echo "# $name: $T"
