@@ -202,6 +202,14 @@ wait_tracing() {
 	track "$TRACED"
 }
 
+# free_port: a TCP port nothing listens on now.
+free_port() {
+	local p
+	for ((p = 20000 + RANDOM % 20000; ; p++)); do
+		ss -ltnH "sport = :$p" | grep -q . || { echo "$p"; return; }
+	done
+}
+
 # uprobe_links PID: the probes on process PID, one a line. Where alloctrace
 # uses uprobe_multi links, those any process holds for PID (their fdinfo
 # names it, one fdinfo path a line): alloctrace filters every link it makes

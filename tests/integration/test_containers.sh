@@ -103,6 +103,11 @@ ns_target() {
 	wait_for 10 test -e "$NSDIR/ready"
 }
 
+# serves PORT LINE: /metrics on PORT has the line LINE.
+serves() {
+	curl -s "http://127.0.0.1:$1/metrics" | grep -qxF "$2"
+}
+
 # expect_ns NAME PROC PID PROGRAM: host and namespace pids, and the
 # leak's frames named from its program in the namespace's /tmp. (Its
 # numbers prove its own C library probed: the host's is not mapped there.)
@@ -115,9 +120,10 @@ expect_ns() {
 
 # Pid namespaces, found by --comm: one there before the start, one started
 # after; host and namespace pids, exact numbers, frames named through
-# /proc/PID/root. And -p on one, whose text report names both pids.
+# /proc/PID/root; alerts of 1000-byte blocks with both pids. And -p on
+# one, whose text report and alerts, and the metrics it serves, name both.
 namespaces() {
-	local name=ns$$ r before after text
+	local name=ns$$ r before after text port metric
 	name=${name:0:15}
 	ns_target "$name" || {
 		fail "ns: target" "not ready in its namespace"
@@ -125,7 +131,7 @@ namespaces() {
 	}
 	before=$WPID
 	expect_eq "ns: not on the host's /tmp" "no" "$([[ -e /tmp/$name ]] && echo yes || echo no)"
-	start_tool ns 60 -v --format json -T 0 --top-processes 0 --comm "$name" -i 1
+	start_tool ns 60 -v --format json -T 0 --top-processes 0 --comm "$name" -i 1 --big 1000
 	wait_line ns "tracing every process named '$name'" || {
 		fail "ns: tracing" "no 'tracing every process named' line: $(head -c 300 "$TMP/ns.err")"
 		return
@@ -151,18 +157,26 @@ namespaces() {
 	expect_eq "ns: started after, its leak" "9000 9" \
 		"$(fn_sum "$(proc_of "$r" "$after")" outstanding_bytes target_leak) $(fn_sum "$(proc_of "$r" "$after")" outstanding_allocs target_leak)"
 	expect_ns "ns: started after" "$(proc_of "$r" "$after")" "$after" "$name"
+	expect_eq "ns: big-allocation alerts name both pids" \
+		"$before 1 9;$after 1 9" \
+		"$(jq -r 'select(.type == "big_alloc") | "\(.pid) \(.ns_pid)"' "$TMP/ns.out" |
+			sort | uniq -c | awk '{ print $2, $3, $1 }' | paste -sd ';')"
 
 	ns_target "$name" || {
 		fail "ns -p: target" "not ready in its namespace"
 		return
 	}
-	start_tool ns_p 60 -T 0 -p "$WPID" -i 1
+	port=$(free_port)
+	start_tool ns_p 60 -T 0 -p "$WPID" -i 1 --big 1000 --listen "127.0.0.1:$port"
 	wait_tracing ns_p 30 || {
 		fail "ns -p: tracing" "no 'tracing pid' line: $(head -c 300 "$TMP/ns_p.err")"
 		return
 	}
 	kill -USR1 "$WPID"
 	wait_for 10 test -e "$NSDIR/done"
+	metric="alloctrace_outstanding_bytes{pid=\"$WPID\",ns_pid=\"1\",comm=\"$name\"} 9000"
+	expect_true "ns -p: metrics name both pids" "no '$metric' in 10 s" \
+		wait_for 10 serves "$port" "$metric"
 	kill -INT "$TOOL_PID"
 	wait_tool
 	expect_eq "ns -p: exit status" 0 "$RC"
@@ -171,6 +185,8 @@ namespaces() {
 		"final report, pid $WPID \\(ns pid 1\\) \\($name\\): 8\\.8 KiB \\(9,000 bytes\\) outstanding in 9 blocks; 14 allocs, 5 frees, 12 untracked frees" \
 		"$text"
 	expect_match "ns -p: the leak's function" "target_leak" "$(cat "$TMP/ns_p.out")"
+	expect_eq "ns -p: text alerts name both pids" 9 \
+		"$(grep -cE "BIG ALLOC pid $WPID \(ns pid 1\) tid $WPID: malloc 1000 bytes = 0x" "$TMP/ns_p.out")"
 }
 
 # A child forked in a pid namespace and gone before any report: its

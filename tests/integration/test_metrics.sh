@@ -14,14 +14,6 @@ require_built "$WL/leaks"
 command -v prometheus >/dev/null ||
 	{ fail "prerequisites" "prometheus is not installed (make deps)"; finish; }
 
-# free_port: a TCP port nothing listens on now.
-free_port() {
-	local p
-	for ((p = 20000 + RANDOM % 20000; ; p++)); do
-		ss -ltnH "sport = :$p" | grep -q . || { echo "$p"; return; }
-	done
-}
-
 PORT=$(free_port)
 PROM_PORT=$(free_port)
 [[ $PROM_PORT != "$PORT" ]] || PROM_PORT=$((PORT + 1))

@@ -7,6 +7,7 @@
 #include "app/leaks.h"
 #include "lib/log.h"
 #include "probe/allocator.h"
+#include "proc/procs.h"
 #include "report/assemble.h"
 #include "symbolize/symbolize.h"
 
@@ -125,6 +126,7 @@ void on_big_alloc(void *ctx, const struct big_alloc_event *ev)
 	struct big_alloc alert = {
 	    .time = ev->time_ns / 1e9 + s->mono_to_real,
 	    .pid = ev->tgid,
+	    .ns_pid = p ? p->ns_pid : proc_ns_pid(ev->tgid),
 	    .tid = ev->tid,
 	    .func = alloc_func_name(ev->func),
 	    .size = ev->size,

@@ -91,6 +91,10 @@ static void proc_labels(FILE *f, const struct report *p)
 
 	snprintf(pid, sizeof(pid), "%d", p->pid);
 	label(f, "pid", pid, true);
+	if (p->ns_pid) {
+		snprintf(pid, sizeof(pid), "%d", p->ns_pid);
+		label(f, "ns_pid", pid, false);
+	}
 	label(f, "comm", p->comm, false);
 }
 

@@ -415,8 +415,11 @@ static void text_peak_begin(FILE *f, const struct report_peak *pk)
 static void text_big_alloc_begin(FILE *f, const struct big_alloc *a)
 {
 	text_time(f, a->time);
-	fprintf(f, "BIG ALLOC pid %d tid %d: %s %s = 0x%" PRIx64 "\n", a->pid, a->tid, a->func,
-		text_size(a->size).s, a->addr);
+	fprintf(f, "BIG ALLOC pid %d ", a->pid);
+	if (a->ns_pid)
+		fprintf(f, "(ns pid %d) ", a->ns_pid);
+	fprintf(f, "tid %d: %s %s = 0x%" PRIx64 "\n", a->tid, a->func, text_size(a->size).s,
+		a->addr);
 }
 
 /* "leak_a+0x1d", "[inlined] helper", "??" or, unmapped, the address. */
@@ -738,8 +741,10 @@ static void json_report_end(FILE *f, const struct report *r)
 
 static void json_big_alloc_begin(FILE *f, const struct big_alloc *a)
 {
-	fprintf(f, "{\"type\":\"big_alloc\",\"time\":%.3f,\"pid\":%d,\"tid\":%d,\"func\":", a->time,
-		a->pid, a->tid);
+	fprintf(f, "{\"type\":\"big_alloc\",\"time\":%.3f,\"pid\":%d,", a->time, a->pid);
+	if (a->ns_pid)
+		fprintf(f, "\"ns_pid\":%d,", a->ns_pid);
+	fprintf(f, "\"tid\":%d,\"func\":", a->tid);
 	json__string(f, a->func);
 	fprintf(f, ",\"size\":%" PRIu64 ",\"addr\":", a->size);
 	json_hex(f, a->addr, true);

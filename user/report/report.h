@@ -110,6 +110,7 @@ struct report {
 struct big_alloc {
 	double time; /* unix seconds */
 	int pid;
+	int ns_pid; /* its pid in a pid namespace of its own, or 0 */
 	int tid;
 	const char *func;
 	uint64_t size;
