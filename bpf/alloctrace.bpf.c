@@ -543,8 +543,11 @@ int BPF_PROG(oom_victim, struct task_struct *task)
 	return 0;
 }
 
-/* The dynamic loader's _dl_debug_state: its link map changes (bpf/linkmap.bpf.h). */
-SEC("uprobe")
+/*
+ * The dynamic loader's _dl_debug_state: its link map changes
+ * (bpf/linkmap.bpf.h). Sleepable, so that a thread may wait here.
+ */
+SEC("uprobe.s")
 int linkmap_change(struct pt_regs *ctx)
 {
 	linkmap_changed(PT_REGS_IP(ctx), (__s64)bpf_get_attach_cookie(ctx));

@@ -7,8 +7,10 @@
  * not their constructors, not a function dlsym found. That is when the
  * loader must make their unwind tables, and the probe here makes sure it
  * can: a thread of the launched command, which the loader traces, is held
- * in a ptrace stop (LINKMAP_HOLD_SIGNAL) until its tables are in; any
- * other traced process only tells the loader, which is prompt, not exact.
+ * in a ptrace stop (LINKMAP_HOLD_SIGNAL) until its tables are in; a thread
+ * of any other traced process tells the loader and waits in the probe (a
+ * sleepable one) until the loader answers, for cfg.linkmap_wait_ns at
+ * most, on its CPU: a uprobe cannot sleep until woken.
  */
 #ifndef ALLOCTRACE_LINKMAP_BPF_H
 #define ALLOCTRACE_LINKMAP_BPF_H
@@ -32,6 +34,22 @@ struct {
 /* The launched command, whose threads the loader traces: set by the loader (0: none). */
 __u32 linkmap_hold_tgid;
 
+/*
+ * The waits, by tgid: how many changes its threads told the loader of
+ * (linkmap_asked, counted here), and how many of those the loader has
+ * made tables for (linkmap_answered, written by the loader). Two maps, so
+ * that neither side ever writes the other's number.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} linkmap_asked SEC(".maps"), linkmap_answered SEC(".maps");
+
+/* Set by the loader as it leaves: nobody answers any more. */
+bool linkmap_no_answers;
+
 /* enum r_state's value once a change is complete (<link.h>). */
 #define RT_CONSISTENT 0
 
@@ -49,6 +67,55 @@ static __always_inline bool linkmap_can_hold(__u32 tgid)
 	return linkmap_hold_tgid && tgid == linkmap_hold_tgid && BPF_CORE_READ(task, ptrace) &&
 	       BPF_CORE_READ(task, parent, tgid) == cfg.self_tgid &&
 	       !(blocked & 1ULL << (LINKMAP_HOLD_SIGNAL - 1));
+}
+
+struct linkmap_wait {
+	__u32 tgid;
+	__u64 ticket;	/* the loader's answer to wait for */
+	__u64 deadline; /* bpf_ktime_get_ns() */
+	bool answered;
+};
+
+static long linkmap_poll(__u64 i, void *data)
+{
+	struct linkmap_wait *w = data;
+	__u64 *answered = bpf_map_lookup_elem(&linkmap_answered, &w->tgid);
+
+	w->answered = (answered && *answered >= w->ticket) || linkmap_no_answers;
+	return w->answered || bpf_ktime_get_ns() > w->deadline;
+}
+
+/* Polls of one inner bpf_loop(), and how many of those: far over LINKMAP_WAIT_NS at 1 ns a poll. */
+#define LINKMAP_POLLS  (1U << 20)
+#define LINKMAP_ROUNDS (1U << 12)
+
+static long linkmap_round(__u64 i, void *data)
+{
+	struct linkmap_wait *w = data;
+
+	bpf_loop(LINKMAP_POLLS, linkmap_poll, w, 0);
+	return w->answered || bpf_ktime_get_ns() > w->deadline;
+}
+
+/*
+ * Tell the loader and wait for its answer, at most cfg.linkmap_wait_ns.
+ * bpf_loop() is bounded by its count: one inside another reaches the
+ * deadline, and the verifier looks at each callback once.
+ */
+static __always_inline void linkmap_wait(__u32 tgid, struct proc_state *ps)
+{
+	struct linkmap_wait w = {.tgid = tgid};
+	__u64 zero = 0, *asked;
+
+	bpf_map_update_elem(&linkmap_asked, &tgid, &zero, BPF_NOEXIST);
+	asked = bpf_map_lookup_elem(&linkmap_asked, &tgid);
+	if (asked)
+		w.ticket = __sync_add_and_fetch(asked, 1);
+	send_task_event(EVENT_LINKMAP, tgid, ps);
+	if (!asked)
+		return;
+	w.deadline = bpf_ktime_get_ns() + cfg.linkmap_wait_ns;
+	bpf_loop(LINKMAP_ROUNDS, linkmap_round, &w, 0);
 }
 
 /*
@@ -76,7 +143,10 @@ static __always_inline void linkmap_changed(__u64 ip, __s64 to_state)
 			return;
 		bpf_map_delete_elem(&linkmap_holds, &tid);
 	}
-	send_task_event(EVENT_LINKMAP, o.tgid, o.ps);
+	if (cfg.linkmap_wait_ns)
+		linkmap_wait(o.tgid, o.ps);
+	else
+		send_task_event(EVENT_LINKMAP, o.tgid, o.ps);
 }
 
 #endif

@@ -39,22 +39,31 @@ struct map_sizes {
  * does not use.
  */
 struct alloctrace_config {
-	__u32 targ_tgid;     /* the one process, no map lookup (0: multi_proc, or any) */
-	__u32 self_tgid;     /* alloctrace itself, never traced by --all */
-	bool multi_proc;     /* several processes: the procs map says which */
-	bool trace_all;	     /* --all: every process that calls the probed allocator */
-	char comm[16];	     /* --comm: only processes of this name ("": any) */
-	__u64 cgroup_id;     /* --cgroup: only processes in this cgroup or below (0: any) */
-	__u32 cgroup_level;  /* its depth under the root cgroup (level 0) */
-	bool follow_forks;   /* the children of traced processes too */
-	bool block_ages;     /* --min-age: note when each block was made (a clock read) */
-	bool unwind_cfi;     /* walk stacks by the loader's CFI rows, not frame pointers */
-	bool growth;	     /* --growth: pages first touched, not blocks; mappings alert only */
-	__u32 stack_depth;   /* frames per stack, at most MAX_STACK_DEPTH */
-	__u32 live_mask;     /* the live-block table's slots - 1 (set by the loader) */
-	__u64 max_per_proc;  /* live blocks one process may hold, 0 = no cap (multi_proc) */
-	__u64 big_threshold; /* bytes of a big allocation, 0 = no alerts */
-	__u64 sample_rate;   /* --sample: mean bytes between samples, 0 = record every one */
+	__u32 targ_tgid;       /* the one process, no map lookup (0: multi_proc, or any) */
+	__u32 self_tgid;       /* alloctrace itself, never traced by --all */
+	bool multi_proc;       /* several processes: the procs map says which */
+	bool trace_all;	       /* --all: every process that calls the probed allocator */
+	char comm[16];	       /* --comm: only processes of this name ("": any) */
+	__u64 cgroup_id;       /* --cgroup: only processes in this cgroup or below (0: any) */
+	__u32 cgroup_level;    /* its depth under the root cgroup (level 0) */
+	bool follow_forks;     /* the children of traced processes too */
+	bool block_ages;       /* --min-age: note when each block was made (a clock read) */
+	bool unwind_cfi;       /* walk stacks by the loader's CFI rows, not frame pointers */
+	bool growth;	       /* --growth: pages first touched, not blocks; mappings alert only */
+	__u32 stack_depth;     /* frames per stack, at most MAX_STACK_DEPTH */
+	__u32 live_mask;       /* the live-block table's slots - 1 (set by the loader) */
+	__u64 max_per_proc;    /* live blocks one process may hold, 0 = no cap (multi_proc) */
+	__u64 big_threshold;   /* bytes of a big allocation, 0 = no alerts */
+	__u64 sample_rate;     /* --sample: mean bytes between samples, 0 = record every one */
+	__u64 linkmap_wait_ns; /* longest a thread waits in the loader's probe, 0: never */
 };
+
+/*
+ * How long a thread that the dynamic loader's probe cannot hold in a
+ * ptrace stop waits there, on its CPU, for its new objects' unwind tables
+ * (bpf/linkmap.bpf.h): the tables of libLLVM, the biggest library met,
+ * take 1.3 s to make.
+ */
+#define LINKMAP_WAIT_NS 2000000000ULL
 
 #endif

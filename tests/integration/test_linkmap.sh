@@ -2,8 +2,9 @@
 # No allocation walked before its object's unwind tables exist (issue
 # #17): the dynamic loader's r_brk probe holds a launched command's thread
 # while the objects it just mapped get their tables, before their
-# constructors run, at startup and at dlopen; -p makes a process's tables
-# before it attaches its allocator probes.
+# constructors run, at startup and at dlopen, and makes any other thread
+# wait in the probe; -p makes a process's tables before it attaches its
+# allocator probes.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -47,7 +48,7 @@ r=$(final_report "$TMP/dlopen.out")
 expect_leak "$r" ctor_leak 666 2 2
 expect_leak "$r" lib_inner 1332 3 3
 expect_eq "dlopen: the library's first call, whole" \
-	'[[["lib_inner","lib_alloc_now","main","__libc_start_call_main","__libc_start_main@GLIBC_2.2.5","_start"],[]]]' \
+	'[[["lib_inner","lib_alloc_now","load_and_call","main","__libc_start_call_main","__libc_start_main@GLIBC_2.2.5","_start"],[]]]' \
 	"$(stack_of "$r" lib_inner)"
 s=$(stack_of "$r" ctor_leak)
 expect_eq "dlopen: constructor through dlopen to _start" \
@@ -58,6 +59,52 @@ expect_eq "dlopen: no stack cut, no table missed" '[0,0]' \
 	"$(report_get "$r" '[.counters.stacks_cut, .counters.unwind_misses]')"
 expect_eq "dlopen: held at startup and at dlopen" 2 \
 	"$(grep -c 'its dynamic loader mapped objects: their unwind tables now' "$TMP/dlopen.err")"
+
+# dlopen where the loader cannot hold the thread in a ptrace stop: in a
+# second thread, in a child (--follow-forks) gone before any report, in a
+# -p process. The thread waits in the probe until the loader has made the
+# tables and read the mappings (bpf/linkmap.bpf.h): both leaks exact, their
+# stacks whole to a thread start or _start, and named, the child's too.
+# expect_dlopen_whole NAME PROCESS-REPORT
+expect_dlopen_whole() {
+	expect_eq "$1: the constructor's and the first call's leaks" "666 2 1332 3" \
+		"$(fn_sum "$2" outstanding_bytes ctor_leak) $(fn_sum "$2" outstanding_allocs ctor_leak) $(fn_sum "$2" outstanding_bytes lib_inner) $(fn_sum "$2" outstanding_allocs lib_inner)"
+	expect_eq "$1: both stacks whole and named" \
+		'[[["ctor_leak","ctorleak_init"],true,true,[]],[["lib_inner","lib_alloc_now"],true,true,[]]]' \
+		"$(jq -c '[.stacks[] | select(.frames[0].function | IN("ctor_leak", "lib_inner"))
+			| [[.frames[0:2][].function], (.frames[-1].function | IN("_start", "__GI___clone3")),
+			   ([.frames[].function] | all(. != null)), .stack_flags]] | unique' <<<"$2")"
+	expect_eq "$1: no stack cut, no table missed" '[0,0]' \
+		"$(report_get "$2" '[.counters.stacks_cut, .counters.unwind_misses]')"
+}
+
+run_tool dl_thread 60 --format json -T 0 -- "$WL/ctordlopen" thread
+expect_tool_ok dl_thread && expect_dlopen_whole "dlopen in a thread" "$(final_report "$TMP/dl_thread.out")"
+
+run_tool dl_fork 60 --format json -T 0 --follow-forks -- "$WL/ctordlopen" fork
+if expect_tool_ok dl_fork; then
+	r=$(final_report "$TMP/dl_fork.out")
+	expect_dlopen_whole "dlopen in a child" "$(jq -c '.processes[] | select(.parent != null)' <<<"$r")"
+fi
+
+mkdir -p "$TMP/dl_p"
+"$WL/ctordlopen" wait "$TMP/dl_p" &
+TARGET=$!
+track "$TARGET"
+if wait_for 10 test -e "$TMP/dl_p/ready"; then
+	start_tool dl_p 60 --format json -T 0 -p "$TARGET"
+	if wait_tracing dl_p 30; then
+		kill -USR1 "$TARGET"
+		wait_for 10 test -e "$TMP/dl_p/done"
+		kill -INT "$TOOL_PID"
+		wait_tool
+		expect_tool_ok dl_p && expect_dlopen_whole "dlopen under -p" "$(final_report "$TMP/dl_p.out")"
+	else
+		fail "dlopen under -p: tracing" "no 'tracing pid' line in 30 s"
+	fi
+else
+	fail "dlopen under -p: target" "not ready in 10 s"
+fi
 
 # A real program: cmake's libraries (libgnutls's among them) are mapped
 # after libc, and one's constructor keeps 33 bytes that bindtextdomain

@@ -2,23 +2,33 @@
 /*
  * Loads libctorleak.so (beside this program) with dlopen, whose
  * constructor leaks as dlopen runs, and at once calls lib_alloc_now(),
- * which leaks 3 x 444 bytes from the library's code.
+ * which leaks 3 x 444 bytes from the library's code. Where it does so:
+ *
+ *   ctordlopen             in the main thread
+ *   ctordlopen thread      in a second thread, the main one waiting for it
+ *   ctordlopen fork        in a child, which exits 0 after it; the parent waits
+ *   ctordlopen wait DIR    in the main thread, on SIGUSR1 (handshake.h):
+ *                          DIR/ready first, for a tracer to attach, and
+ *                          DIR/done after
+ *
+ * Exits 0 when the library was loaded and called.
  */
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include "handshake.h"
 
-int main(int argc, char **argv)
+static char lib_path[PATH_MAX + 32];
+
+static int load_and_call(void)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 32];
 	void (*alloc_now)(void);
-	void *lib;
+	void *lib = dlopen(lib_path, RTLD_NOW);
 
-	snprintf(dir, sizeof(dir), "%s", argv[0]);
-	snprintf(path, sizeof(path), "%s/libctorleak.so", dirname(dir));
-	lib = dlopen(path, RTLD_NOW);
 	if (!lib)
 		return 2;
 	alloc_now = (void (*)(void))dlsym(lib, "lib_alloc_now");
@@ -26,4 +36,62 @@ int main(int argc, char **argv)
 		return 3;
 	alloc_now();
 	return 0;
+}
+
+static void *thread_main(void *ret)
+{
+	*(int *)ret = load_and_call();
+	return NULL;
+}
+
+static int in_thread(void)
+{
+	pthread_t thread;
+	int ret = 4;
+
+	if (pthread_create(&thread, NULL, thread_main, &ret) || pthread_join(thread, NULL))
+		return 4;
+	return ret;
+}
+
+static int in_child(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return 5;
+	if (!pid)
+		_exit(load_and_call());
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 5;
+	return WEXITSTATUS(status);
+}
+
+static int when_told(const char *dir)
+{
+	int ret;
+
+	block_usr1();
+	touch(dir, "ready");
+	if (wait_usr1(time(NULL) + 60))
+		return 6;
+	ret = load_and_call();
+	touch(dir, "done");
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", argv[0]);
+	snprintf(lib_path, sizeof(lib_path), "%s/libctorleak.so", dirname(dir));
+	if (argc > 1 && !strcmp(argv[1], "thread"))
+		return in_thread();
+	if (argc > 1 && !strcmp(argv[1], "fork"))
+		return in_child();
+	if (argc > 2 && !strcmp(argv[1], "wait"))
+		return when_told(argv[2]);
+	return load_and_call();
 }

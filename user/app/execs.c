@@ -384,3 +384,17 @@ int execs__attach_all(struct session *s)
 	describe_allocator(s, s->all_alloc, 0, NULL, true);
 	return EXIT_OK;
 }
+
+/*
+ * Its dynamic loader mapped objects, and the thread that mapped them waits:
+ * read its mappings now, so that a process gone before the next report
+ * (a forked child that ran a dlopen) keeps the new objects' names.
+ */
+void on_linkmap(void *ctx, const struct task_event *ev)
+{
+	struct session *s = ctx;
+	struct proc *p = collect__proc_seen(s, (pid_t)ev->tgid);
+
+	if (p)
+		proc__symbolizer(&s->procs, p, true);
+}

@@ -28,4 +28,7 @@ void execs__retry(struct session *s);
 /* The tracer's callback (tracer_opts.on_exec); @ctx is the session. */
 void on_exec(void *ctx, const struct task_event *ev);
 
+/* The tracer's callback (tracer_opts.on_linkmap); @ctx is the session. */
+void on_linkmap(void *ctx, const struct task_event *ev);
+
 #endif

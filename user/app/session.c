@@ -26,6 +26,7 @@ static int open_tracer(struct session *s)
 	    .on_big_alloc = on_big_alloc,
 	    .on_oom = on_oom,
 	    .on_exec = on_exec,
+	    .on_linkmap = on_linkmap,
 	    .ctx = s,
 	};
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The loader's half of bpf/linkmap.bpf.h: the probe on each traced
- * process's dynamic loader (r_debug.r_brk), and the holds it answers.
+ * process's dynamic loader (r_debug.r_brk), and the holds and waits it
+ * answers.
  */
 #include <errno.h>
 #include <string.h>
@@ -97,6 +98,27 @@ void tracer__hold_launched(struct tracer *t, pid_t pid)
 	t->skel->bss->linkmap_hold_tgid = (__u32)pid;
 }
 
+/*
+ * The loader of process @tgid mapped objects: their tables, the session's
+ * look at them, then the answer a thread waiting in the probe waits for.
+ * The count of changes is read first: each of those happened before this
+ * reading of the mappings.
+ */
+static void answer(struct tracer *t, __u32 tgid)
+{
+	int asked_fd = bpf_map__fd(t->skel->maps.linkmap_asked);
+	int answered_fd = bpf_map__fd(t->skel->maps.linkmap_answered);
+	struct task_event ev = {.type = EVENT_LINKMAP, .tgid = tgid};
+	__u64 asked = 0;
+
+	bpf_map_lookup_elem(asked_fd, &tgid, &asked);
+	tracer__reread_mappings(t, (pid_t)tgid);
+	if (t->on_linkmap)
+		t->on_linkmap(t->ctx, &ev);
+	if (asked)
+		bpf_map_update_elem(answered_fd, &tgid, &asked, BPF_ANY);
+}
+
 bool tracer__release_hold(struct tracer *t, pid_t tid)
 {
 	int fd = bpf_map__fd(t->skel->maps.linkmap_holds);
@@ -105,7 +127,7 @@ bool tracer__release_hold(struct tracer *t, pid_t tid)
 	if (bpf_map_lookup_elem(fd, &key, &tgid))
 		return false;
 	pr_debug("process %u: its dynamic loader mapped objects: their unwind tables now", tgid);
-	tracer__reread_mappings(t, (pid_t)tgid);
+	answer(t, tgid);
 	bpf_map_delete_elem(fd, &key);
 	return true;
 }
@@ -114,5 +136,5 @@ void linkwatch__changed(struct tracer *t, const struct task_event *ev)
 {
 	pr_debug("process %u: its dynamic loader mapped objects: reading its mappings again",
 		 ev->tgid);
-	tracer__reread_mappings(t, (pid_t)ev->tgid);
+	answer(t, ev->tgid);
 }

@@ -339,6 +339,7 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t->on_big_alloc = opts->on_big_alloc;
 	t->on_oom = opts->on_oom;
 	t->on_exec = opts->on_exec;
+	t->on_linkmap = opts->on_linkmap;
 	t->ctx = opts->ctx;
 	t->nr_cpus = libbpf_num_possible_cpus();
 	t->multi = uprobe_multi__supported();
@@ -414,6 +415,8 @@ void tracer__free(struct tracer *t)
 {
 	if (!t)
 		return;
+	/* A thread waiting in the loader's probe goes on at once. */
+	t->skel->bss->linkmap_no_answers = true;
 	detach_all(t);
 	for (int i = 0; i < NR_TRACEPOINTS; i++)
 		bpf_link__destroy(t->task_links[i]);

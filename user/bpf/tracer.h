@@ -36,6 +36,8 @@ struct tracer_opts {
 	big_alloc_fn on_big_alloc;
 	task_fn on_oom;	 /* the OOM killer chose a traced process */
 	task_fn on_exec; /* a traced process runs a new program */
+	/* A traced process's loader mapped objects, whose tables are made: it still waits. */
+	task_fn on_linkmap;
 	void *ctx;
 };
 

@@ -69,6 +69,7 @@ struct tracer {
 	big_alloc_fn on_big_alloc;
 	task_fn on_oom;
 	task_fn on_exec;
+	task_fn on_linkmap;
 	struct bpf_link *task_links[NR_TRACEPOINTS];
 	struct unwinder *unwinder; /* NULL unless unwinding by CFI */
 	struct live_table *live;

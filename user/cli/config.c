@@ -24,6 +24,8 @@ void options__config(const struct options *o, pid_t pid, const struct cgroup_ref
 	    .sample_rate = o->sample,
 	    .cgroup_id = cg ? cg->id : 0,
 	    .cgroup_level = cg ? cg->level : 0,
+	    /* With one CPU a waiting thread would keep the loader from answering. */
+	    .linkmap_wait_ns = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? LINKMAP_WAIT_NS : 0,
 	};
 	if (o->choice.comm)
 		snprintf(cfg->comm, sizeof(cfg->comm), "%s", o->choice.comm);
