@@ -56,17 +56,21 @@ bool linkmap_no_answers;
 /*
  * Whether the loader's stop can hold the calling thread: it is the
  * launched command's and ptraced by alloctrace itself (--leak-check's
- * snapshots trace other processes' threads, and never for long), and it
- * does not block the signal, which would leave it running.
+ * snapshots trace other processes' threads, and never for long); it does
+ * not block the signal, which would leave it running; and no such signal
+ * is pending for it already, which the hold's would merge with and which
+ * would then never be delivered: such a thread waits in the probe instead.
  */
 static __always_inline bool linkmap_can_hold(__u32 tgid)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 blocked = BPF_CORE_READ(task, blocked.sig[0]);
+	__u64 bit = 1ULL << (LINKMAP_HOLD_SIGNAL - 1);
+	__u64 busy = BPF_CORE_READ(task, blocked.sig[0]) |
+		     BPF_CORE_READ(task, pending.signal.sig[0]) |
+		     BPF_CORE_READ(task, signal, shared_pending.signal.sig[0]);
 
 	return linkmap_hold_tgid && tgid == linkmap_hold_tgid && BPF_CORE_READ(task, ptrace) &&
-	       BPF_CORE_READ(task, parent, tgid) == cfg.self_tgid &&
-	       !(blocked & 1ULL << (LINKMAP_HOLD_SIGNAL - 1));
+	       BPF_CORE_READ(task, parent, tgid) == cfg.self_tgid && !(busy & bit);
 }
 
 struct linkmap_wait {
