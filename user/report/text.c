@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include "lib/util.h"
+#include "report/format.h"
+
+/* Text: for a person at a terminal. */
+
+/* Formatted numbers, returned by value so that they can be printf arguments. */
+struct count_buf {
+	char s[28]; /* "18,446,744,073,709,551,615" */
+};
+
+struct size_buf {
+	char s[64];
+};
+
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* "1,048,576": easier to read than 1048576, and locale-independent. */
+static struct count_buf text_count(uint64_t n)
+{
+	struct count_buf b;
+	char digits[24];
+	int len = snprintf(digits, sizeof(digits), "%" PRIu64, n);
+	int i, j = 0;
+
+	for (i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			b.s[j++] = ',';
+		b.s[j++] = digits[i];
+	}
+	b.s[j] = '\0';
+	return b;
+}
+
+/* "3.2 MiB (3,355,443 bytes)", or "512 bytes" when rounding adds nothing. */
+static struct size_buf text_size(uint64_t bytes)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	struct size_buf b;
+	double v = bytes / 1024.0;
+	size_t i = 0;
+
+	if (bytes < 1024) {
+		snprintf(b.s, sizeof(b.s), "%" PRIu64 " byte%s", bytes, plural(bytes));
+		return b;
+	}
+	/* From 1023.95 on, "%.1f" would print 1024.0 of the smaller unit. */
+	while (v >= 1023.95 && i + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(b.s, sizeof(b.s), "%.1f %s (%s bytes)", v, units[i], text_count(bytes).s);
+	return b;
+}
+
+/* Names come from the target: keep their bytes from driving the terminal. */
+static void text_name(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+static void text_clock(FILE *f, double t)
+{
+	time_t secs = (time_t)t;
+	struct tm tm;
+
+	if (localtime_r(&secs, &tm))
+		fprintf(f, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+/* The stamp that starts a report or an alert. */
+static void text_time(FILE *f, double t)
+{
+	fputc('[', f);
+	text_clock(f, t);
+	fputs("] ", f);
+}
+
+static void text_exit(FILE *f, const struct target_exit *e)
+{
+	const char *name = e->signal > 0 ? sigabbrev_np(e->signal) : NULL;
+
+	if (e->signal > 0)
+		fprintf(f, " killed by signal %d", e->signal);
+	else if (e->status >= 0)
+		fprintf(f, " exited with status %d", e->status);
+	else
+		fputs(" exited", f);
+	if (name)
+		fprintf(f, " (SIG%s)", name);
+	if (e->oom_killed)
+		fputs(" from the kernel's OOM killer", f);
+}
+
+/* Why a counter makes the numbers incomplete; NULL for the plain counts. */
+static const char *const counter_reasons[CNT_MAX] = {
+    [CNT_LOST_ALLOCS] = "live-allocation map full",
+    [CNT_LOST_STATS] = "per-stack statistics map full",
+    [CNT_LOST_INFLIGHT] = "in-flight record unavailable",
+    [CNT_LOST_STACKS] = "stack map full, counted under an unknown stack",
+    [CNT_STACK_ERRORS] = "user stack not walkable, counted under an unknown stack",
+    [CNT_LOST_EVENTS] = "ring buffer full, big-allocation alerts lost",
+    [CNT_LOST_CAP] = "over --max-per-process, not recorded",
+    [CNT_LOST_PROCS] = "per-process map full, calls of processes not traced",
+};
+
+/* Why a counter makes some stacks incomplete, though every byte is counted. */
+static const char *const stack_reasons[CNT_MAX] = {
+    [CNT_STACKS_CUT] = "the walk stopped before the outermost frame",
+    [CNT_UNWIND_MISSES] = "frames in code without unwind tables yet, walked by frame pointers",
+    [CNT_UNWIND_FULL] = "objects without unwind tables, full: walked by frame pointers",
+};
+
+/* One line naming each counter of @reasons that is not 0, or nothing. */
+static void text_counters_line(FILE *f, const struct profile_totals *t, const char *title,
+			       const char *const reasons[CNT_MAX])
+{
+	const char *sep = title;
+	bool any = false;
+	int c;
+
+	for (c = 0; c < CNT_MAX; c++) {
+		if (!reasons[c] || !t->counters[c])
+			continue;
+		fprintf(f, "%s%s=%s (%s)", sep, counter_name(c), text_count(t->counters[c]).s,
+			reasons[c]);
+		sep = ", ";
+		any = true;
+	}
+	if (any)
+		fputc('\n', f);
+}
+
+static void text_warning(FILE *f, const struct profile_totals *t)
+{
+	text_counters_line(f, t, "  warning: numbers incomplete: ", counter_reasons);
+	text_counters_line(f, t, "  warning: stacks incomplete: ", stack_reasons);
+}
+
+/*
+ * ": SIZE outstanding in N blocks; N allocs, N frees, N untracked frees[; stacks incomplete]",
+ * or with --growth ": SIZE resident in N pages; N first touches[; ...]".
+ */
+static void text_totals(FILE *f, const struct profile_totals *t, bool resident)
+{
+	if (resident) {
+		fprintf(f, ": %s resident in %s page%s; %s first touch%s",
+			text_size(t->outstanding_bytes).s, text_count(t->outstanding_allocs).s,
+			plural(t->outstanding_allocs), text_count(t->allocs).s,
+			t->allocs == 1 ? "" : "es");
+	} else {
+		fprintf(f, ": %s outstanding in %s block%s; ", text_size(t->outstanding_bytes).s,
+			text_count(t->outstanding_allocs).s, plural(t->outstanding_allocs));
+		fprintf(f, "%s alloc%s, %s free%s, %s untracked free%s", text_count(t->allocs).s,
+			plural(t->allocs), text_count(t->frees).s, plural(t->frees),
+			text_count(t->untracked_frees).s, plural(t->untracked_frees));
+	}
+	fprintf(f, "%s\n", t->stacks_incomplete ? "; stacks incomplete" : "");
+}
+
+/* "definitely lost 128 bytes in 2 blocks, indirectly lost ..." */
+static void text_classes(FILE *f, const char *indent, const char *sep, const uint64_t *bytes,
+			 const uint64_t *allocs)
+{
+	for (int i = 0; i < LEAK_CLASSES; i++) {
+		enum leak_class c = report_class_order[i];
+
+		fprintf(f, "%s%s%s %s bytes in %s block%s", i ? sep : indent,
+			c == LEAK_REACHABLE ? "still " : "", leak_class__name(c),
+			text_count(bytes[c]).s, text_count(allocs[c]).s, plural(allocs[c]));
+	}
+	fputc('\n', f);
+}
+
+/* Like valgrind's LEAK SUMMARY, and what the verdicts rest on. */
+static void text_leak_summary(FILE *f, const struct report_leak_check *lc)
+{
+	if (!lc)
+		return;
+	if (lc->error) {
+		fprintf(f, "  leak check: no verdicts: %s\n", lc->error);
+		return;
+	}
+	if (lc->processes)
+		fprintf(f,
+			"  leak summary of %u process%s (paused %.3f ms in all, %s of roots "
+			"scanned):\n",
+			lc->processes, lc->processes == 1 ? "" : "es", lc->pause_ms,
+			text_size(lc->bytes_scanned).s);
+	else
+		fprintf(f, "  leak summary (target paused %.3f ms, %s of roots scanned):\n",
+			lc->pause_ms, text_size(lc->bytes_scanned).s);
+	text_classes(f, "    ", "\n    ", lc->class_bytes, lc->class_allocs);
+	for (unsigned int bit = 1; bit <= LEAK_ASSUME_STOPPED; bit <<= 1) {
+		if (lc->assumptions & bit)
+			fprintf(f, "    assumed: %s\n", leak_assumption__describe(bit));
+	}
+}
+
+static void text_proc_header(FILE *f, const struct report *p)
+{
+	fprintf(f, "pid %d (", p->pid);
+	if (p->ns_pid)
+		fprintf(f, "ns pid %d) (", p->ns_pid);
+	text_name(f, p->comm ? p->comm : "?");
+	fputc(')', f);
+	if (p->exit.exited)
+		text_exit(f, &p->exit);
+	text_totals(f, p->totals, p->growth);
+}
+
+static void text_report_begin(FILE *f, const struct report *r)
+{
+	const struct profile_totals *t = r->totals;
+
+	text_time(f, r->time);
+	fputs(r->final ? "final report, " : "", f);
+	if (r->per_process) {
+		fprintf(f, "%zu process%s", r->nr_procs_total, r->nr_procs_total == 1 ? "" : "es");
+		text_totals(f, t, r->growth);
+		text_leak_summary(f, r->leak_check);
+	} else {
+		text_proc_header(f, r);
+		text_leak_summary(f, r->leak_check);
+	}
+	if (r->filter) {
+		fputs("  counting only ", f);
+		text_name(f, r->filter);
+		fputc('\n', f);
+	}
+	if (r->sample_rate)
+		fprintf(f, "  estimates from allocations sampled every %s on average\n",
+			text_size(r->sample_rate).s);
+	if (r->big_only)
+		fprintf(f,
+			"  only blocks of %s or more that reached the kernel (mmap, mremap, brk)\n",
+			text_size(r->big_only).s);
+	if (r->growth)
+		fputs("  resident growth, not allocations: pages still resident, by the stack that "
+		      "touched each first\n",
+		      f);
+	text_warning(f, t);
+}
+
+static void text_trend(FILE *f, const struct report_stack *s)
+{
+	if (!s->trend)
+		return;
+	/* Too few reports to name a trend: the growth alone says something. */
+	if (!strcmp(s->trend, "new")) {
+		if (s->growth_bytes > 0)
+			fprintf(f, ", +%s since the last report", text_size(s->growth_bytes).s);
+		return;
+	}
+	fprintf(f, ", %s", s->trend);
+	if (s->growth_bytes > 0)
+		fprintf(f, " +%s", text_size(s->growth_bytes).s);
+	else if (s->growth_bytes < 0)
+		fprintf(f, " -%s", text_size(-(uint64_t)s->growth_bytes).s);
+}
+
+/* --show-data: hex and printable text, 16 bytes a line, like hexdump -C. */
+static void text_data(FILE *f, const struct report_stack *s)
+{
+	for (size_t i = 0; i < s->data_len; i += 16) {
+		size_t n = s->data_len - i < 16 ? s->data_len - i : 16;
+
+		fprintf(f, "    %s0x%" PRIx64 ": ", i ? "     " : "data ", s->data_addr + i);
+		for (size_t j = 0; j < 16; j++)
+			fprintf(f, j < n ? "%02x " : "   ", s->data[i + (j < n ? j : 0)]);
+		fputc('|', f);
+		for (size_t j = 0; j < n; j++)
+			fputc(isprint(s->data[i + j]) ? s->data[i + j] : '.', f);
+		fputs("|\n", f);
+	}
+}
+
+static void text_stack_begin(FILE *f, const struct report_stack *s, bool resident)
+{
+	fprintf(f, "  %s %sin %s %s%s, %s %s%s", text_size(s->outstanding_bytes).s,
+		resident ? "resident " : "", text_count(s->outstanding_allocs).s,
+		resident ? "page" : "block", plural(s->outstanding_allocs), text_count(s->allocs).s,
+		resident ? "first touch" : "alloc",
+		resident && s->allocs != 1 ? "es" : plural(s->allocs));
+	text_trend(f, s);
+	fputc('\n', f);
+	if (s->classified)
+		text_classes(f, "    ", ", ", s->class_bytes, s->class_allocs);
+	text_data(f, s);
+}
+
+static void text_stacks_end(FILE *f, const struct report *r)
+{
+	size_t more = r->nr_holding - r->nr_stacks;
+
+	if (r->nr_holding > r->nr_stacks)
+		fprintf(f, "  ... %zu more stack%s holding memory (use -T 0 to show all)\n", more,
+			plural(more));
+}
+
+static void text_list_begin(FILE *f, const char *name, size_t n)
+{
+	static const struct {
+		const char *name, *title;
+		int indent;
+	} titles[] = {
+	    {"growing", "Growing steadily (since the last report)", 2},
+	    {"threads", "Threads holding memory", 2},
+	    {"stacks", "held by", 6},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(titles); i++) {
+		if (!strcmp(name, titles[i].name))
+			fprintf(f, "%*s%s:\n", titles[i].indent, "", titles[i].title);
+	}
+}
+
+static void text_nothing(FILE *f)
+{
+}
+
+static void text_proc_begin(FILE *f, const struct report *p)
+{
+	text_proc_header(f, p);
+	text_leak_summary(f, p->leak_check);
+	text_warning(f, p->totals);
+}
+
+static void text_proc_end(FILE *f, const struct report *p)
+{
+}
+
+static void text_report_done(FILE *f, const struct report *r)
+{
+	size_t more = r->nr_procs_total - r->nr_procs;
+
+	if (more)
+		fprintf(f, "... %zu more process%s (use --top-processes 0 to show all)\n", more,
+			more == 1 ? "" : "es");
+}
+
+static void text_thread_begin(FILE *f, const struct report_thread *th)
+{
+	fprintf(f, "    tid %u (", th->tid);
+	text_name(f, th->comm ? th->comm : "exited");
+	fprintf(f, "): %s in %s block%s\n", text_size(th->outstanding_bytes).s,
+		text_count(th->outstanding_allocs).s, plural(th->outstanding_allocs));
+}
+
+static void text_peak_begin(FILE *f, const struct report_peak *pk)
+{
+	fputs("  Peak: ", f);
+	fprintf(f, "%s in %s block%s at ", text_size(pk->outstanding_bytes).s,
+		text_count(pk->outstanding_allocs).s, plural(pk->outstanding_allocs));
+	text_clock(f, pk->time);
+	fputc('\n', f);
+}
+
+static void text_big_alloc_begin(FILE *f, const struct big_alloc *a)
+{
+	text_time(f, a->time);
+	fprintf(f, "BIG ALLOC pid %d ", a->pid);
+	if (a->ns_pid)
+		fprintf(f, "(ns pid %d) ", a->ns_pid);
+	fprintf(f, "tid %d: %s %s = 0x%" PRIx64 "\n", a->tid, a->func, text_size(a->size).s,
+		a->addr);
+}
+
+/* "leak_a+0x1d", "[inlined] helper", "??" or, unmapped, the address. */
+static void text_frame_function(FILE *f, const struct frame_info *fr)
+{
+	if (fr->inlined)
+		fputs("[inlined] ", f);
+	if (!fr->function) {
+		if (fr->module)
+			fputs("??", f);
+		else
+			fprintf(f, "0x%" PRIx64, fr->addr);
+		return;
+	}
+	text_name(f, fr->function);
+	/* An inlined call has no offset of its own: it lies in the next frame. */
+	if (!fr->inlined)
+		fprintf(f, "+0x%" PRIx64, fr->function_offset);
+}
+
+/* Module and offset always when known: enough to run addr2line later. */
+static void text_brief_stack(FILE *f, const struct report_stack *s)
+{
+	fprintf(f, "        %s", text_size(s->outstanding_bytes).s);
+	text_trend(f, s);
+	fputs(" in ", f);
+	if (s->nr_frames)
+		text_frame_function(f, &s->frames[0]);
+	else
+		fputs("(stack unknown)", f);
+	fputc('\n', f);
+}
+
+static void text_frame(FILE *f, const struct frame_info *fr, size_t idx)
+{
+	fprintf(f, "    #%zu ", idx);
+	text_frame_function(f, fr);
+	if (fr->module) {
+		fputs(" (", f);
+		text_name(f, fr->module);
+		fprintf(f, "+0x%" PRIx64 ")", fr->offset);
+	} else {
+		fputs(" (unknown)", f);
+	}
+	if (fr->file) {
+		fputs(" at ", f);
+		text_name(f, fr->file);
+		if (fr->line)
+			fprintf(f, ":%u", fr->line);
+	}
+	fputc('\n', f);
+}
+
+static void text_frames_end(FILE *f, size_t nr_frames, uint32_t stack_flags)
+{
+	/* Allocations whose stack was lost gather under a stack without frames. */
+	if (!nr_frames)
+		fputs("    (stack unknown)\n", f);
+	else if (stack_flags & STACK_CUT)
+		fputs("    (stack cut short: the walk stopped before the outermost frame)\n", f);
+	else if (stack_flags & STACK_TRUNCATED)
+		fputs("    (more frames beyond --max-depth)\n", f);
+	if (nr_frames && (stack_flags & STACK_FP))
+		fputs("    (some frames from frame pointers: callers may be missing)\n", f);
+}
+
+const struct report_ops report_text_ops = {
+    .separator = "",
+    .list_begin = text_list_begin,
+    .list_end = text_nothing,
+    .thread_begin = text_thread_begin,
+    .peak_begin = text_peak_begin,
+    .object_end = text_nothing,
+    .brief_stack = text_brief_stack,
+    .report_begin = text_report_begin,
+    .proc_begin = text_proc_begin,
+    .proc_end = text_proc_end,
+    .stack_begin = text_stack_begin,
+    .stacks_end = text_stacks_end,
+    .report_end = text_report_done,
+    .big_alloc_begin = text_big_alloc_begin,
+    .frame = text_frame,
+    .frames_end = text_frames_end,
+};
+
+/* JSON: one object per line; the field names are a contract with readers. */
