@@ -416,7 +416,8 @@ void tracer__free(struct tracer *t)
 	if (!t)
 		return;
 	/* A thread waiting in the loader's probe goes on at once. */
-	t->skel->bss->linkmap_no_answers = true;
+	if (t->skel)
+		t->skel->bss->linkmap_no_answers = true;
 	detach_all(t);
 	for (int i = 0; i < NR_TRACEPOINTS; i++)
 		bpf_link__destroy(t->task_links[i]);
