@@ -224,13 +224,16 @@ all_procs() {
 	t=$WPID
 	start_workload "$TMP/all_f" "$WL/forker" "$TMP/all_f" fork || return
 	f=$WPID
-	start_tool all 60 --format json -T 0 --top-processes 0 --all -n 1 -i 3
+	start_tool all 60 --format json -T 0 --top-processes 0 --all -i 1
 	wait_line all 'tracing every process that calls the allocator in .*libc\.so' || {
 		fail "all: tracing" "no 'tracing every process' line in 20 s: $(head -c 300 "$TMP/all.err")"
 		return
 	}
 	self=$(pgrep -P "$TOOL_PID" -x alloctrace)
 	kill -USR1 "$t" "$f"
+	# The final report after both are done, however busy the machine.
+	wait_for 20 test -e "$TMP/all_t/done" -a -e "$TMP/all_f/done"
+	kill -INT "$TOOL_PID"
 	wait_tool
 	expect_tool_ok all || return
 	r=$(final_report "$TMP/all.out")
