@@ -195,8 +195,10 @@ run() {
 	start=$(date +%s)
 	boot "$1" "$out" &
 	QEMU=$!
-	# timeout(1) runs QEMU in a process group of its own: stop it too.
-	trap 'kill "$QEMU" 2>/dev/null' EXIT
+	# timeout(1) runs QEMU in a process group of its own: stop it too. Under
+	# set -e a kill that fails (QEMU already gone) would make the script's
+	# status 1 as it exits.
+	trap 'kill "$QEMU" 2>/dev/null || true' EXIT
 	watch_boot "$out" "$QEMU" &
 	# The count comes last, after the time taken.
 	tail -n +1 -F --pid="$QEMU" "$out/log" 2>/dev/null | grep -v --line-buffered "$COUNT" || true
