@@ -88,14 +88,17 @@ expect_eq "clang: clang functions in libclang-cpp" true \
 	"$(jq '[.stacks[].frames[] | select(.module // "" | test("/libclang-cpp\\.so\\.14"))
 		| .function // "" | startswith("clang::")] | any' <<<"$r")"
 
-# A cap libLLVM fits in (950,000 rows) but libclang-cpp (1,000,000) does
-# not: said without -v, counted, and the stacks not called complete. The
+# A cap either of libLLVM (950,000 rows) and libclang-cpp (1,000,000) fits
+# in, not both: the second met in address order (libclang-cpp, unless
+# ASLR put it below libLLVM, as it does for smaller libraries in a few
+# percent of starts: test_unwind.sh) is said without -v, counted, and the
+# stacks not called complete. The
 # tables are built at launch: an empty file's syntax check suffices, and
 # keeps the script within the suite's time limit on a busy machine.
 : >"$TMP/empty.cpp"
 run_tool capped 120 --max-unwind-rows 1500000 --format json -T 0 -- \
 	"$CLANG" -fsyntax-only "$TMP/empty.cpp"
 expect_tool_ok capped || finish
-expect_tables_full capped 1500000 'libclang-cpp\.so\.14'
+expect_tables_full capped 1500000 '(libclang-cpp\.so\.14|libLLVM-14\.so\.1)'
 
 finish
