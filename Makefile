@@ -118,11 +118,23 @@ $(BUILD)/workloads/ctorlink: tests/workloads/ctorlink.c $(BUILD)/workloads/libct
 
 $(BUILD)/workloads/ctordlopen: $(BUILD)/workloads/libctorleak.so
 
+# The BPF stack walker (bpf/cfi.bpf.h, bpf/memo.bpf.h) built for user space
+# over recorded cases (tests/unit/unwind_cases/README.md): replayed by
+# test_unwind_replay, recorded by unwind_record. x86-64's walker on any host.
+$(BUILD)/tests/unwind_case.o: tests/unit/unwind_case.c | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) -DUNWIND_REPLAY -D__TARGET_ARCH_x86 -Ibpf -Itests/unit $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/tests/test_unwind_replay: $(BUILD)/tests/unwind_case.o
+
+$(BUILD)/tests/unwind_record: tests/drivers/unwind_record.c $(BUILD)/tests/unwind_case.o \
+		$(CORE_OBJS) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lelf -ldw -lz -lstdc++ -lm
+
 # Drives the leak-check engine on a real process, without the BPF side.
 $(BUILD)/tests/leakscan: tests/drivers/leakscan.c $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lelf -ldw -lz -lstdc++ -lm
 
-tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS) $(BUILD)/tests/leakscan
+tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS) $(BUILD)/tests/leakscan $(BUILD)/tests/unwind_record
 
 deps:
 	./scripts/deps.sh

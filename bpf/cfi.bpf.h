@@ -7,12 +7,22 @@
 #ifndef ALLOCTRACE_CFI_BPF_H
 #define ALLOCTRACE_CFI_BPF_H
 
+/*
+ * From the rest of the BPF object the walk needs only cfg.stack_depth,
+ * count(), current_proc() and send_event(): tests/unit/replay_env.h
+ * gives those and the helpers over a recorded case, so that this same
+ * file runs in the unit tests (test_unwind_replay.c).
+ */
+#ifdef UNWIND_REPLAY
+#include "replay_env.h"
+#else
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "alloctrace.h"
 #include "config.bpf.h"
 #include "procs.bpf.h"
 #include "events.bpf.h"
+#endif
+#include "alloctrace.h"
 #include "memo.bpf.h"
 
 /*

@@ -12,8 +12,13 @@
 #ifndef ALLOCTRACE_MEMO_BPF_H
 #define ALLOCTRACE_MEMO_BPF_H
 
+/* In the unit tests, the helpers read a recorded case (cfi.bpf.h). */
+#ifdef UNWIND_REPLAY
+#include "replay_env.h"
+#else
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#endif
 #include "alloctrace.h"
 
 /*

@@ -126,6 +126,13 @@ $(ASAN_OUT)/alloctrace: $(ASAN_OBJS) $(ASAN_LOADER_OBJS)
 
 $(ASAN_OUT)/test_cfi: $(ASAN_OUT)/cfi_fixture.so
 
+# The BPF walker replayed on recorded cases, built as the Makefile builds it.
+$(ASAN_OUT)/unwind_case.o: tests/unit/unwind_case.c | $(ASAN_OUT)/obj
+	$(FUZZ_CC) $(ASAN_CFLAGS) -DUNWIND_REPLAY -D__TARGET_ARCH_x86 -Ibpf -Itests/unit -MMD -MP \
+		-c $< -o $@
+
+$(ASAN_OUT)/test_unwind_replay: $(ASAN_OUT)/unwind_case.o
+
 $(ASAN_OUT)/test_%: tests/unit/test_%.c $(ASAN_OBJS) | $(ASAN_OUT)/obj
 	$(FUZZ_CC) $(ASAN_CFLAGS) -MMD -MP $(filter %.c %.o,$^) -o $@ $(ASAN_LDLIBS)
 

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The BPF stack walker (bpf/cfi.bpf.h, bpf/memo.bpf.h, the same source,
+ * compiled for user space by unwind_case.c) replayed on stops of real
+ * programs recorded in tests/unit/unwind_cases/: each walk must find
+ * exactly the frames gdb found there, with the flags and the memo's
+ * answer recorded with them.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "unwind_case.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* tests/unit/unwind_cases/@name.case, found from build/tests/ where this runs. */
+static void load_case(struct unwind_case *c, const char *name)
+{
+	char self[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	assert_true(n > 0);
+	self[n] = '\0';
+	snprintf(path, sizeof(path), "%s/../../tests/unit/unwind_cases/%s.case", dirname(self),
+		 name);
+	assert_int_equal(unwind_case__load(c, path), 0);
+}
+
+static void replay(void **state)
+{
+	const char *name = *state;
+	struct unwind_case c;
+	struct case_walk w;
+
+	load_case(&c, name);
+	assert_true(c.nr_frames > 0);
+	assert_int_equal(unwind_case__replay(&c, &w), 0);
+	assert_true(w.started);
+	/* A lookup the case cannot answer would make the walk a guess: re-record it. */
+	assert_int_equal(c.absent, 0);
+	for (__u32 i = 0; i < c.nr_frames && i < w.st.nr; i++)
+		if (w.st.ips[i] != c.frames[i])
+			fail_msg("%s: frame #%u is %#llx, not %#llx (%s)", name, i,
+				 (unsigned long long)w.st.ips[i], (unsigned long long)c.frames[i],
+				 c.frame_notes[i]);
+	assert_int_equal(w.st.nr, c.nr_frames);
+	assert_int_equal(w.st.flags, c.flags);
+	assert_int_equal(w.misses, 0);
+	assert_int_equal(w.recalled, c.memo_recall);
+	assert_false(w.recalled_changed);
+	assert_false(w.recalled_stale);
+	unwind_case__release(&c);
+}
+
+#define CASE(file)                                                                                 \
+	{                                                                                          \
+		.name = (file), .test_func = replay, .initial_state = (void *)(file)               \
+	}
+
+/* Each named for its file, with what it exercises (record.sh records them). */
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    /* Through libc's frames; remembered: the walk read only its first window. */
+	    CASE("glibc_qsort"),
+	    /* C++'s new through libstdc++'s operator new. */
+	    CASE("libstdcxx_new"),
+	    /* 38 frames through clang, libclang-cpp and libLLVM: six windows, not remembered. */
+	    CASE("clang_llvm"),
+	    /* cc -static: .eh_frame without .eh_frame_hdr. */
+	    CASE("static_qsort"),
+	    /* A handler's allocation: the walk stops, cut, at __restore_rt (issue 23, item 4). */
+	    CASE("signal_handler"),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The BPF stack walker in user space: bpf/memo.bpf.h and bpf/cfi.bpf.h
+ * compiled here with the helpers of replay_env.h, which answer from a
+ * recorded case (unwind_case.h), and the case files read and written.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "unwind_case.h"
+#include "replay_env.h"
+#include "memo.bpf.h"
+#include "cfi.bpf.h"
+
+/* The case the helpers answer from: one walk at a time. */
+static struct unwind_case *cur;
+static __u32 misses;
+
+struct alloctrace_config cfg;
+
+/* The process every case is, to the walker. */
+#define CASE_TGID 1
+
+/* An inner map of unwind_rows or unwind_pages: the chunk a lookup named. */
+struct chunk_ref {
+	bool rows;
+	__u32 chunk;
+};
+
+static void *chunk_slot(const struct chunk_ref *ref, __u32 slot)
+{
+	__u32 i = (ref->chunk << UNWIND_CHUNK_SHIFT) | slot;
+	__u32 nr = ref->rows ? cur->nr_rows : cur->nr_pages;
+	__u8 *state = ref->rows ? cur->row_state : cur->page_state;
+
+	if (i >= nr || state[i] == ENTRY_ABSENT) {
+		cur->absent++;
+		return NULL;
+	}
+	state[i] = ENTRY_READ;
+	return ref->rows ? (void *)&cur->rows[i] : (void *)&cur->pages[i];
+}
+
+void *bpf_map_lookup_elem(void *map, const void *key)
+{
+	static struct chunk_ref rows = {.rows = true}, pages;
+	static __u64 clock;
+	__u32 k = *(const __u32 *)key;
+
+	if (map == &unwind_rows || map == &unwind_pages) {
+		struct chunk_ref *ref = map == &unwind_rows ? &rows : &pages;
+
+		ref->chunk = k;
+		return ref;
+	}
+	if (map == &rows || map == &pages)
+		return chunk_slot(map, k);
+	if (map == &unwind_procs)
+		return k == CASE_TGID ? &cur->proc : NULL;
+	if (map == &miss_clock)
+		return &clock;
+	return NULL;
+}
+
+long bpf_map_update_elem(void *map, const void *key, const void *value, __u64 flags)
+{
+	return -EINVAL;
+}
+
+long bpf_map_delete_elem(void *map, const void *key)
+{
+	return -ENOENT;
+}
+
+/* The recorded range holding [@addr, @addr + @size), or NULL. */
+static const struct case_memory *memory_at(const struct unwind_case *c, __u64 addr, __u32 size)
+{
+	for (size_t i = 0; i < c->nr_mem; i++) {
+		const struct case_memory *m = &c->mem[i];
+
+		if (addr >= m->addr && addr - m->addr <= m->len &&
+		    size <= m->len - (addr - m->addr))
+			return m;
+	}
+	return NULL;
+}
+
+long bpf_probe_read_user(void *dst, __u32 size, const void *unsafe_ptr)
+{
+	__u64 addr = (__u64)unsafe_ptr;
+	const struct case_memory *m;
+
+	if (cur->mem_fd >= 0) {
+		if (pread(cur->mem_fd, dst, size, (off_t)addr) != (ssize_t)size)
+			goto fault;
+		return unwind_case__add_memory(cur, addr, dst, size);
+	}
+	m = memory_at(cur, addr, size);
+	if (m) {
+		memcpy(dst, m->bytes + (addr - m->addr), size);
+		return 0;
+	}
+fault:
+	/* As the kernel's helper leaves it. */
+	memset(dst, 0, size);
+	return -EFAULT;
+}
+
+long bpf_loop(__u32 nr, void *callback_fn, void *ctx, __u64 flags)
+{
+	long (*fn)(__u32 i, void *ctx) = (long (*)(__u32, void *))callback_fn;
+
+	for (__u32 i = 0; i < nr; i++)
+		if (fn(i, ctx))
+			return i + 1;
+	return nr;
+}
+
+__u64 bpf_ktime_get_ns(void)
+{
+	static __u64 now = 1000000000000ULL;
+
+	return now += 1000;
+}
+
+__u64 bpf_get_current_pid_tgid(void)
+{
+	return (__u64)CASE_TGID << 32 | CASE_TGID;
+}
+
+void *bpf_get_current_task_btf(void)
+{
+	return NULL;
+}
+
+void *bpf_task_storage_get(void *map, void *task, void *value, __u64 flags)
+{
+	return NULL;
+}
+
+struct proc_state *current_proc(void)
+{
+	return NULL;
+}
+
+void count(enum counter idx)
+{
+	if (idx == CNT_UNWIND_MISSES)
+		misses++;
+}
+
+void send_event(void *ev, __u64 size, struct proc_state *ps)
+{
+}
+
+/*
+ * Change the first word the walk remembered, ask the memo again, and put
+ * the word back: a remembered walk must not answer for another stack.
+ */
+static bool recall_changed(struct walk_cache *wc, struct stack_memo *memo,
+			   const struct user_regs *regs)
+{
+	__u64 addr = regs->sp + memo->words[0] * 8ULL;
+	struct case_memory *m = (struct case_memory *)memory_at(cur, addr, 8);
+	__u8 *byte;
+	bool recalled;
+
+	if (!m || cur->mem_fd >= 0)
+		return false;
+	byte = m->bytes + (addr - m->addr);
+	*byte ^= 0x40;
+	recalled = recall(wc, memo_slot(wc, regs), regs, memo_gen());
+	*byte ^= 0x40;
+	return recalled;
+}
+
+int unwind_case__replay(struct unwind_case *c, struct case_walk *out)
+{
+	struct user_regs regs = {.ip = c->regs.ip, .sp = c->regs.sp, .bp = c->regs.bp};
+	struct walk_cache *wc = calloc(1, sizeof(*wc));
+	struct stack_memo *memo;
+
+	if (!wc)
+		return -ENOMEM;
+	cur = c;
+	misses = 0;
+	cfg.stack_depth = c->depth;
+	*out = (struct case_walk){0};
+	memo = memo_slot(wc, &regs);
+	out->started = walk_cfi(&regs, &out->st, wc, memo);
+	out->misses = misses;
+	/* As stacks.bpf.h keeps a walk whose stack went into the map. */
+	if (memo_usable(memo)) {
+		memo_keep(memo, 1, memo_gen());
+		memo = memo_slot(wc, &regs);
+		out->recalled = recall(wc, memo, &regs, memo_gen()) && memo->stack_id == 1;
+		if (out->recalled)
+			out->recalled_changed = recall_changed(wc, memo, &regs);
+		/* New tables or an exec: every remembered walk is stale. */
+		memo_forget_all();
+		out->recalled_stale = recall(wc, memo_slot(wc, &regs), &regs, memo_gen());
+	}
+	free(wc);
+	cur = NULL;
+	return 0;
+}
+
+void unwind_case__init(struct unwind_case *c)
+{
+	*c = (struct unwind_case){.depth = DEFAULT_STACK_DEPTH, .mem_fd = -1};
+}
+
+void unwind_case__release(struct unwind_case *c)
+{
+	for (size_t i = 0; i < UNWIND_MAX_MAPPINGS; i++)
+		free(c->map_names[i]);
+	for (size_t i = 0; i < MAX_STACK_DEPTH; i++)
+		free(c->frame_notes[i]);
+	for (size_t i = 0; i < c->nr_mem; i++)
+		free(c->mem[i].bytes);
+	free(c->mem);
+	free(c->rows);
+	free(c->pages);
+	free(c->row_state);
+	free(c->page_state);
+	free(c->notes);
+	unwind_case__init(c);
+}
+
+int unwind_case__size(struct unwind_case *c, __u32 nr_rows, __u32 nr_pages)
+{
+	c->rows = calloc(nr_rows ? nr_rows : 1, sizeof(*c->rows));
+	c->row_state = calloc(nr_rows ? nr_rows : 1, 1);
+	c->pages = calloc(nr_pages ? nr_pages : 1, sizeof(*c->pages));
+	c->page_state = calloc(nr_pages ? nr_pages : 1, 1);
+	if (!c->rows || !c->row_state || !c->pages || !c->page_state)
+		return -ENOMEM;
+	c->nr_rows = nr_rows;
+	c->nr_pages = nr_pages;
+	return 0;
+}
+
+void unwind_case__trim(struct unwind_case *c)
+{
+	for (__u32 i = 0; i < c->nr_rows; i++)
+		if (c->row_state[i] != ENTRY_READ)
+			c->row_state[i] = ENTRY_ABSENT;
+	for (__u32 i = 0; i < c->nr_pages; i++)
+		if (c->page_state[i] != ENTRY_READ)
+			c->page_state[i] = ENTRY_ABSENT;
+}
+
+/* Join range @i with the ranges after it that it overlaps or touches. */
+static int memory_join(struct unwind_case *c, size_t i)
+{
+	struct case_memory *m = &c->mem[i];
+
+	while (i + 1 < c->nr_mem && c->mem[i + 1].addr <= m->addr + m->len) {
+		struct case_memory *next = &c->mem[i + 1];
+		__u64 end = next->addr + next->len;
+
+		if (end > m->addr + m->len) {
+			__u8 *bytes = realloc(m->bytes, end - m->addr);
+
+			if (!bytes)
+				return -ENOMEM;
+			memcpy(bytes + (next->addr - m->addr), next->bytes, next->len);
+			m->bytes = bytes;
+			m->len = (__u32)(end - m->addr);
+		}
+		free(next->bytes);
+		memmove(next, next + 1, (c->nr_mem - i - 2) * sizeof(*next));
+		c->nr_mem--;
+	}
+	return 0;
+}
+
+int unwind_case__add_memory(struct unwind_case *c, __u64 addr, const void *bytes, __u32 len)
+{
+	struct case_memory *mem = realloc(c->mem, (c->nr_mem + 1) * sizeof(*mem));
+	size_t i = c->nr_mem;
+
+	if (!mem)
+		return -ENOMEM;
+	c->mem = mem;
+	while (i > 0 && mem[i - 1].addr > addr)
+		i--;
+	memmove(&mem[i + 1], &mem[i], (c->nr_mem - i) * sizeof(*mem));
+	mem[i] = (struct case_memory){.addr = addr, .len = len, .bytes = malloc(len ? len : 1)};
+	c->nr_mem++;
+	if (!mem[i].bytes)
+		return -ENOMEM;
+	memcpy(mem[i].bytes, bytes, len);
+	for (i = 0; i < c->nr_mem; i++)
+		if (memory_join(c, i))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Bytes of memory per line of a case file. */
+#define HEX_LINE 32
+
+static void save_memory(const struct case_memory *m, FILE *f)
+{
+	fprintf(f, "mem %#llx %u\n", (unsigned long long)m->addr, m->len);
+	for (__u32 i = 0; i < m->len; i++)
+		fprintf(f, "%02x%s", m->bytes[i], (i + 1) % HEX_LINE && i + 1 < m->len ? "" : "\n");
+}
+
+int unwind_case__save(const struct unwind_case *c, FILE *f)
+{
+	fputs(c->notes ? c->notes : "", f);
+	fprintf(f, "arch x86_64\nregs ip=%#llx sp=%#llx bp=%#llx\ndepth %u\n",
+		(unsigned long long)c->regs.ip, (unsigned long long)c->regs.sp,
+		(unsigned long long)c->regs.bp, c->depth);
+	for (__u32 i = 0; i < c->proc.nr; i++) {
+		const struct unwind_mapping *m = &c->proc.maps[i];
+
+		fprintf(f, "map %#llx %#llx %#llx %u %u %s\n", (unsigned long long)m->start,
+			(unsigned long long)m->end, (unsigned long long)m->table_base,
+			m->page_first, m->nr_pages, c->map_names[i] ? c->map_names[i] : "-");
+	}
+	for (__u32 i = 0; i < c->nr_pages; i++)
+		if (c->page_state[i])
+			fprintf(f, "page %u %u\n", i, c->pages[i]);
+	for (__u32 i = 0; i < c->nr_rows; i++)
+		if (c->row_state[i])
+			fprintf(f, "row %u %#x %u %d %d\n", i, c->rows[i].pc, c->rows[i].kind,
+				c->rows[i].rbp_off, c->rows[i].cfa_off);
+	for (size_t i = 0; i < c->nr_mem; i++)
+		save_memory(&c->mem[i], f);
+	for (__u32 i = 0; i < c->nr_frames; i++)
+		fprintf(f, "frame %#llx %s\n", (unsigned long long)c->frames[i],
+			c->frame_notes[i] ? c->frame_notes[i] : "");
+	fprintf(f, "flags %u\nmemo %s\n", c->flags, c->memo_recall ? "recall" : "forget");
+	return ferror(f) ? -EIO : 0;
+}
+
+/* The @len bytes after a "mem" line, in hex. */
+static int load_memory(struct unwind_case *c, FILE *f, __u64 addr, __u32 len)
+{
+	__u8 *bytes = malloc(len ? len : 1);
+	unsigned int byte;
+	int err = 0;
+
+	if (!bytes)
+		return -ENOMEM;
+	for (__u32 i = 0; i < len && !err; i++)
+		if (fscanf(f, "%2x", &byte) != 1)
+			err = -EINVAL;
+		else
+			bytes[i] = (__u8)byte;
+	if (!err)
+		err = unwind_case__add_memory(c, addr, bytes, len);
+	free(bytes);
+	return err;
+}
+
+static int load_map(struct unwind_case *c, const char *line)
+{
+	unsigned long long start, end, base;
+	struct unwind_mapping *m;
+	unsigned int first, nr;
+	int used;
+
+	if (c->proc.nr >= UNWIND_MAX_MAPPINGS || sscanf(line, "map %llx %llx %llx %u %u %n", &start,
+							&end, &base, &first, &nr, &used) < 5)
+		return -EINVAL;
+	m = &c->proc.maps[c->proc.nr];
+	*m = (struct unwind_mapping){
+	    .start = start, .end = end, .table_base = base, .page_first = first, .nr_pages = nr};
+	c->map_names[c->proc.nr++] = strndup(line + used, strcspn(line + used, "\n"));
+	return 0;
+}
+
+/* A "row" or "page" line, into arrays grown to hold it. */
+static int load_entry(struct unwind_case *c, const char *line)
+{
+	unsigned int i, pc, kind, value;
+	int rbp, cfa;
+
+	if (sscanf(line, "page %u %u", &i, &value) == 2 && i < c->nr_pages) {
+		c->pages[i] = value;
+		c->page_state[i] = ENTRY_HELD;
+		return 0;
+	}
+	if (sscanf(line, "row %u %x %u %d %d", &i, &pc, &kind, &rbp, &cfa) == 5 && i < c->nr_rows) {
+		c->rows[i] = (struct unwind_row){
+		    .pc = pc, .kind = (__u8)kind, .rbp_off = (__s8)rbp, .cfa_off = (__s16)cfa};
+		c->row_state[i] = ENTRY_HELD;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int unwind_case__add_frame(struct unwind_case *c, const char *line)
+{
+	unsigned long long ip;
+	int used;
+
+	if (c->nr_frames >= MAX_STACK_DEPTH || sscanf(line, "frame %llx %n", &ip, &used) < 1)
+		return -EINVAL;
+	c->frame_notes[c->nr_frames] = strndup(line + used, strcspn(line + used, "\n"));
+	c->frames[c->nr_frames++] = ip;
+	return 0;
+}
+
+static int load_line(struct unwind_case *c, FILE *f, const char *line)
+{
+	unsigned long long a, b, d;
+	unsigned int n;
+	char word[16];
+
+	if (!strncmp(line, "map ", 4))
+		return load_map(c, line);
+	if (!strncmp(line, "row ", 4) || !strncmp(line, "page ", 5))
+		return load_entry(c, line);
+	if (!strncmp(line, "frame ", 6))
+		return unwind_case__add_frame(c, line);
+	if (sscanf(line, "mem %llx %u", &a, &n) == 2)
+		return load_memory(c, f, a, n);
+	if (sscanf(line, "regs ip=%llx sp=%llx bp=%llx", &a, &b, &d) == 3) {
+		c->regs = (struct case_regs){.ip = a, .sp = b, .bp = d};
+		return 0;
+	}
+	if (sscanf(line, "depth %u", &n) == 1 && n && n <= MAX_STACK_DEPTH)
+		return c->depth = n, 0;
+	if (sscanf(line, "flags %u", &n) == 1)
+		return c->flags = n, 0;
+	if (sscanf(line, "memo %15s", word) == 1 &&
+	    (!strcmp(word, "recall") || !strcmp(word, "forget")))
+		return c->memo_recall = !strcmp(word, "recall"), 0;
+	/* Only x86-64 cases so far (issue 24 adds arm64's). */
+	if (!strcmp(line, "arch x86_64\n") || line[0] == '#' || line[0] == '\n')
+		return 0;
+	return -EINVAL;
+}
+
+/* The highest row and page index the file names, so the arrays are sized once. */
+static int case_extent(FILE *f, __u32 *rows, __u32 *pages)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned int i;
+
+	*rows = *pages = 0;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "row %u", &i) == 1 && i >= *rows)
+			*rows = i + 1;
+		if (sscanf(line, "page %u", &i) == 1 && i >= *pages)
+			*pages = i + 1;
+	}
+	free(line);
+	rewind(f);
+	return 0;
+}
+
+int unwind_case__load(struct unwind_case *c, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	__u32 nr_rows, nr_pages, lineno = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	int err;
+
+	unwind_case__init(c);
+	if (!f) {
+		err = -errno;
+		fprintf(stderr, "unwind case %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	err = case_extent(f, &nr_rows, &nr_pages) ?: unwind_case__size(c, nr_rows, nr_pages);
+	while (!err && getline(&line, &cap, f) > 0) {
+		lineno++;
+		err = load_line(c, f, line);
+	}
+	if (err)
+		fprintf(stderr, "unwind case %s: line %u: %s\n", path, lineno, strerror(-err));
+	free(line);
+	fclose(f);
+	return err;
+}
