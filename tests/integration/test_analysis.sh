@@ -150,11 +150,5 @@ usr1() {
 		"$(jq -c 'select(.type == "report" and .final == true)' "$TMP/usr1.out" | wc -l)"
 }
 
-trend
-size_filters
-age_filter
-thread_filters
-threads
-modules
-usr1
+cases trend size_filters age_filter thread_filters threads modules usr1
 finish

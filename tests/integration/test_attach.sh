@@ -93,9 +93,6 @@ launch_target() {
 		"$(report_get "$r" '.exit | {status, signal}')"
 }
 
-attach_and_interrupt
-attach_until_exit
-attach_and_terminate
-attach_periodic
-launch_target
+cases attach_and_interrupt attach_until_exit attach_and_terminate attach_periodic \
+	launch_target
 finish

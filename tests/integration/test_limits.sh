@@ -121,7 +121,5 @@ ringbuf() {
 	expect_leak "$R" leak_on_path 100000 1000 1000
 }
 
-allocs
-stacks
-ringbuf
+cases allocs stacks ringbuf
 finish

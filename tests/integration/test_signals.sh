@@ -140,9 +140,5 @@ broken_pipe() {
 	expect_unharmed pipe "$TARGET"
 }
 
-attached_stop
-attached_interrupt
-launched_stop
-hangup
-broken_pipe
+cases attached_stop attached_interrupt launched_stop hangup broken_pipe
 finish
