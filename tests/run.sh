@@ -174,7 +174,7 @@ run_all() {
 
 # find_test NAME[:CASE]: the job that names.
 find_test() {
-	local name=${1%%:*} c= f
+	local name=${1%%:*} c='' f
 	[[ $1 == *:* ]] && c=${1#*:}
 	name=${name%.sh}
 	for f in "$ROOT/tests/integration/$name.sh" "$ROOT/tests/static/$name.sh"; do

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # Every allocator a real process uses (tests/workloads/alloc_*): alloctrace
 # must attach to the object that provides malloc in symbol lookup order
 # (the executable, LD_PRELOAD objects, then the libraries in load order),

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # How the launched command ended shows in the final report's "exit", while
 # the tool itself exits 0; the command is found through PATH like a shell
 # would, and its arguments reach it.

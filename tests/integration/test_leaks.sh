@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # Exact accounting in -- CMD mode on tests/workloads/leaks.c: each leak
 # function's outstanding bytes, blocks and allocation count; nothing from
 # churn or from the calls of realloc_edges that failed or released; totals

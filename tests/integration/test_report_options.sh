@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # Report options: -i/-n give exactly N reports of which only the last is
 # final; -T cuts the stacks to the N biggest (default 10, 0 = all) without
 # changing the totals.

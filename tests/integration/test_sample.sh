@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # --sample: Poisson sampling by bytes. With a rate of 1 byte every block is
 # sampled with weight 1, so the numbers are exact; with 16 KiB about 312 of
 # the 20,000 held blocks are sampled and the estimate is within 25% (over

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # Signals, to the target and to the tool. A target stopped with SIGSTOP
 # does not hold the tool up: periodic reports keep coming, a SIGINT still
 # gets its final report at once, and after SIGCONT the target goes on and
