@@ -140,9 +140,11 @@ deps:
 	./scripts/deps.sh
 
 # The sanitizer builds and fuzzers run from tests/integration/test_hardening.sh
-# and (the loader's) test_errors.sh.
+# and (the loader's) test_errors.sh. J=N scripts at once (default: the CPUs),
+# T='test_leaks:static test_exit' only those scripts or cases, V=1 each
+# script's whole output (docs/testing.md).
 check: tests fuzz-build unit-asan tool-asan
-	./tests/run.sh
+	TEST_JOBS='$(J)' TEST_ONLY='$(T)' TEST_VERBOSE='$(V)' ./tests/run.sh
 
 # The suite in a QEMU guest on one of Debian's kernels (KERNEL=6.1 or 6.12),
 # with what check builds.

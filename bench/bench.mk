@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The benchmark suite, included from the top Makefile: `make bench` builds
-# the workloads and the empty-probe loader, then runs bench/run.sh, which
+# the workloads and the empty-probe loader, prints the verifier's figures of
+# each BPF program (bench/verifier.c), then runs bench/run.sh, which
 # ends with the unwind tables of clang (bench/tables.sh, alone: `make bench-tables`)
 # and the real services (bench/services.sh, alone: `make bench-services`).
 # Names are prefixed BENCH_ so that nothing here changes the main build.
@@ -14,12 +15,17 @@ BENCH_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BENCH_ARCH) \
 		    -Ivmlinux/$(BENCH_ARCH) -Wall
 BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor \
 	       $(BENCH_BUILD)/depth-cfi $(BENCH_BUILD)/depth-fp $(BENCH_BUILD)/leakheap \
-	       $(BENCH_BUILD)/churn
+	       $(BENCH_BUILD)/churn $(BENCH_BUILD)/verifier
 
-.PHONY: bench bench-build bench-services bench-growth bench-tables
+.PHONY: bench bench-build bench-services bench-growth bench-tables bench-verifier
 # `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
+# The verifier's figures first: they take seconds and do not vary by round.
 bench: alloctrace bench-build build/tests/leakscan
+	$(BENCH_BUILD)/verifier
 	./bench/run.sh
+
+bench-verifier: $(BENCH_BUILD)/verifier
+	$(BENCH_BUILD)/verifier
 
 bench-services: alloctrace
 	./bench/services.sh
@@ -71,3 +77,7 @@ $(BENCH_BUILD)/floor: $(BENCH_FLOOR_SRCS) $(wildcard user/probe/*.h) include/all
 		       $(BENCH_BUILD)/floor.skel.h
 	$(CC) $(BENCH_CFLAGS) -O2 -D_GNU_SOURCE -Iinclude -Iuser -I$(BENCH_BUILD) \
 		$(BENCH_FLOOR_SRCS) -o $@ -lbpf -lelf -ldl
+
+# Loads alloctrace's own object (its skeleton) to ask the verifier about it.
+$(BENCH_BUILD)/verifier: bench/verifier.c build/alloctrace.skel.h | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O2 -Iinclude -Ibuild $< -o $@ -lbpf -lelf

@@ -6,7 +6,8 @@
 # (R/s), no crash" or "not ok - fuzz NAME: ..." followed by the start of its
 # report as "# " lines. Crashing inputs go to build/fuzz/artifacts/, logs to
 # CORPUS_ROOT/NAME.log (each run has its own: several may run at once).
-# Exits non-zero when any target failed.
+# Exits non-zero when any target failed. Under tests/lib.sh (TAP_COUNT
+# set) each result line also counts towards the script's TAP plan.
 set -u
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -65,6 +66,8 @@ main() {
 	wait
 	for name in "${NAMES[@]}"; do
 		cat "$CORPUS/$name.result"
+		[[ -n ${TAP_COUNT:-} ]] && grep -cE '^(not )?ok - ' "$CORPUS/$name.result" |
+			awk '{ for (i = 0; i < $1; i++) print "" }' >>"$TAP_COUNT"
 		grep -q '^not ok' "$CORPUS/$name.result" && failed=1
 	done
 	return "$failed"

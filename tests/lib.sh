@@ -1,7 +1,9 @@
 # shellcheck shell=bash
-# Helpers for the integration tests: TAP-like results, bounded runs of the
-# tool, deadlines for every wait, and jq queries on its NDJSON output.
-# Sourced by tests/integration/test_*.sh; run.sh counts the lines they print.
+# Helpers for the integration tests: TAP results (the plan, "1..N", comes
+# last, when the script exits), named cases, bounded runs of the tool,
+# deadlines for every wait, and jq queries on its NDJSON output. Sourced by
+# tests/integration/test_*.sh; run.sh counts the lines they print, and
+# `prove` reads each script as TAP (docs/testing.md).
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # ALLOCTRACE runs the tests against another build, e.g. an installed one.
@@ -12,15 +14,22 @@ FAILS=0
 PIDS=()
 TOOL_PIDS=()
 TMP=$(mktemp -d /tmp/alloctrace-test.XXXXXX)
+# A line for each result printed, by this shell, its subshells, or a helper
+# that prints its own TAP lines (fuzz/run.sh): the plan's count, which a
+# variable would lose in $(...) and pipelines.
+export TAP_COUNT=$TMP/.tap-count
+: >"$TAP_COUNT"
 
 # --- results ---------------------------------------------------------------
 
 ok() {
 	printf 'ok - %s\n' "$1"
+	echo >>"$TAP_COUNT"
 }
 
 fail() {
 	printf 'not ok - %s: %s\n' "$1" "$2"
+	echo >>"$TAP_COUNT"
 	FAILS=$((FAILS + 1))
 }
 
@@ -58,6 +67,34 @@ finish() {
 	exit $((FAILS > 0))
 }
 
+# --- cases -------------------------------------------------------------------
+
+# cases NAME...: run the functions NAME in order, or only the one that
+# TEST_CASE names (`make check T=test_leaks:static`). Code outside the
+# cases (helpers, what they all share) runs either way. A case name that
+# the script does not have fails when it exits.
+CASES_RAN=0
+CASES_KNOWN=()
+cases() {
+	local c
+	CASES_KNOWN+=("$@")
+	for c in "$@"; do
+		[[ -z ${TEST_CASE:-} || $c == "$TEST_CASE" ]] || continue
+		CASES_RAN=$((CASES_RAN + 1))
+		echo "# case $c"
+		"$c"
+	done
+}
+
+# The plan, from the count of results, once nothing more will be printed;
+# and the verdict on TEST_CASE.
+plan() {
+	if [[ -n ${TEST_CASE:-} ]] && ((CASES_RAN == 0)); then
+		fail "case $TEST_CASE" "$(basename "$0") has no such case (its cases: ${CASES_KNOWN[*]:-none})"
+	fi
+	echo "1..$(wc -l <"$TAP_COUNT")"
+}
+
 # --- processes -------------------------------------------------------------
 
 # Every target a test starts or learns of is recorded here and killed on
@@ -82,6 +119,7 @@ cleanup() {
 	if ((FAILS > 0)) && [[ -n ${TEST_KEEP_DIR:-} ]]; then
 		mkdir -p "$TEST_KEEP_DIR" && cp -a "$TMP" "$TEST_KEEP_DIR/$(basename "$0" .sh).$$"
 	fi
+	plan
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

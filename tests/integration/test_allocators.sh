@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # Every allocator a real process uses (tests/workloads/alloc_*): alloctrace
 # must attach to the object that provides malloc in symbol lookup order
 # (the executable, LD_PRELOAD objects, then the libraries in load order),
@@ -89,7 +90,7 @@ expect_clean() {
 
 # --- jemalloc, linked ---------------------------------------------------------
 
-test_jemalloc() {
+jemalloc() {
 	need_file libjemalloc2 "$JEMALLOC" || return
 	run jemalloc -- "$WL/alloc_jemalloc" || return
 	expect_allocator jemalloc "$JEMALLOC"
@@ -222,7 +223,7 @@ test_preload_attach() {
 	expect_totals preload_p "$R" 28936 44 10047 10003
 }
 
-test_preload() {
+preload() {
 	need_file libjemalloc2 "$JEMALLOC" || return
 	test_preload_control
 	# The setup itself, without alloctrace: LD_PRELOAD does give the
@@ -238,7 +239,7 @@ test_preload() {
 
 # --- tcmalloc (C++) ---------------------------------------------------------------
 
-test_tcmalloc() {
+tcmalloc() {
 	need_file libtcmalloc-minimal4 "$TCMALLOC" || return
 	run tcmalloc -- "$WL/alloc_tcmalloc" || return
 	expect_allocator tcmalloc "$TCMALLOC"
@@ -270,7 +271,7 @@ test_tcmalloc() {
 
 # --- mimalloc ---------------------------------------------------------------------
 
-test_mimalloc() {
+mimalloc() {
 	need_file libmimalloc2.0 "$MIMALLOC" || return
 	run mimalloc -- "$WL/alloc_mimalloc" || return
 	expect_allocator mimalloc "$MIMALLOC"
@@ -316,7 +317,7 @@ expect_musl() {
 	expect_totals "$1" "$R" 17700 74 10082 10008
 }
 
-test_musl() {
+musl() {
 	# musl's libc.so is its dynamic loader too: one object, two names.
 	if need_file musl "$MUSL"; then
 		expect_musl alloc_musl "$MUSL"
@@ -326,7 +327,7 @@ test_musl() {
 
 # --- an allocator in the executable ---------------------------------------------------
 
-test_custom() {
+custom() {
 	need_file libc6 "$LIBC" || return
 	run custom -- "$WL/alloc_custom" || return
 	expect_allocator custom "$(realpath -e "$WL/alloc_custom")"
@@ -350,7 +351,7 @@ test_custom() {
 
 # --- --allocator EXE:pfx_ -------------------------------------------------------------
 
-test_prefixed() {
+prefixed() {
 	local exe
 	exe=$(realpath -e "$WL/alloc_prefixed")
 	run prefixed --allocator "$exe:pfx_" -- "$WL/alloc_prefixed" || return
@@ -394,7 +395,7 @@ mmap 1048576 mmap_leak
 mmap 1048576 mremap_grow
 mremap 2097152 mremap_grow'
 
-test_mmap() {
+mmap() {
 	run mmap --mmap --big 64K -- "$WL/alloc_mmap" || return
 	# glibc's munmap makes its system call first.
 	expect_placement mmap munmap "munmap+0 (single-stepped: unknown instruction at +5)"
@@ -430,12 +431,5 @@ test_mmap() {
 		"$(big_alloc_list "$TMP/mmap_off.out")"
 }
 
-test_jemalloc
-test_preload
-test_tcmalloc
-test_mimalloc
-test_musl
-test_custom
-test_prefixed
-test_mmap
+cases jemalloc preload tcmalloc mimalloc musl custom prefixed mmap
 finish

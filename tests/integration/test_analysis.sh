@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # Analysis over a run: leak trend (a steady leak ranked apart from a large
 # flat cache), peak, per-thread breakdown, block filters, --module,
 # --show-data and SIGUSR1 reports.
@@ -150,11 +151,5 @@ usr1() {
 		"$(jq -c 'select(.type == "report" and .final == true)' "$TMP/usr1.out" | wc -l)"
 }
 
-trend
-size_filters
-age_filter
-thread_filters
-threads
-modules
-usr1
+cases trend size_filters age_filter thread_filters threads modules usr1
 finish

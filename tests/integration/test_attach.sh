@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # -p mode on tests/workloads/target.c: only what happens after attaching
 # is counted (14 allocs, 5 frees, 9000 bytes in 9 blocks), and frees of
 # blocks allocated before it are untracked_frees (12). The tracer leaves
@@ -93,9 +94,6 @@ launch_target() {
 		"$(report_get "$r" '.exit | {status, signal}')"
 }
 
-attach_and_interrupt
-attach_until_exit
-attach_and_terminate
-attach_periodic
-launch_target
+cases attach_and_interrupt attach_until_exit attach_and_terminate attach_periodic \
+	launch_target
 finish

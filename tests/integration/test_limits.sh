@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # Full maps: with --max-allocs, --max-stacks or --ringbuf-size smaller than
 # a workload needs, the BPF maps are made that size, what does not fit is
 # counted exactly, what fits is exact, and the report says the numbers are
@@ -121,7 +122,5 @@ ringbuf() {
 	expect_leak "$R" leak_on_path 100000 1000 1000
 }
 
-allocs
-stacks
-ringbuf
+cases allocs stacks ringbuf
 finish

@@ -2,6 +2,7 @@
 # The kernel's OOM killer ends the target: the final report says so and
 # still shows the stacks that held the memory at death. The hog runs in a
 # 64 MiB memory cgroup of its own, removed afterwards.
+# test: serial (makes the kernel kill for memory, in a cgroup of its own)
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"

@@ -1,7 +1,9 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # Report options: -i/-n give exactly N reports of which only the last is
 # final; -T cuts the stacks to the N biggest (default 10, 0 = all) without
 # changing the totals.
+# test: serial (asserts how long periodic reports take)
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -59,6 +61,5 @@ top() {
 		"$(report_get "$cut" .totals.outstanding_bytes)"
 }
 
-periodic
-top
+cases periodic top
 finish

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # --sample: Poisson sampling by bytes. With a rate of 1 byte every block is
 # sampled with weight 1, so the numbers are exact; with 16 KiB about 312 of
 # the 20,000 held blocks are sampled and the estimate is within 25% (over
@@ -10,15 +11,17 @@ set -u
 require_built "$WL/leaks"
 require_built "$WL/many"
 
-run_tool exact 60 --format json -T 0 --sample 1 -- "$WL/leaks"
-if expect_tool_ok exact; then
-	r=$(final_report "$TMP/exact.out")
-	expect_eq "rate 1: marked as estimates" true "$(report_get "$r" .estimated)"
-	expect_leak "$r" leak_small 2400 100 100
-	expect_leak "$r" leak_medium 28672 7 7
-	expect_eq "rate 1: outstanding_bytes" 51478 "$(report_get "$r" .totals.outstanding_bytes)"
-	expect_eq "rate 1: allocs, every call" 10159 "$(report_get "$r" .totals.allocs)"
-fi
+exact() {
+	run_tool exact 60 --format json -T 0 --sample 1 -- "$WL/leaks"
+	if expect_tool_ok exact; then
+		r=$(final_report "$TMP/exact.out")
+		expect_eq "rate 1: marked as estimates" true "$(report_get "$r" .estimated)"
+		expect_leak "$r" leak_small 2400 100 100
+		expect_leak "$r" leak_medium 28672 7 7
+		expect_eq "rate 1: outstanding_bytes" 51478 "$(report_get "$r" .totals.outstanding_bytes)"
+		expect_eq "rate 1: allocs, every call" 10159 "$(report_get "$r" .totals.allocs)"
+	fi
+}
 
 # within NAME GOT TRUTH PERCENT
 within() {
@@ -26,15 +29,18 @@ within() {
 		test $(($2 * 100)) -ge $(($3 * (100 - $4))) -a $(($2 * 100)) -le $(($3 * (100 + $4)))
 }
 
-run_tool est 60 --format json -T 0 --sample 16K -- "$WL/many"
-if expect_tool_ok est; then
-	r=$(final_report "$TMP/est.out")
-	expect_eq "16K: sample_rate" 16384 "$(report_get "$r" .sample_rate)"
-	within "16K: hold_many bytes" "$(fn_sum "$r" outstanding_bytes hold_many)" 5120000 25
-	within "16K: hold_many blocks" "$(fn_sum "$r" outstanding_allocs hold_many)" 20000 25
-	expect_no_stack "$r" churn
-	expect_eq "16K: no untracked frees counted when sampling" 0 \
-		"$(report_get "$r" .totals.untracked_frees)"
-fi
+estimate() {
+	run_tool est 60 --format json -T 0 --sample 16K -- "$WL/many"
+	if expect_tool_ok est; then
+		r=$(final_report "$TMP/est.out")
+		expect_eq "16K: sample_rate" 16384 "$(report_get "$r" .sample_rate)"
+		within "16K: hold_many bytes" "$(fn_sum "$r" outstanding_bytes hold_many)" 5120000 25
+		within "16K: hold_many blocks" "$(fn_sum "$r" outstanding_allocs hold_many)" 20000 25
+		expect_no_stack "$r" churn
+		expect_eq "16K: no untracked frees counted when sampling" 0 \
+			"$(report_get "$r" .totals.untracked_frees)"
+	fi
+}
 
+cases exact estimate
 finish

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317 # the cases are called by name, by lib.sh's cases
 # Signals, to the target and to the tool. A target stopped with SIGSTOP
 # does not hold the tool up: periodic reports keep coming, a SIGINT still
 # gets its final report at once, and after SIGCONT the target goes on and
@@ -140,9 +141,5 @@ broken_pipe() {
 	expect_unharmed pipe "$TARGET"
 }
 
-attached_stop
-attached_interrupt
-launched_stop
-hangup
-broken_pipe
+cases attached_stop attached_interrupt launched_stop hangup broken_pipe
 finish

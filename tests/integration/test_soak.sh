@@ -7,6 +7,7 @@
 # holds memory; the final report has every leaked block and is complete;
 # the loader's resident memory stays flat. The figures go to the output as
 # '# ' lines (docs/reliability.md has those of a 10-minute run).
+# test: serial (the loader's memory and CPU over a minute: a measurement)
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"

@@ -3,6 +3,8 @@
 # them: one "ok"/"not ok" line, naming the files that differ. `make format`
 # rewrites them.
 set -u
+# One result: the TAP plan first.
+echo "1..1"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
 if ! command -v clang-format >/dev/null; then

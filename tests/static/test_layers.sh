@@ -23,9 +23,11 @@ deps() {
 }
 
 # check NAME PATTERN FILES...: no file reads a header matching PATTERN.
+CHECKS=0
 check() {
 	local name=$1 pattern=$2 f d bad=""
 	shift 2
+	CHECKS=$((CHECKS + 1))
 	for f in "$@"; do
 		d=$(deps "$f")
 		if grep -Eq "^unreadable$|$pattern" <<<"$d"; then
@@ -49,3 +51,5 @@ check "core rooms know nothing of the session" '^user/app/' "${core[@]}"
 others=$(ls -d user/*/ | xargs -n 1 basename | grep -vx lib | paste -sd '|')
 check "lib/ needs no other room" "^user/($others)/" user/lib/*.c
 check "the BPF program reads only include/ and vmlinux/" '^user/' bpf/*.c
+# The TAP plan: as many results as checks.
+echo "1..$CHECKS"
