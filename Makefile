@@ -19,7 +19,7 @@ CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 # exactly what includes it.
 DEPFLAGS = -MMD -MP
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall
-LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm
+LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm -lmicrohttpd -lcrypt
 
 # The loader's rooms, one job each (docs/ARCHITECTURE.md). The core is
 # plain C that links and is unit-tested without libbpf; only app/ (the

@@ -4,14 +4,16 @@
 set -eu
 
 # Build: compilers, clang-format (make format-check), libbpf, bpftool, elfutils,
-# zlib; xxd embeds the HTML page.
+# zlib; xxd embeds the HTML page; libmicrohttpd (with GnuTLS) serves
+# --listen, libcrypt checks its bcrypt passwords.
 # Symbols: libdebuginfod1, which libdw loads to fetch debug files from
 # DEBUGINFOD_URLS.
 # Tests: cmocka, jq, file, strace, Go (go tool pprof), Chromium (the HTML page),
 # debuginfod (a local server) and xz-utils (MiniDebugInfo) for test_symbols,
-# python3 (stacks through ctypes), util-linux (unshare), prometheus, curl and
-# iproute2's ss for --listen (the package only installs; the test runs its
-# own server),
+# python3 (stacks through ctypes; crypt's bcrypt and the HTTP load of
+# test_metrics), util-linux (unshare), prometheus, curl, openssl (a
+# self-signed certificate) and iproute2's ss for --listen (the package only
+# installs; the test runs its own server),
 # clang's sanitizer and libFuzzer runtimes, and the allocators the tests
 # trace: jemalloc, tcmalloc, mimalloc, musl; valgrind, whose leak classes
 # the leak-check engine's are compared with, on real programs too (sqlite3, git,
@@ -22,7 +24,7 @@ set -eu
 # make vmtest: QEMU, a static busybox, cpio and xz-utils (the kernel
 # package's modules are xz-compressed) for the guest's initramfs.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
-pkg-config xxd libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
+pkg-config xxd libmicrohttpd-dev libcrypt-dev openssl libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
 python3 util-linux prometheus curl iproute2 libdebuginfod1 debuginfod xz-utils cmake time
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind gdb
 sqlite3 git perl

@@ -70,8 +70,6 @@ int loop__setup(struct session *s)
 		err = add_fd(s, s->retry_fd);
 	if (!err)
 		err = add_fd(s, tracer__events_fd(s->tracer));
-	if (!err)
-		err = metrics_server__watch(s->metrics, s->epfd);
 	for (size_t i = 0; i < s->nr_targets && !err; i++) {
 		if (target__fd(s->targets[i]) >= 0)
 			err = add_fd(s, target__fd(s->targets[i]));
@@ -172,8 +170,6 @@ static void on_fd(struct session *s, int fd)
 			return;
 		}
 	}
-	if (metrics_server__handle(s->metrics, fd))
-		return;
 	tracer__consume(s->tracer);
 }
 

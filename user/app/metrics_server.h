@@ -2,28 +2,26 @@
 #ifndef ALLOCTRACE_METRICS_SERVER_H
 #define ALLOCTRACE_METRICS_SERVER_H
 
-#include <stdbool.h>
 #include "cli/options.h"
 #include "report/report.h"
 
 /*
- * --listen: the latest report as Prometheus metrics at /metrics, served
- * from the session's event loop. Every function takes NULL (no --listen)
- * and then does nothing.
+ * --listen: the latest report as Prometheus metrics at /metrics, served by
+ * libmicrohttpd from threads of its own, so that a scrape is answered while
+ * the loop scans or reports. The loop renders each report into a new
+ * immutable document and publishes it; the server's threads only ever read
+ * the published document, never the session. Every function takes NULL
+ * (no --listen) and then does nothing.
  */
 struct metrics_server;
 
 /*
- * Listen on --listen's address into *@out (NULL without --listen). 0, or
- * -errno after one line naming the address.
+ * Serve on --listen's address, with --web-config's TLS and users, into
+ * *@out (NULL without --listen): 503 until the first report. 0, or -errno
+ * after one line naming the address or the file.
  */
 int metrics_server__open(const struct options *opts, struct metrics_server **out);
 void metrics_server__free(struct metrics_server *ms);
-
-/* Serve from the loop of @epfd. 0 or -errno. */
-int metrics_server__watch(struct metrics_server *ms, int epfd);
-/* True if @fd was the server's, and its event was served. */
-bool metrics_server__handle(struct metrics_server *ms, int fd);
 
 /* What scrapes get from now on: @r, as the live report shows it. */
 void metrics_server__report(struct metrics_server *ms, const struct report *r);

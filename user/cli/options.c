@@ -54,6 +54,8 @@ static const char usage[] =
     "  -o, --output FILE      write the reports to FILE instead of standard output\n"
     "      --listen ADDR:PORT serve each report as Prometheus metrics at /metrics\n"
     "                         (ADDR numeric: 127.0.0.1, [::1])\n"
+    "      --web-config FILE  TLS and basic authentication for --listen, from a file\n"
+    "                         like Prometheus exporters' --web.config.file\n"
     "      --max-depth N      frames per stack, 1-127 (default 64)\n"
     "      --unwind HOW       walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
     "                         frame pointers), 'fp' (frame pointers: cheaper) or 'auto'\n"
@@ -129,6 +131,7 @@ enum {
 	OPT_MAX_UNWIND_ROWS,
 	OPT_RINGBUF_SIZE,
 	OPT_LISTEN,
+	OPT_WEB_CONFIG,
 	OPT_PPROF_DIR,
 	OPT_PPROF_KEEP,
 	/* One per enum export_kind, in its order. */
@@ -151,6 +154,7 @@ static const struct option long_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"output", required_argument, NULL, 'o'},
     {"listen", required_argument, NULL, OPT_LISTEN},
+    {"web-config", required_argument, NULL, OPT_WEB_CONFIG},
     {"big-only", no_argument, NULL, OPT_BIG_ONLY},
     {"growth", no_argument, NULL, OPT_GROWTH},
     {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
@@ -556,6 +560,9 @@ static int parse_one(struct options *opts, int opt, char *arg)
 			    "a numeric address and port such as 127.0.0.1:9464 or [::1]:9464");
 		opts->listen.text = arg;
 		return 0;
+	case OPT_WEB_CONFIG:
+		opts->listen.web_config = arg;
+		return 0;
 	case 'o':
 	case OPT_EXPORT ... OPT_EXPORT_LAST:
 	case OPT_PPROF_DIR:
@@ -632,6 +639,10 @@ static int check_target(struct options *opts)
 	if (opts->leak_check && (opts->big_only || opts->growth || opts->sample || opts->all)) {
 		pr_err("--leak-check needs every block of named processes: "
 		       "not with --big-only, --growth, --sample or --all");
+		return -EINVAL;
+	}
+	if (opts->listen.web_config && !opts->listen.text) {
+		pr_err("--web-config secures the endpoint of --listen ADDR:PORT: give it too");
 		return -EINVAL;
 	}
 	if (opts->pprof_keep && !opts->pprof_dir) {

@@ -27,6 +27,7 @@ struct listen_addr {
 	const char *text; /* as given, NULL without --listen */
 	struct sockaddr_storage addr;
 	socklen_t len;
+	const char *web_config; /* --web-config: TLS and basic authentication */
 };
 
 /* Processes -p takes, in all. */
