@@ -5,11 +5,12 @@
 # kill (the kernel's OOM killer sends SIGKILL too). After each: the target
 # alive, not stopped, still ticking; no child of it left, no clone of it
 # running anywhere, no keeper left, no probe left.
-# KILL_TRIALS sets the number of SIGKILL trials (20 by default).
+# KILL_TRIALS sets the number of SIGKILL trials (12 by default, 3 a phase,
+# about a minute on an idle machine; KILL_TRIALS=200 for the long run).
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
-TRIALS=${KILL_TRIALS:-20}
+TRIALS=${KILL_TRIALS:-12}
 MB=${KILL_MB:-256} # KILL_MB: another size lets two runs go at once (clones are told by it)
 HARMED=0
 
