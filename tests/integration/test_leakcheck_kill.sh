@@ -103,7 +103,14 @@ no_probe() {
 kill_at() {
 	local name=$1 phase=$2 ms=$((RANDOM % 1000)) why
 	start_tool "$name" 120 --leak-check -T 0 --format json -i 0.2 -p "$BIG"
-	wait_tracing "$name" 30 || { fail "$name: tracing" "no 'tracing pid' line in 30 s"; return; }
+	# One that does not start in time is ended before the next trial: two at
+	# once would see each other's snapshot child.
+	if ! wait_tracing "$name" 60; then
+		fail "$name: tracing" "no 'tracing pid' line in 60 s"
+		kill -TERM "$TOOL_PID"
+		wait_tool
+		return
+	fi
 	case $phase in
 	pause) # 0-25 ms after the target is seen stopped
 		spin_until_stopped "$BIG"
