@@ -60,6 +60,11 @@ bool linkmap_no_answers;
  * not block the signal, which would leave it running; and no such signal
  * is pending for it already, which the hold's would merge with and which
  * would then never be delivered: such a thread waits in the probe instead.
+ * And the process leaves the signal to its default (ignore) or ignores
+ * it: if alloctrace dies while the thread is held, the kernel detaches it
+ * and delivers the stop's signal, which must then do nothing. A handler
+ * of its own (the Go runtime's, for one) would run for a signal nobody
+ * sent it.
  */
 static __always_inline bool linkmap_can_hold(__u32 tgid)
 {
@@ -69,8 +74,12 @@ static __always_inline bool linkmap_can_hold(__u32 tgid)
 		     BPF_CORE_READ(task, pending.signal.sig[0]) |
 		     BPF_CORE_READ(task, signal, shared_pending.signal.sig[0]);
 
+	__u64 handler =
+	    (__u64)BPF_CORE_READ(task, sighand, action[LINKMAP_HOLD_SIGNAL - 1].sa.sa_handler);
+
+	/* SIG_DFL 0, SIG_IGN 1 */
 	return linkmap_hold_tgid && tgid == linkmap_hold_tgid && BPF_CORE_READ(task, ptrace) &&
-	       BPF_CORE_READ(task, parent, tgid) == cfg.self_tgid && !(busy & bit);
+	       BPF_CORE_READ(task, parent, tgid) == cfg.self_tgid && !(busy & bit) && handler <= 1;
 }
 
 struct linkmap_wait {

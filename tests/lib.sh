@@ -296,6 +296,22 @@ has_uprobe_multi() {
 	"$TOOL" -v -- true 2>&1 >/dev/null | grep -q "^alloctrace: probes as uprobe_multi links"
 }
 
+# new_memory_cgroup NAME: make a memory cgroup NAME-PID under cgroup v1's
+# memory hierarchy, or under a cgroup v2 root that gives its children the
+# memory controller (the root itself has no memory.max); CG is its path,
+# or empty when there is none to make. The caller removes it.
+new_memory_cgroup() {
+	local base
+	CG=
+	for base in /sys/fs/cgroup/memory /sys/fs/cgroup; do
+		if [[ -e $base/memory.limit_in_bytes ]] ||
+			grep -qsw memory "$base/cgroup.subtree_control"; then
+			mkdir "$base/$1-$$" && CG=$base/$1-$$
+			return
+		fi
+	done
+}
+
 alive() {
 	kill -0 "$1" 2>/dev/null
 }

@@ -60,6 +60,18 @@ expect_eq "dlopen: no stack cut, no table missed" '[0,0]' \
 expect_eq "dlopen: held at startup and at dlopen" 2 \
 	"$(grep -c 'its dynamic loader mapped objects: their unwind tables now' "$TMP/dlopen.err")"
 
+# dlopen in a program with a SIGURG handler of its own: the loader's hold
+# is not taken (if alloctrace died while holding it, the kernel would
+# deliver the stop's SIGURG and run the handler), the thread waits in the
+# probe instead; the tables are there all the same, the handler never runs.
+run_tool dl_urg 60 -v --format json -T 0 -- "$WL/ctordlopen" urg
+expect_tool_ok dl_urg || finish
+r=$(final_report "$TMP/dl_urg.out")
+expect_eq "urg handler: held at startup only (no handler then), not at dlopen" 1 \
+	"$(grep -c 'its dynamic loader mapped objects: their unwind tables now' "$TMP/dl_urg.err")"
+expect_eq "urg handler: the dlopen's leaks exact, no stack cut, no table missed" "666 2 1332 3 0 0" \
+	"$(fn_sum "$r" outstanding_bytes ctor_leak) $(fn_sum "$r" outstanding_allocs ctor_leak) $(fn_sum "$r" outstanding_bytes lib_inner) $(fn_sum "$r" outstanding_allocs lib_inner) $(report_get "$r" '"\(.counters.stacks_cut) \(.counters.unwind_misses)"' | tr -d '"')"
+
 # dlopen where the loader cannot hold the thread in a ptrace stop: in a
 # second thread, in a child (--follow-forks) gone before any report, in a
 # -p process. The thread waits in the probe until the loader has made the

@@ -9,17 +9,8 @@ set -u
 
 require_built "$WL/hog"
 
-CG=
-# cgroup v1's memory hierarchy, or a cgroup v2 root that gives its children
-# the memory controller (the root itself has no memory.max).
-for base in /sys/fs/cgroup/memory /sys/fs/cgroup; do
-	if [[ -e $base/memory.limit_in_bytes ]] ||
-		grep -qsw memory "$base/cgroup.subtree_control"; then
-		CG=$base/alloctrace-test-$$
-		break
-	fi
-done
-if [[ -z $CG ]] || ! mkdir "$CG"; then
+new_memory_cgroup alloctrace-test
+if [[ -z $CG ]]; then
 	fail "oom: setup" "no memory cgroup to make under /sys/fs/cgroup"
 	finish
 fi

@@ -10,6 +10,8 @@
  *   ctordlopen wait DIR    in the main thread, on SIGUSR1 (handshake.h):
  *                          DIR/ready first, for a tracer to attach, and
  *                          DIR/done after
+ *   ctordlopen urg         in the main thread, with a SIGURG handler of its
+ *                          own installed first; exits 7 if it ever ran
  *
  * Exits 0 when the library was loaded and called.
  */
@@ -17,6 +19,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -81,6 +84,23 @@ static int when_told(const char *dir)
 	return ret;
 }
 
+static volatile sig_atomic_t urgs;
+
+static void on_urg(int sig)
+{
+	urgs++;
+}
+
+/* Nobody sends it SIGURG: a handler run would be a signal it never got. */
+static int with_urg_handler(void)
+{
+	int ret;
+
+	signal(SIGURG, on_urg);
+	ret = load_and_call();
+	return ret ?: urgs ? 7 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	char dir[PATH_MAX];
@@ -91,6 +111,8 @@ int main(int argc, char **argv)
 		return in_thread();
 	if (argc > 1 && !strcmp(argv[1], "fork"))
 		return in_child();
+	if (argc > 1 && !strcmp(argv[1], "urg"))
+		return with_urg_handler();
 	if (argc > 2 && !strcmp(argv[1], "wait"))
 		return when_told(argv[2]);
 	return load_and_call();

@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include "leakcheck/keeper.h"
 #include "leakcheck/snapshot.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -43,6 +44,17 @@ struct snapshot {
 	bool ours; /* the caller traces it and holds it stopped */
 	bool held; /* its threads are stopped now */
 	bool released;
+	pid_t keeper; /* the tracer, when not alloctrace itself */
+	int sock;     /* to the keeper */
+};
+
+/* What the keeper tells of its capture, and then of its release. */
+struct kept {
+	int err;
+	bool stay;
+	pid_t child;
+	uint32_t nr;
+	uint64_t pause_ns, clone_ns, reap_ns;
 };
 
 uint64_t snapshot_clock_ns(void)
@@ -283,7 +295,7 @@ static int fork_child(struct snapshot *s)
 	if (child <= 0 || child != ret)
 		return -ECHILD;
 	s->child = child;
-	/* It starts stopped; if alloctrace dies, the kernel kills it. */
+	/* It starts stopped; if its tracer (the keeper) dies, the kernel kills it. */
 	if (wait_tid(child, &st) < 0)
 		return -errno;
 	ptrace(PTRACE_SETOPTIONS, child, 0, PTRACE_O_EXITKILL);
@@ -324,7 +336,81 @@ static int capture(struct snapshot *s)
 	if (err || !s->stay)
 		resume_all(s);
 	s->pause_ns = snapshot_clock_ns() - t0;
-	return err ?: proc_maps__read(s->child > 0 ? s->child : s->pid, &s->maps);
+	return err;
+}
+
+/*
+ * The keeper's whole life: capture, tell, wait for alloctrace's word to
+ * let go or for its death (end of file: the same to the keeper), release,
+ * tell, exit. Whatever instant alloctrace dies at, the step under way is
+ * finished and the target let go as if alloctrace had asked.
+ */
+static void keep(struct snapshot *s)
+{
+	struct kept k = {0};
+	char word;
+
+	/* Dead before anything was touched: nothing to do. */
+	if (keeper__peer_gone(s->sock))
+		_exit(0);
+	k.err = capture(s);
+	k.stay = s->stay;
+	k.child = s->child;
+	k.nr = s->nr;
+	k.pause_ns = s->pause_ns;
+	k.clone_ns = s->clone_ns;
+	if (!keeper__send(s->sock, &k, sizeof(k)) && !k.err)
+		keeper__send(s->sock, s->th, s->nr * sizeof(*s->th));
+	keeper__recv(s->sock, &word, 1);
+	k.err = snapshot__release(s);
+	k.reap_ns = s->reap_ns;
+	keeper__send(s->sock, &k, sizeof(k));
+	_exit(0);
+}
+
+/* The capture, made by a keeper: its result and the threads' registers. */
+static int capture_kept(struct snapshot *s)
+{
+	struct kept k;
+	int err;
+
+	s->keeper = keeper__fork(&s->sock);
+	if (s->keeper < 0)
+		return s->keeper;
+	if (s->keeper == 0) {
+		s->keeper = -1; /* the keeper traces itself, it has no keeper */
+		keep(s);
+	}
+	err = keeper__recv(s->sock, &k, sizeof(k));
+	if (err || k.err)
+		return err ?: k.err;
+	s->stay = k.stay;
+	s->child = k.child;
+	s->pause_ns = k.pause_ns;
+	s->clone_ns = k.clone_ns;
+	s->th = calloc(k.nr ?: 1, sizeof(*s->th));
+	if (!s->th)
+		return -ENOMEM;
+	s->nr = s->cap = k.nr;
+	return keeper__recv(s->sock, s->th, k.nr * sizeof(*s->th));
+}
+
+/* Tell the keeper to let go, wait until it has, and collect it. */
+static int release_kept(struct snapshot *s)
+{
+	struct kept k = {.err = -EPIPE};
+	pid_t r;
+	int st;
+
+	keeper__send(s->sock, "r", 1);
+	if (keeper__recv(s->sock, &k, sizeof(k)))
+		k.err = -EPIPE;
+	close(s->sock);
+	do
+		r = waitpid(s->keeper, &st, 0);
+	while (r < 0 && errno == EINTR);
+	s->reap_ns = k.reap_ns;
+	return k.err;
 }
 
 static int collect_registers(struct snapshot *s)
@@ -377,7 +463,9 @@ struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours)
 	s->pid = pid;
 	s->stay = stay_stopped || ours;
 	s->ours = ours;
-	err = check_target(s, &text) ?: capture(s) ?: collect_registers(s);
+	err = check_target(s, &text) ?: (ours ? capture(s) : capture_kept(s)) ?:
+	      proc_maps__read(s->child > 0 ? s->child : s->pid, &s->maps) ?:
+	      collect_registers(s);
 	if (err) {
 		snapshot__free(s);
 		errno = process_gone(pid) ? ESRCH : -err;
@@ -421,6 +509,8 @@ int snapshot__release(struct snapshot *s)
 	if (s->released)
 		return 0;
 	s->released = true;
+	if (s->keeper > 0)
+		return release_kept(s);
 	if (s->held)
 		resume_all(s);
 	if (s->child <= 0)

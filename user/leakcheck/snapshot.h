@@ -16,6 +16,9 @@
  * it was, copy-on-write, while the target goes on at once. The child is
  * made with no exit signal, so the target gets no SIGCHLD, and
  * snapshot__free reaps it in the target with a wait4 run the same way.
+ * All of that is done by a keeper process (keeper.h), which finishes or
+ * undoes it by itself if alloctrace dies at any instant; alloctrace only
+ * reads the child's memory. Not so for @ours, which alloctrace traces.
  */
 struct snapshot;
 
