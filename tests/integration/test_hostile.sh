@@ -10,6 +10,14 @@
 #   fifo     .gnu_debuglink names a FIFO beside the binary
 #   devzero  .gnu_debuglink is ../../../../../../../dev/zero, no build id
 #   xzbomb   .gnu_debugdata inflates to 512 MiB of zeros
+#   swapped  least privilege (nobody with CAP_BPF, CAP_PERFMON and
+#            CAP_SYS_PTRACE: no map_files), a root target in a mount
+#            namespace that maps its own copy of libc, then covers its
+#            library directory with one where libc.so.6 is an absolute
+#            symlink, to the host's libc seen from our root: nothing is
+#            probed there, the object is named once, one error line
+#            (before 6.10, without uprobe_multi, the refusal of
+#            test_privileges.sh: exit 4)
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -98,7 +106,59 @@ xz_bomb() {
 		"$(grep -c "$TMP/xzbomb/target: .gnu_debugdata" "$TMP/xzbomb.err")"
 }
 
+swapped_lib() {
+	local lib=/usr/lib/x86_64-linux-gnu priv ctr
+	priv=$(mktemp -d /tmp/alloctrace-hostile.XXXXXX)
+	chmod 755 "$priv"
+	ctr=$priv/ctr
+	mkdir -p "$ctr/copy" "$ctr/over" "$ctr/state"
+	cp "$WL/target" "$ctr/target"
+	# The copied directory also serves mount(8), which covers it.
+	cp "$lib/libc.so.6" "$lib/ld-linux-x86-64.so.2" \
+		$(ldd "$(command -v mount)" | awk '$2 == "=>" { print $3 }') "$ctr/copy/"
+	ln -s "$lib/libc.so.6" "$ctr/over/libc.so.6"
+	ln -s "$lib/ld-linux-x86-64.so.2" "$ctr/over/ld-linux-x86-64.so.2"
+	cp "$TOOL" "$priv/alloctrace"
+	# shellcheck disable=SC2016 # the inner shell's arguments
+	unshare -m --propagation private sh -c '
+		mount --bind "$1/copy" "$2" && "$1/target" "$1/state" 60 &
+		while [ ! -e "$1/state/ready" ]; do sleep 0.05; done
+		mount --bind "$1/over" "$2" && : >"$1/state/swapped"
+		wait' sh "$ctr" "$lib" &
+	track $!
+	wait_for 10 test -e "$ctr/state/swapped" ||
+		{ fail "swapped: target" "not ready and covered in 10 s"; return; }
+	TARGET=$(pgrep -f "^$ctr/target ")
+	expect_true "swapped: the target maps its copy of libc, not the host's" "it maps the host's" \
+		test "$(stat -c %i "$ctr/copy/libc.so.6")" = \
+		"$(awk -v p="$lib/libc.so.6" '$6 == p { print $5; exit }' "/proc/$TARGET/maps")"
+	RC=0
+	timeout -k 5 60 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all,+bpf,+perfmon,+sys_ptrace --ambient-caps=-all,+bpf,+perfmon,+sys_ptrace \
+		--bounding-set=-all,+bpf,+perfmon,+sys_ptrace \
+		"$priv/alloctrace" --format json -T 0 -i 2 -n 1 -p "$TARGET" \
+		>"$TMP/swapped.out" 2>"$TMP/swapped.err" || RC=$?
+	if has_uprobe_multi; then
+		expect_eq "swapped: refused, status" 3 "$RC"
+		expect_eq "swapped: libc named once" 1 \
+			"$(grep -c "^alloctrace: warning: pid $TARGET: $lib/libc.so.6: its path no longer leads to the file mapped" \
+				"$TMP/swapped.err")"
+		expect_eq "swapped: one error line" \
+			"alloctrace: pid $TARGET: no allocator object could be opened safely (see the warnings above)" \
+			"$(grep -v "^alloctrace: warning: " "$TMP/swapped.err")"
+		expect_eq "swapped: no report" 0 "$(count_lines "$TMP/swapped.out" '.type == "report"')"
+	else
+		expect_eq "swapped, no uprobe_multi here: exit status" 4 "$RC"
+		expect_match "swapped, no uprobe_multi here: says CAP_SYS_ADMIN is needed" \
+			"need CAP_SYS_ADMIN" "$(cat "$TMP/swapped.err")"
+	fi
+	expect_eq "swapped: no probe left" "" "$(uprobe_links "$TARGET")"
+	kill "$TARGET"
+	rm -rf "$priv"
+}
+
 mkfifo_link
 devzero_link
 xz_bomb
+swapped_lib
 finish

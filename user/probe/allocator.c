@@ -380,10 +380,10 @@ static int search_candidates(struct search *s, pid_t pid, struct candidate *orde
 		ef = open_candidate(pid, &order[i]);
 		if (!ef && (errno == ESTALE || errno == ENOEXEC)) {
 			s->unsafe = true;
-			pr_warn(
-			    "pid %d: %s: %s: its functions are not probed", pid, order[i].map->path,
-			    errno == ESTALE ? "its path leads to another file than the one mapped"
-					    : "not a regular ELF file");
+			pr_warn("pid %d: %s: %s: its functions are not probed", pid,
+				order[i].map->path,
+				errno == ESTALE ? "its path no longer leads to the file mapped"
+						: "not a regular ELF file");
 			continue;
 		}
 		if (!ef) {

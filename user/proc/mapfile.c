@@ -47,6 +47,9 @@ static int mapping__open_in_root(pid_t pid, const struct mapping *map)
 		return root;
 	fd = open_regular(root, map->path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 	close(root);
+	/* Gone, a loop, a magic link: the path no longer leads to the file. */
+	if (fd < 0 && fd != -EACCES && fd != -EPERM && fd != -ENOMEM && fd != -ENOEXEC)
+		return -ESTALE;
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) || !mapping__is(map, &st)) {

@@ -12,8 +12,8 @@
  * /proc/PID/map_files, else by its path resolved inside the process's
  * root (never on the way out of it, through no magic link), and only if
  * its device and inode are the mapping's. A descriptor, or -errno:
- * -ESTALE when the path now names another file, -ENOEXEC when it names
- * no regular file.
+ * -ESTALE when the path no longer leads to that file (another file,
+ * none, a symlink loop), -ENOEXEC when it names no regular file.
  */
 int mapping__open(pid_t pid, const struct mapping *map);
 

@@ -122,8 +122,8 @@ static Dwfl_Module *object__report(struct layout *lay, pid_t pid, const struct m
 
 	fd = mapping__open(pid, map);
 	if (fd == -ESTALE || fd == -ENOEXEC)
-		debugfile__warn_once(map->path, fd == -ESTALE ? "its path leads to another file "
-								"than the one mapped"
+		debugfile__warn_once(map->path, fd == -ESTALE ? "its path no longer leads to the "
+								"file mapped"
 							      : "not a regular file");
 	if (fd < 0)
 		return NULL;
