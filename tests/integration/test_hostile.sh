@@ -66,8 +66,10 @@ attack() {
 	start_tool "$name" "$secs" --format json -T 0 -p "$TARGET"
 	wait_tracing "$name" 30 || { fail "$name: tracing" "no 'tracing pid' line in 30 s"; return 1; }
 	tool=$(loader_pid)
-	kill -USR1 "$TARGET" && wait_for 10 test -e "$TMP/$name/done" ||
-		{ fail "$name: target" "no done file 10 s after SIGUSR1"; return 1; }
+	if ! { kill -USR1 "$TARGET" && wait_for 10 test -e "$TMP/$name/done"; }; then
+		fail "$name: target" "no done file 10 s after SIGUSR1"
+		return 1
+	fi
 	kill -INT "$TOOL_PID"
 	HWM=$(peak_rss "$tool")
 	wait_tool
@@ -107,15 +109,15 @@ xz_bomb() {
 }
 
 swapped_lib() {
-	local lib=/usr/lib/x86_64-linux-gnu priv ctr
+	local lib=/usr/lib/x86_64-linux-gnu priv ctr libs
 	priv=$(mktemp -d /tmp/alloctrace-hostile.XXXXXX)
 	chmod 755 "$priv"
 	ctr=$priv/ctr
 	mkdir -p "$ctr/copy" "$ctr/over" "$ctr/state"
 	cp "$WL/target" "$ctr/target"
 	# The copied directory also serves mount(8), which covers it.
-	cp "$lib/libc.so.6" "$lib/ld-linux-x86-64.so.2" \
-		$(ldd "$(command -v mount)" | awk '$2 == "=>" { print $3 }') "$ctr/copy/"
+	mapfile -t libs < <(ldd "$(command -v mount)" | awk '$2 == "=>" { print $3 }')
+	cp "$lib/libc.so.6" "$lib/ld-linux-x86-64.so.2" "${libs[@]}" "$ctr/copy/"
 	ln -s "$lib/libc.so.6" "$ctr/over/libc.so.6"
 	ln -s "$lib/ld-linux-x86-64.so.2" "$ctr/over/ld-linux-x86-64.so.2"
 	cp "$TOOL" "$priv/alloctrace"
