@@ -19,7 +19,7 @@ CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 # exactly what includes it.
 DEPFLAGS = -MMD -MP
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall
-LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lm -lmicrohttpd -lcrypt
+LDLIBS := -lbpf -lelf -ldw -llzma -lz -lstdc++ -lpthread -lm -lmicrohttpd -lcrypt
 
 # The loader's rooms, one job each (docs/ARCHITECTURE.md). The core is
 # plain C that links and is unit-tested without libbpf; only app/ (the
@@ -70,7 +70,7 @@ $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJS) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka -lelf -ldw -lz -lstdc++ -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka -lelf -ldw -llzma -lz -lstdc++ -lm
 
 # test_cfi reads the call frame information of fixtures built beside it:
 # the same functions with .eh_frame_hdr, without it (as `cc -static`
@@ -132,7 +132,7 @@ $(BUILD)/tests/unwind_record: tests/drivers/unwind_record.c $(BUILD)/tests/unwin
 
 # Drives the leak-check engine on a real process, without the BPF side.
 $(BUILD)/tests/leakscan: tests/drivers/leakscan.c $(CORE_OBJS) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lelf -ldw -lz -lstdc++ -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lelf -ldw -llzma -lz -lstdc++ -lm
 
 tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS) $(BUILD)/tests/leakscan $(BUILD)/tests/unwind_record
 

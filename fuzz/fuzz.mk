@@ -22,25 +22,29 @@ FUZZ_JOBS ?= 2
 FUZZ_INC := -D_GNU_SOURCE -std=gnu11 -Iinclude -Iuser -I$(FUZZ_B)
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	       -fno-omit-frame-pointer $(FUZZ_INC)
-FUZZ_NAMES := procmaps options elf cfi x86_insn
+FUZZ_NAMES := procmaps options elf cfi x86_insn debugfile
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
 FUZZ_SEEDS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/corpus/%/.stamp)
 
 # The user/ sources each target links: only what the parser needs.
 FUZZ_SRCS_procmaps := proc/procmaps.c
 FUZZ_SRCS_options := cli/options.c probe/allocator.c probe/elfsym.c probe/linkmap.c \
-		     proc/procmaps.c lib/log.c probe/placement.c probe/x86_insn.c
-FUZZ_SRCS_elf := probe/elfsym.c
+		     proc/procmaps.c proc/mapfile.c lib/log.c lib/safeopen.c probe/placement.c \
+		     probe/x86_insn.c
+FUZZ_SRCS_elf := probe/elfsym.c lib/safeopen.c
 FUZZ_SRCS_x86_insn := probe/x86_insn.c probe/placement.c
 FUZZ_LIBS_options := -lelf
 FUZZ_SRCS_cfi := unwind/cfi.c unwind/cfi_check.c lib/util.c
 FUZZ_LIBS_elf := -lelf
 FUZZ_LIBS_cfi := -lelf -ldw
+FUZZ_SRCS_debugfile := symbolize/debugfile.c symbolize/strtab.c symbolize/demangle.c \
+		       symbolize/debuginfod.c lib/safeopen.c lib/log.c lib/util.c
+FUZZ_LIBS_debugfile := -lelf -ldw -llzma -lz -lstdc++
 
 ASAN_OUT := $(FUZZ_B)/asan
 ASAN_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	       -fno-omit-frame-pointer $(FUZZ_INC)
-ASAN_LDLIBS := -lcmocka -lelf -ldw -lz -lstdc++ -lm
+ASAN_LDLIBS := -lcmocka -lelf -ldw -llzma -lz -lstdc++ -lm
 ASAN_OBJS := $(CORE_SRCS:user/%.c=$(ASAN_OUT)/obj/%.o)
 ASAN_LOADER_OBJS := $(LOADER_SRCS:user/%.c=$(ASAN_OUT)/obj/%.o)
 ASAN_TESTS := $(patsubst tests/unit/%.c,$(ASAN_OUT)/%,$(wildcard tests/unit/test_*.c))
@@ -83,6 +87,18 @@ $(FUZZ_OUT)/corpus/elf/.stamp: fuzz/seeds/tiny.c
 	head -c 1024 $(@D)/tiny.so >$(@D)/tiny.so.trunc1024
 	head -c 64 $(@D)/tiny.exe >$(@D)/tiny.exe.trunc64
 	head -c 700 $(@D)/tiny.o >$(@D)/tiny.o.trunc700
+	touch $@
+
+# The debug-file seeds: the ELF seeds, one with a debug link and build
+# id, one with a small .gnu_debugdata.
+$(FUZZ_OUT)/corpus/debugfile/.stamp: $(FUZZ_OUT)/corpus/elf/.stamp
+	rm -rf $(@D) && mkdir -p $(@D)
+	cp $(FUZZ_OUT)/corpus/elf/tiny.so $(FUZZ_OUT)/corpus/elf/tiny.exe $(@D)/
+	printf 'tiny.debug\0\0\0\0\0\0\0\0' >$(@D)/link.bin
+	objcopy --add-section .gnu_debuglink=$(@D)/link.bin $(@D)/tiny.so $(@D)/tiny-link.so
+	xz -c $(@D)/tiny.so >$(@D)/mini.xz
+	objcopy --add-section .gnu_debugdata=$(@D)/mini.xz $(@D)/tiny.exe $(@D)/tiny-mini.exe
+	rm $(@D)/link.bin $(@D)/mini.xz
 	touch $@
 
 # The CFI seeds: objects with .eh_frame_hdr, one with every rule test_cfi

@@ -110,6 +110,7 @@ enum counter {
 	CNT_UNWIND_MISSES,   /* a frame in code the unwind tables did not cover yet */
 	CNT_STACKS_RECALLED, /* a stack taken from a remembered walk, not walked again */
 	CNT_UNWIND_FULL,     /* objects left without unwind tables, full (the loader counts) */
+	CNT_UNOPENED, /* objects not the file mapped or no regular file (the loader counts) */
 	CNT_MAX,
 };
 

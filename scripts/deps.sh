@@ -23,7 +23,7 @@ set -eu
 # make bench: time(1), the loader's peak RSS while it builds clang's unwind tables.
 # make vmtest: QEMU, a static busybox, cpio and xz-utils (the kernel
 # package's modules are xz-compressed) for the guest's initramfs.
-PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
+PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev liblzma-dev zlib1g-dev
 pkg-config xxd libmicrohttpd-dev libcrypt-dev openssl libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
 python3 util-linux prometheus curl iproute2 libdebuginfod1 debuginfod xz-utils cmake time
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind gdb

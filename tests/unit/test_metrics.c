@@ -65,181 +65,168 @@ static void assert_renders(struct metrics *m, const struct report *r, const char
 	       "A counter of the JSON report's \"counters\".")                                     \
 	"alloctrace_" name "_total" LABELS " " v "\n"
 
-#define PROC_FAMILIES(big, growth)                                                                                                                                                            \
-	FAMILY("alloctrace_outstanding_bytes", "gauge", "Bytes allocated and not freed.")                                                                                                     \
-	"alloctrace_outstanding_bytes" LABELS " 4321\n" FAMILY(                                                                                                                               \
-	    "alloctrace_outstanding_blocks", "gauge",                                                                                                                                         \
-	    "Blocks allocated and not freed.") "alloctrace_outstanding_blocks" LABELS                                                                                                         \
-					       " 10\n" FAMILY("alloctrace_allocs_total", "counter", "Allocation calls since tracing began.") "alloctrace_allocs_total" LABELS " 25\n" FAMILY( \
-						   "alloctrace_frees_total", "counter",                                                                                                       \
-						   "Releases of tracked blocks since tracing "                                                                                                \
-						   "began.") "alloctrace_frees_total" LABELS                                                                                                  \
-							     " 15\n" FAMILY(                                                                                                                  \
-								 "alloctrace_big_allocs_total",                                                                                               \
-								 "counter",                                                                                                                   \
-								 "Allocations of at least --big "                                                                                             \
-								 "bytes seen since tracing "                                                                                                  \
-								 "began.") "alloctrace_big_"                                                                                                  \
-									   "allocs_total" LABELS                                                                                              \
-									   " " big "\n" FAMILY(                                                                                               \
-									       "a"                                                                                                            \
-									       "l"                                                                                                            \
-									       "l"                                                                                                            \
-									       "o"                                                                                                            \
-									       "c"                                                                                                            \
-									       "t"                                                                                                            \
-									       "r"                                                                                                            \
-									       "a"                                                                                                            \
-									       "c"                                                                                                            \
-									       "e"                                                                                                            \
-									       "_"                                                                                                            \
-									       "l"                                                                                                            \
-									       "o"                                                                                                            \
-									       "s"                                                                                                            \
-									       "t"                                                                                                            \
-									       "_"                                                                                                            \
-									       "t"                                                                                                            \
-									       "o"                                                                                                            \
-									       "t"                                                                                                            \
-									       "a"                                                                                                            \
-									       "l",                                                                                                           \
-									       "c"                                                                                                            \
-									       "o"                                                                                                            \
-									       "u"                                                                                                            \
-									       "n"                                                                                                            \
-									       "t"                                                                                                            \
-									       "e"                                                                                                            \
-									       "r",                                                                                                           \
-									       "C"                                                                                                            \
-									       "a"                                                                                                            \
-									       "l"                                                                                                            \
-									       "l"                                                                                                            \
-									       "s"                                                                                                            \
-									       " "                                                                                                            \
-									       "o"                                                                                                            \
-									       "r"                                                                                                            \
-									       " "                                                                                                            \
-									       "b"                                                                                                            \
-									       "l"                                                                                                            \
-									       "o"                                                                                                            \
-									       "c"                                                                                                            \
-									       "k"                                                                                                            \
-									       "s"                                                                                                            \
-									       " "                                                                                                            \
-									       "m"                                                                                                            \
-									       "i"                                                                                                            \
-									       "s"                                                                                                            \
-									       "s"                                                                                                            \
-									       "i"                                                                                                            \
-									       "n"                                                                                                            \
-									       "g"                                                                                                            \
-									       " "                                                                                                            \
-									       "f"                                                                                                            \
-									       "r"                                                                                                            \
-									       "o"                                                                                                            \
-									       "m"                                                                                                            \
-									       " "                                                                                                            \
-									       "t"                                                                                                            \
-									       "h"                                                                                                            \
-									       "e"                                                                                                            \
-									       " "                                                                                                            \
-									       "n"                                                                                                            \
-									       "u"                                                                                                            \
-									       "m"                                                                                                            \
-									       "b"                                                                                                            \
-									       "e"                                                                                                            \
-									       "r"                                                                                                            \
-									       "s"                                                                                                            \
-									       " "                                                                                                            \
-									       "("                                                                                                            \
-									       "t"                                                                                                            \
-									       "h"                                                                                                            \
-									       "e"                                                                                                            \
-									       " "                                                                                                            \
-									       "s"                                                                                                            \
-									       "u"                                                                                                            \
-									       "m"                                                                                                            \
-									       " "                                                                                                            \
-									       "o"                                                                                                            \
-									       "f"                                                                                                            \
-									       " "                                                                                                            \
-									       "t"                                                                                                            \
-									       "h"                                                                                                            \
-									       "e"                                                                                                            \
-									       " "                                                                                                            \
-									       "l"                                                                                                            \
-									       "o"                                                                                                            \
-									       "s"                                                                                                            \
-									       "t"                                                                                                            \
-									       "_"                                                                                                            \
-									       " "                                                                                                            \
-									       "c"                                                                                                            \
-									       "o"                                                                                                            \
-									       "u"                                                                                                            \
-									       "n"                                                                                                            \
-									       "t"                                                                                                            \
-									       "e"                                                                                                            \
-									       "r"                                                                                                            \
-									       "s"                                                                                                            \
-									       ")"                                                                                                            \
-									       ".") "alloctrace_"                                                                                             \
-										    "lost_"                                                                                                   \
-										    "total" LABELS                                                                                            \
-										    " 7\n" FAMILY(                                                                                            \
-											"alloctra"                                                                                            \
-											"ce_"                                                                                                 \
-											"growth_"                                                                                             \
-											"bytes_"                                                                                              \
-											"per_"                                                                                                \
-											"second",                                                                                             \
-											"gauge",                                                                                              \
-											"Change "                                                                                             \
-											"of the "                                                                                             \
-											"outstand"                                                                                            \
-											"ing "                                                                                                \
-											"bytes "                                                                                              \
-											"since "                                                                                              \
-											"the "                                                                                                \
-											"previous"                                                                                            \
-											" report"                                                                                             \
-											".") growth COUNTER("untracked_"                                                                      \
-													    "frees",                                                                          \
-													    "0")                                                                              \
-											COUNTER("lost_allocs", "5") COUNTER(                                                                  \
-											    "lost"                                                                                            \
-											    "_sta"                                                                                            \
-											    "ts",                                                                                             \
-											    "0") COUNTER("lost_"                                                                              \
-													 "inflight",                                                                          \
-													 "0")                                                                                 \
-											    COUNTER("lost_stacks", "2") COUNTER(                                                              \
-												"stack"                                                                                       \
-												"_erro"                                                                                       \
-												"rs",                                                                                         \
-												"0") COUNTER("lost_events",                                                                   \
-													     "0")                                                                             \
-												COUNTER("lost_cap", "0") COUNTER(                                                             \
-												    "l"                                                                                       \
-												    "o"                                                                                       \
-												    "s"                                                                                       \
-												    "t"                                                                                       \
-												    "_"                                                                                       \
-												    "p"                                                                                       \
-												    "r"                                                                                       \
-												    "o"                                                                                       \
-												    "c"                                                                                       \
-												    "s",                                                                                      \
-												    "0") COUNTER("stacks_cut",                                                                \
-														 "0")                                                                         \
-												    COUNTER(                                                                                  \
-													"unwind_misses",                                                                      \
-													"0")                                                                                  \
-													COUNTER(                                                                              \
-													    "stacks_recalled",                                                                \
-													    "9")                                                                              \
-													    COUNTER(                                                                          \
-														"unwind_full",                                                                \
-														"0")
+#define PROC_FAMILIES(big, growth)                                                                                                                                                                                                                                                          \
+	FAMILY("alloctrace_outstanding_bytes", "gauge", "Bytes allocated and not freed.")                                                                                                                                                                                                   \
+	"alloctrace_outstanding_bytes" LABELS                                                                                                                                                                                                                                               \
+	" 4321\n" FAMILY("alloctrace_outstanding_blocks", "gauge", "Blocks allocated and not freed.") "alloctrace_outstanding_blocks" LABELS " 10\n" FAMILY("alloctrace_allocs_total", "counter", "Allocation calls since tracing began.") "alloctrace_allocs_total" LABELS " 25\n" FAMILY( \
+	    "alloctrace_frees_total", "counter",                                                                                                                                                                                                                                            \
+	    "Releases of tracked blocks since tracing "                                                                                                                                                                                                                                     \
+	    "began.") "alloctrace_frees_total" LABELS                                                                                                                                                                                                                                       \
+		      " 15\n" FAMILY(                                                                                                                                                                                                                                                       \
+			  "alloctrace_big_allocs_total", "counter",                                                                                                                                                                                                                         \
+			  "Allocations of at least --big "                                                                                                                                                                                                                                  \
+			  "bytes seen since tracing "                                                                                                                                                                                                                                       \
+			  "began.") "alloctrace_big_"                                                                                                                                                                                                                                       \
+				    "allocs_total" LABELS " " big "\n" FAMILY(                                                                                                                                                                                                              \
+					"a"                                                                                                                                                                                                                                                 \
+					"l"                                                                                                                                                                                                                                                 \
+					"l"                                                                                                                                                                                                                                                 \
+					"o"                                                                                                                                                                                                                                                 \
+					"c"                                                                                                                                                                                                                                                 \
+					"t"                                                                                                                                                                                                                                                 \
+					"r"                                                                                                                                                                                                                                                 \
+					"a"                                                                                                                                                                                                                                                 \
+					"c"                                                                                                                                                                                                                                                 \
+					"e"                                                                                                                                                                                                                                                 \
+					"_"                                                                                                                                                                                                                                                 \
+					"l"                                                                                                                                                                                                                                                 \
+					"o"                                                                                                                                                                                                                                                 \
+					"s"                                                                                                                                                                                                                                                 \
+					"t"                                                                                                                                                                                                                                                 \
+					"_"                                                                                                                                                                                                                                                 \
+					"t"                                                                                                                                                                                                                                                 \
+					"o"                                                                                                                                                                                                                                                 \
+					"t"                                                                                                                                                                                                                                                 \
+					"a"                                                                                                                                                                                                                                                 \
+					"l",                                                                                                                                                                                                                                                \
+					"c"                                                                                                                                                                                                                                                 \
+					"o"                                                                                                                                                                                                                                                 \
+					"u"                                                                                                                                                                                                                                                 \
+					"n"                                                                                                                                                                                                                                                 \
+					"t"                                                                                                                                                                                                                                                 \
+					"e"                                                                                                                                                                                                                                                 \
+					"r",                                                                                                                                                                                                                                                \
+					"C"                                                                                                                                                                                                                                                 \
+					"a"                                                                                                                                                                                                                                                 \
+					"l"                                                                                                                                                                                                                                                 \
+					"l"                                                                                                                                                                                                                                                 \
+					"s"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"o"                                                                                                                                                                                                                                                 \
+					"r"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"b"                                                                                                                                                                                                                                                 \
+					"l"                                                                                                                                                                                                                                                 \
+					"o"                                                                                                                                                                                                                                                 \
+					"c"                                                                                                                                                                                                                                                 \
+					"k"                                                                                                                                                                                                                                                 \
+					"s"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"m"                                                                                                                                                                                                                                                 \
+					"i"                                                                                                                                                                                                                                                 \
+					"s"                                                                                                                                                                                                                                                 \
+					"s"                                                                                                                                                                                                                                                 \
+					"i"                                                                                                                                                                                                                                                 \
+					"n"                                                                                                                                                                                                                                                 \
+					"g"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"f"                                                                                                                                                                                                                                                 \
+					"r"                                                                                                                                                                                                                                                 \
+					"o"                                                                                                                                                                                                                                                 \
+					"m"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"t"                                                                                                                                                                                                                                                 \
+					"h"                                                                                                                                                                                                                                                 \
+					"e"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"n"                                                                                                                                                                                                                                                 \
+					"u"                                                                                                                                                                                                                                                 \
+					"m"                                                                                                                                                                                                                                                 \
+					"b"                                                                                                                                                                                                                                                 \
+					"e"                                                                                                                                                                                                                                                 \
+					"r"                                                                                                                                                                                                                                                 \
+					"s"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"("                                                                                                                                                                                                                                                 \
+					"t"                                                                                                                                                                                                                                                 \
+					"h"                                                                                                                                                                                                                                                 \
+					"e"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"s"                                                                                                                                                                                                                                                 \
+					"u"                                                                                                                                                                                                                                                 \
+					"m"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"o"                                                                                                                                                                                                                                                 \
+					"f"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"t"                                                                                                                                                                                                                                                 \
+					"h"                                                                                                                                                                                                                                                 \
+					"e"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"l"                                                                                                                                                                                                                                                 \
+					"o"                                                                                                                                                                                                                                                 \
+					"s"                                                                                                                                                                                                                                                 \
+					"t"                                                                                                                                                                                                                                                 \
+					"_"                                                                                                                                                                                                                                                 \
+					" "                                                                                                                                                                                                                                                 \
+					"c"                                                                                                                                                                                                                                                 \
+					"o"                                                                                                                                                                                                                                                 \
+					"u"                                                                                                                                                                                                                                                 \
+					"n"                                                                                                                                                                                                                                                 \
+					"t"                                                                                                                                                                                                                                                 \
+					"e"                                                                                                                                                                                                                                                 \
+					"r"                                                                                                                                                                                                                                                 \
+					"s"                                                                                                                                                                                                                                                 \
+					")"                                                                                                                                                                                                                                                 \
+					".") "alloctrace_"                                                                                                                                                                                                                                  \
+					     "lost_"                                                                                                                                                                                                                                        \
+					     "total" LABELS                                                                                                                                                                                                                                 \
+					     " 7\n" FAMILY("alloctra"                                                                                                                                                                                                                       \
+							   "ce_"                                                                                                                                                                                                                            \
+							   "growth_"                                                                                                                                                                                                                        \
+							   "bytes_"                                                                                                                                                                                                                         \
+							   "per_"                                                                                                                                                                                                                           \
+							   "second",                                                                                                                                                                                                                        \
+							   "gauge",                                                                                                                                                                                                                         \
+							   "Change "                                                                                                                                                                                                                        \
+							   "of the "                                                                                                                                                                                                                        \
+							   "outstand"                                                                                                                                                                                                                       \
+							   "ing "                                                                                                                                                                                                                           \
+							   "bytes "                                                                                                                                                                                                                         \
+							   "since "                                                                                                                                                                                                                         \
+							   "the "                                                                                                                                                                                                                           \
+							   "previous"                                                                                                                                                                                                                       \
+							   " report"                                                                                                                                                                                                                        \
+							   ".") growth COUNTER("untracked_"                                                                                                                                                                                                 \
+									       "frees",                                                                                                                                                                                                     \
+									       "0")                                                                                                                                                                                                         \
+						 COUNTER("lost_allocs", "5") COUNTER(                                                                                                                                                                                                       \
+						     "lost"                                                                                                                                                                                                                                 \
+						     "_sta"                                                                                                                                                                                                                                 \
+						     "ts",                                                                                                                                                                                                                                  \
+						     "0") COUNTER("lost_"                                                                                                                                                                                                                   \
+								  "inflight",                                                                                                                                                                                                               \
+								  "0") COUNTER("lost_stacks", "2")                                                                                                                                                                                          \
+						     COUNTER("stack"                                                                                                                                                                                                                        \
+							     "_erro"                                                                                                                                                                                                                        \
+							     "rs",                                                                                                                                                                                                                          \
+							     "0") COUNTER("lost_events", "0")                                                                                                                                                                                               \
+							 COUNTER("lost_cap", "0") COUNTER("l"                                                                                                                                                                                               \
+											  "o"                                                                                                                                                                                               \
+											  "s"                                                                                                                                                                                               \
+											  "t"                                                                                                                                                                                               \
+											  "_"                                                                                                                                                                                               \
+											  "p"                                                                                                                                                                                               \
+											  "r"                                                                                                                                                                                               \
+											  "o"                                                                                                                                                                                               \
+											  "c"                                                                                                                                                                                               \
+											  "s",                                                                                                                                                                                              \
+											  "0")                                                                                                                                                                                              \
+							     COUNTER("stacks_cut", "0") COUNTER(                                                                                                                                                                                            \
+								 "unwind_misses", "0")                                                                                                                                                                                                      \
+								 COUNTER("stacks_recalled", "9")                                                                                                                                                                                            \
+								     COUNTER("unwind_full", "0")                                                                                                                                                                                            \
+									 COUNTER("unopened", "0")
 
 #define STACK(name, id, fn, mod, v)                                                                \
 	name "{pid=\"1234\",comm=\"leaky\",stack=\"" id "\",function=\"" fn "\",module=\"" mod     \

@@ -111,6 +111,7 @@ static const char *const counter_names[CNT_MAX] = {
     [CNT_UNWIND_MISSES] = "unwind_misses",
     [CNT_STACKS_RECALLED] = "stacks_recalled",
     [CNT_UNWIND_FULL] = "unwind_full",
+    [CNT_UNOPENED] = "unopened",
 };
 
 static const char *const trend_names[] = {
@@ -221,7 +222,7 @@ void profile_totals__set_counters(struct profile_totals *t, const uint64_t count
 	/* Each walked, or not, some other way than by its objects' tables to its end. */
 	t->stacks_incomplete = counters[CNT_LOST_STACKS] || counters[CNT_STACK_ERRORS] ||
 			       counters[CNT_STACKS_CUT] || counters[CNT_UNWIND_MISSES] ||
-			       counters[CNT_UNWIND_FULL];
+			       counters[CNT_UNWIND_FULL] || counters[CNT_UNOPENED];
 }
 
 void profile__set_counters(struct profile *p, const uint64_t counters[CNT_MAX])

@@ -134,9 +134,11 @@ int tracer__read_counters(struct tracer *t, uint64_t counters[CNT_MAX])
 		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
 			counters[key] += t->percpu[cpu];
 	}
-	/* The one counter BPF never adds to. */
-	if (t->unwinder)
+	/* The counters BPF never adds to. */
+	if (t->unwinder) {
 		counters[CNT_UNWIND_FULL] = unwinder__nr_full(t->unwinder);
+		counters[CNT_UNOPENED] = unwinder__nr_unopened(t->unwinder);
+	}
 	return 0;
 }
 

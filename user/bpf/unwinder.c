@@ -58,6 +58,7 @@ struct unwinder {
 	struct chunked rows;
 	struct chunked pages;
 	uint32_t nr_full;	 /* objects left without rows: no room */
+	uint32_t nr_unopened;	 /* mappings left without rows: not the file mapped */
 	struct unwind_proc proc; /* scratch: one process's mappings */
 };
 
@@ -349,6 +350,8 @@ static void map_object(struct unwinder *u, pid_t pid, const struct mapping *map,
 	int fd;
 
 	fd = mapping__open(pid, map);
+	if (fd == -ESTALE || fd == -ENOEXEC)
+		u->nr_unopened++;
 	if (fd >= 0)
 		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && !elf__load_bias(elf, map, &bias))
@@ -485,6 +488,11 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 uint32_t unwinder__nr_full(const struct unwinder *u)
 {
 	return u->nr_full;
+}
+
+uint32_t unwinder__nr_unopened(const struct unwinder *u)
+{
+	return u->nr_unopened;
 }
 
 uint64_t unwinder__bytes(const struct unwinder *u)

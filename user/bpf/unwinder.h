@@ -41,6 +41,12 @@ int unwinder__add_process(struct unwinder *u, pid_t pid);
 /* How many objects got no rows because the tables were full. */
 uint32_t unwinder__nr_full(const struct unwinder *u);
 
+/*
+ * How many mappings of code were left without rows because the file
+ * there was not the one mapped or no regular file (mapping__open()).
+ */
+uint32_t unwinder__nr_unopened(const struct unwinder *u);
+
 /* Kernel memory the rows and page index take, chunks made so far. */
 uint64_t unwinder__bytes(const struct unwinder *u);
 

@@ -5,11 +5,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 #include "probe/allocator.h"
 #include "probe/elfsym.h"
 #include "probe/linkmap.h"
 #include "lib/log.h"
 #include "probe/placement.h"
+#include "proc/mapfile.h"
 #include "proc/procmaps.h"
 
 enum func_group {
@@ -201,18 +203,37 @@ struct candidate {
 	char path[PATH_MAX];
 };
 
-/* Open a mapped object the way the target sees it, even from another mount namespace. */
+/*
+ * Open a mapped object the way the target sees it, even from another mount
+ * namespace; @c->path is then how the probes will name it. Without
+ * map_files, the path under /proc/PID/root is kept only when it leads to
+ * the file mapping__open() found in the target's root: one that resolved
+ * elsewhere (a symlink whose target the kernel would look up in our root)
+ * would put the probes on another file.
+ */
 static struct elf_file *open_candidate(pid_t pid, struct candidate *c)
 {
 	struct elf_file *ef;
+	struct stat st;
+	int fd;
 
 	snprintf(c->path, sizeof(c->path), "/proc/%d/map_files/%llx-%llx", pid,
 		 (unsigned long long)c->map->start, (unsigned long long)c->map->end);
 	ef = elf_file__open(c->path);
-	if (ef)
+	if (ef || c->map->deleted)
 		return ef;
+	fd = mapping__open(pid, c->map);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
 	snprintf(c->path, sizeof(c->path), "/proc/%d/root%s", pid, c->map->path);
-	return elf_file__open(c->path);
+	if (stat(c->path, &st) || !mapping__is(c->map, &st)) {
+		close(fd);
+		errno = ESTALE;
+		return NULL;
+	}
+	return elf_file__from_fd(fd);
 }
 
 static bool same_object(const struct mapping *a, const struct mapping *b)
@@ -220,17 +241,11 @@ static bool same_object(const struct mapping *a, const struct mapping *b)
 	return a->inode == b->inode && a->dev_major == b->dev_major && a->dev_minor == b->dev_minor;
 }
 
-static bool same_file(const struct mapping *map, const struct stat *st)
-{
-	return map->inode == st->st_ino && map->dev_major == major(st->st_dev) &&
-	       map->dev_minor == minor(st->st_dev);
-}
-
 /* The lowest mapping of the object behind @st (it has file offset 0), or NULL. */
 static const struct mapping *find_object(const struct proc_maps *pm, const struct stat *st)
 {
 	for (size_t i = 0; i < pm->nr; i++) {
-		if (mapping__is_file(&pm->maps[i]) && same_file(&pm->maps[i], st))
+		if (mapping__is_file(&pm->maps[i]) && mapping__is(&pm->maps[i], st))
 			return &pm->maps[i];
 	}
 	return NULL;
@@ -310,6 +325,7 @@ struct search {
 	bool new_seen; /* operator new found, wherever it is */
 	struct probe_object *mmap_obj;
 	bool denied; /* an object we may not open */
+	bool unsafe; /* an object its path does not lead to, or no regular file */
 };
 
 static struct probe_object *new_object(struct search *s, const struct candidate *c)
@@ -362,6 +378,14 @@ static int search_candidates(struct search *s, pid_t pid, struct candidate *orde
 	/* Past the allocator only for operator new: C programs have none. */
 	for (size_t i = 0; i < nr && !err && !(search__done(s) && s->new_seen); i++) {
 		ef = open_candidate(pid, &order[i]);
+		if (!ef && (errno == ESTALE || errno == ENOEXEC)) {
+			s->unsafe = true;
+			pr_warn("pid %d: %s: %s: its functions are not probed", pid,
+				order[i].map->path,
+				errno == ESTALE ? "its path no longer leads to the file mapped"
+						: "not a regular ELF file");
+			continue;
+		}
 		if (!ef) {
 			s->denied |= errno == EACCES || errno == EPERM;
 			pr_debug("cannot read %s in pid %d: %s", order[i].map->path, pid,
@@ -419,6 +443,13 @@ static int no_access(pid_t pid, const char *what)
 	return -EINVAL;
 }
 
+/* Not "no allocator" either: the one it has could not be opened for what it is. */
+static int no_safe_allocator(pid_t pid)
+{
+	pr_err("pid %d: no allocator object could be opened safely (see the warnings above)", pid);
+	return -EINVAL;
+}
+
 int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocator *out)
 {
 	struct search s = {.opts = opts, .out = out};
@@ -449,6 +480,8 @@ int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocat
 		err = s.alloc_obj && out->final ? 0 : -ENOENT;
 	if (err == -ENOENT && s.denied)
 		err = no_access(pid, "the objects mapped by");
+	else if (err == -ENOENT && s.unsafe)
+		err = no_safe_allocator(pid);
 	if (!err) {
 		/* The allocator leads: reports and --verbose name objs[0]. */
 		size_t i = s.alloc_obj - out->objs;

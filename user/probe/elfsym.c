@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "lib/safeopen.h"
 #include "probe/elfsym.h"
 
 struct elf_file {
@@ -33,23 +34,23 @@ static bool complete(Elf *elf, int fd)
 	return !eh.e_shentsize || room / eh.e_shentsize >= eh.e_shnum;
 }
 
-struct elf_file *elf_file__open(const char *path)
+struct elf_file *elf_file__from_fd(int fd)
 {
 	struct elf_file *ef;
 	int err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		errno = EINVAL;
-		return NULL;
+		goto err_close;
 	}
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
-		return NULL;
-	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (ef->fd < 0)
-		goto err_free;
+		goto err_close;
+	ef->fd = fd;
 	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !complete(ef->elf, ef->fd)) {
+		elf_end(ef->elf);
+		free(ef);
 		errno = ENOEXEC;
 		goto err_close;
 	}
@@ -57,14 +58,20 @@ struct elf_file *elf_file__open(const char *path)
 
 err_close:
 	err = errno;
-	elf_end(ef->elf);
-	close(ef->fd);
-	errno = err;
-err_free:
-	err = errno;
-	free(ef);
+	close(fd);
 	errno = err;
 	return NULL;
+}
+
+struct elf_file *elf_file__open(const char *path)
+{
+	int fd = open_regular(AT_FDCWD, path, 0);
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	return elf_file__from_fd(fd);
 }
 
 void elf_file__close(struct elf_file *ef)

@@ -9,8 +9,14 @@
 /* An ELF object opened to find where functions are. */
 struct elf_file;
 
-/* Returns NULL with errno set (ENOEXEC for a file that is not whole, valid ELF). */
+/*
+ * Returns NULL with errno set (ENOEXEC for a file that is not whole, valid
+ * ELF, or no regular file: open_regular() opens it).
+ */
 struct elf_file *elf_file__open(const char *path);
+
+/* The same for an open descriptor, which it takes, even on failure. */
+struct elf_file *elf_file__from_fd(int fd);
 void elf_file__close(struct elf_file *ef);
 
 /*

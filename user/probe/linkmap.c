@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "probe/linkmap.h"
+#include "proc/mapfile.h"
 #include "proc/procmaps.h"
 
 /* Bounds for reading another process's loader structures: never trust them. */
@@ -190,6 +192,7 @@ static int code_file(pid_t pid, uint64_t addr, struct link_watch *w)
 {
 	const struct mapping *m;
 	struct proc_maps pm;
+	struct stat st;
 	int err;
 
 	err = proc_maps__read(pid, &pm);
@@ -201,12 +204,17 @@ static int code_file(pid_t pid, uint64_t addr, struct link_watch *w)
 	} else {
 		/*
 		 * Through the process's own mapping, its mount namespace may be
-		 * another; map_files needs CAP_SYS_ADMIN, its root does not.
+		 * another; map_files needs CAP_SYS_ADMIN, its root does not, but
+		 * a path there may lead out of it (an absolute symlink): only
+		 * the file mapped is probed.
 		 */
 		snprintf(w->path, sizeof(w->path), "/proc/%d/map_files/%llx-%llx", pid,
 			 (unsigned long long)m->start, (unsigned long long)m->end);
-		if (access(w->path, R_OK))
+		if (access(w->path, R_OK)) {
 			snprintf(w->path, sizeof(w->path), "/proc/%d/root%s", pid, m->path);
+			if (stat(w->path, &st) || !mapping__is(m, &st))
+				err = -ESTALE;
+		}
 		snprintf(w->name, sizeof(w->name), "%s", m->path);
 		w->offset = addr - m->start + m->pgoff;
 	}

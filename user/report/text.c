@@ -117,6 +117,7 @@ static const char *const stack_reasons[CNT_MAX] = {
     [CNT_STACKS_CUT] = "the walk stopped before the outermost frame",
     [CNT_UNWIND_MISSES] = "frames in code without unwind tables yet, walked by frame pointers",
     [CNT_UNWIND_FULL] = "objects without unwind tables, full: walked by frame pointers",
+    [CNT_UNOPENED] = "objects not opened safely: walked by frame pointers, unnamed",
 };
 
 /* One line naming each counter of @reasons that is not 0, or nothing. */

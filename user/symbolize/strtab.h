@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef ALLOCTRACE_STRTAB_H
+#define ALLOCTRACE_STRTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct strtab {
+	char **slots; /* open addressing; NULL marks a free slot */
+	size_t cap;   /* a power of two, or 0 */
+	size_t nr;
+};
+
+/* @str's copy in @tab; NULL for a NULL @str or when out of memory. */
+const char *strtab__intern(struct strtab *tab, const char *str);
+
+/* The same for a symbol's name, demangled. */
+const char *strtab__intern_symbol(struct strtab *tab, const char *name);
+
+bool strtab__has(const struct strtab *tab, const char *str);
+void strtab__release(struct strtab *tab);
+
+#endif
