@@ -238,8 +238,6 @@ struct exporter *exporter__new_pprof_dir(const char *dir, unsigned int keep)
 
 void exporter__discard(struct exporter *e)
 {
-	if (e)
-		out_file__discard(&e->out);
 	exporter__free(e);
 }
 
@@ -249,7 +247,8 @@ void exporter__free(struct exporter *e)
 		return;
 	if (e->state)
 		e->ops->free(e->state);
-	out_file__release(&e->out);
+	/* Never written: its temporary file goes, and nothing took the name. */
+	out_file__discard(&e->out);
 	if (e->dir_fd >= 0)
 		close(e->dir_fd);
 	free(e->path);

@@ -157,7 +157,7 @@ static int check_entry(const struct out_file *o, char *why, size_t size)
 			 (unsigned int)st.st_uid);
 	else
 		return 0;
-	return S_ISLNK(st.st_mode) ? -ELOOP : -EPERM;
+	return S_ISLNK(st.st_mode) ? -ELOOP : S_ISREG(st.st_mode) ? -EPERM : -EINVAL;
 }
 
 int out_tmp_open(int dir_fd, char *tmp, size_t size)
