@@ -155,4 +155,27 @@ as_caps -o "$KEEP" -- "$PRIV/leaks" >"$TMP/setcap-o.out" 2>"$TMP/setcap-o.err" |
 expect_eq "setcap -o root's file: exit status" 2 "$RC"
 expect_eq "setcap -o root's file: untouched" keep "$(cat "$KEEP")"
 
+# --comm as nobody with capabilities: root's process of the name is left
+# alone and counted, nobody's own is traced.
+cp "$WL/target" "$PRIV/privcomm"
+mkdir -p "$PRIV/state/comm-root" "$PRIV/state/comm-own"
+chown nobody "$PRIV/state/comm-own"
+"$PRIV/privcomm" "$PRIV/state/comm-root" 60 &
+ROOTP=$!
+track "$ROOTP"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$PRIV/privcomm" "$PRIV/state/comm-own" 60 &
+OWNP=$!
+track "$OWNP"
+wait_for 10 test -e "$PRIV/state/comm-root/ready" -a -e "$PRIV/state/comm-own/ready" ||
+	fail "comm: targets" "not ready in 10 s"
+as_nobody comm "$BASE" --format json -T 0 -i 3 -n 1 --comm privcomm &
+tool=$!
+wait_for 20 grep -qs "tracing pid $OWNP" "$TMP/comm.err" && kill -USR1 "$OWNP" "$ROOTP"
+RC=0
+wait "$tool" || RC=$?
+expect_eq "comm: exit status" 0 "$RC"
+expect_eq "comm: root's process counted, left alone" 1 \
+	"$(grep -c "^alloctrace: warning: not tracing 1 processes that are not yours" "$TMP/comm.err")"
+expect_eq "comm: root's process not probed" "" "$(grep "tracing pid $ROOTP" "$TMP/comm.err")"
+
 finish
