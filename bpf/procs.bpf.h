@@ -71,6 +71,22 @@ static __always_inline void count_untracked(struct proc_state *ps)
 }
 
 /*
+ * Not root (cfg.owner_only): is @task the caller's, its real, effective and
+ * saved ids all the caller's real ones, as the kernel's ptrace check asks
+ * of a caller without CAP_SYS_PTRACE (user/proc/access.c)? A process that
+ * runs a setuid program is not.
+ */
+static __always_inline bool owned(struct task_struct *task)
+{
+	const struct cred *c = BPF_CORE_READ(task, real_cred);
+	__u32 u = cfg.owner_uid, g = cfg.owner_gid;
+
+	return BPF_CORE_READ(c, uid.val) == u && BPF_CORE_READ(c, euid.val) == u &&
+	       BPF_CORE_READ(c, suid.val) == u && BPF_CORE_READ(c, gid.val) == g &&
+	       BPF_CORE_READ(c, egid.val) == g && BPF_CORE_READ(c, sgid.val) == g;
+}
+
+/*
  * --cgroup, --comm: is the current process one of those --all is narrowed
  * to? Its cgroup or one below it (the ancestor at the cgroup's level is
  * the cgroup itself), and its main thread's name, as pgrep -x matches it.
@@ -80,6 +96,8 @@ static __always_inline bool chosen(void)
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	char comm[sizeof(cfg.comm)];
 
+	if (cfg.owner_only && !owned(task))
+		return false;
 	if (cfg.cgroup_id && bpf_get_current_ancestor_cgroup_id(cfg.cgroup_level) != cfg.cgroup_id)
 		return false;
 	if (!cfg.comm[0])

@@ -56,6 +56,9 @@ struct alloctrace_config {
 	__u64 big_threshold;   /* bytes of a big allocation, 0 = no alerts */
 	__u64 sample_rate;     /* --sample: mean bytes between samples, 0 = record every one */
 	__u64 linkmap_wait_ns; /* longest a thread waits in the loader's probe, 0: never */
+	bool owner_only;       /* not root: --all takes up only processes whose ids are all */
+	__u32 owner_uid;       /* ... this uid */
+	__u32 owner_gid;       /* ... and this gid (the caller's real ones) */
 };
 
 /*

@@ -95,7 +95,7 @@ expect_match "named by the time in UTC" \
 expect_eq "no profile opened under its own name" "" \
 	"$(grep -E 'openat\(.*\.pb\.gz"' "$TMP/strace.log" | grep O_CREAT)"
 expect_eq "each of the six profiles renamed into place" 6 \
-	"$(grep -cE 'rename(at2?)?\(.*\.alloctrace-[0-9]+\.tmp".*"alloctrace-[0-9]+-[0-9]{8}T[0-9]{6}Z-[0-9]+\.pb\.gz".* = 0$' \
+	"$(grep -cE 'rename(at2?)?\(.*\.alloctrace-[0-9]+-[0-9a-f]+\.tmp".*"alloctrace-[0-9]+-[0-9]{8}T[0-9]{6}Z-[0-9]+\.pb\.gz".* = 0$' \
 		"$TMP/strace.log")"
 
 for f in "${FILES[@]}"; do

@@ -17,6 +17,7 @@
 #include "app/reports.h"
 #include "bpf/tracer.h"
 #include "lib/log.h"
+#include "proc/access.h"
 
 static int open_tracer(struct session *s)
 {
@@ -32,6 +33,10 @@ static int open_tracer(struct session *s)
 
 	options__config(s->opts, s->nr_targets ? target__pid(s->targets[0]) : 0,
 			s->opts->choice.cgroup ? &s->cgroup : NULL, &topts.config);
+	/* Not root: --all takes up only the caller's own processes (proc/access.h). */
+	topts.config.owner_only = access__limited();
+	topts.config.owner_uid = getuid();
+	topts.config.owner_gid = getgid();
 	s->tracer = tracer__open(&topts);
 	return s->tracer ? 0 : -errno;
 }
@@ -47,6 +52,12 @@ static int open_targets(struct session *s)
 	if (!s->targets)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
+		if (!s->opts->argv && !access__may_trace(s->opts->pids[i])) {
+			pr_err("process %d: not yours to trace (another user's, or not dumpable): "
+			       "without root alloctrace traces only what you could ptrace yourself",
+			       s->opts->pids[i]);
+			return -EPERM;
+		}
 		t = s->opts->argv ? target__launch(s->opts->argv)
 				  : target__attach(s->opts->pids[i]);
 		if (!t)

@@ -18,6 +18,7 @@
 #include <sys/vfs.h>
 #include "export/export.h"
 #include "export/exporters.h"
+#include "export/outfile.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -26,9 +27,9 @@
 struct exporter {
 	const struct export_ops *ops;
 	void *state;
-	char *path; /* for messages */
-	int fd;	    /* -1 once handed to the stream that wrote the file */
-	int err;    /* the first failure, told once and returned ever after */
+	char *path;	     /* for messages */
+	struct out_file out; /* a single file, renamed into place when written */
+	int err;	     /* the first failure, told once and returned ever after */
 	/* --pprof-dir: a file per report in a directory, the newest @keep kept. */
 	int dir_fd; /* -1 for a single file */
 	unsigned int keep;
@@ -46,60 +47,6 @@ static const struct export_kind_entry {
     [EXPORT_HTML] = {html_new, &html_ops},
 };
 
-/*
- * ELOOP's own text, "Too many levels of symbolic links", would mislead;
- * ENXIO is what a FIFO without a reader gives under O_NONBLOCK.
- */
-static const char *open_error(int err)
-{
-	if (err == ELOOP)
-		return "it is a symbolic link, which alloctrace does not follow";
-	return err == ENXIO ? "it is not a regular file" : strerror(err);
-}
-
-/*
- * Only a regular file where files store data: /proc and /sys files look
- * regular, but take what is written to them as kernel settings.
- */
-static const char *not_a_file(int fd)
-{
-	struct statfs fs;
-	struct stat st;
-
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		return "it is not a regular file";
-	if (fstatfs(fd, &fs) || fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC)
-		return "it is a file of /proc or /sys, not one to write a report to";
-	return NULL;
-}
-
-/*
- * O_NOFOLLOW: a file in a shared directory such as /tmp could otherwise
- * be a link planted to make a privileged tracer overwrite another file.
- * O_NONBLOCK: a FIFO would otherwise hold the run until someone reads it;
- * on a regular file it changes nothing.
- */
-static int open_output(const char *path)
-{
-	int fd =
-	    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-	const char *why;
-	int err;
-
-	if (fd < 0) {
-		err = errno;
-		pr_err("cannot create %s: %s", path, open_error(err));
-		return -err;
-	}
-	why = not_a_file(fd);
-	if (why) {
-		close(fd);
-		pr_err("cannot create %s: %s", path, why);
-		return -EINVAL;
-	}
-	return fd;
-}
-
 /* @e without its output, which the caller opens; NULL with errno set, told. */
 static struct exporter *exporter__alloc(enum export_kind kind, const char *path)
 {
@@ -116,7 +63,8 @@ static struct exporter *exporter__alloc(enum export_kind kind, const char *path)
 		pr_err("cannot export to %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	e->fd = e->dir_fd = -1;
+	e->out = (struct out_file){.dir_fd = -1, .fd = -1};
+	e->dir_fd = -1;
 	e->ops = export_kinds[kind].ops;
 	if (!(e->path = strdup(path)) || !(e->state = export_kinds[kind].new())) {
 		err = errno;
@@ -144,9 +92,8 @@ struct exporter *exporter__new(enum export_kind kind, const char *path)
 
 	if (!e)
 		return NULL;
-	/* Last, so that a failure above leaves no empty file behind. */
-	e->fd = open_output(path);
-	return exporter__opened(e, e->fd < 0 ? e->fd : 0);
+	/* Last, so that a failure above leaves no file behind. */
+	return exporter__opened(e, out_file__create(&e->out, path));
 }
 
 /*
@@ -266,22 +213,6 @@ static int exporter__rotate(struct exporter *e)
 	return err;
 }
 
-/*
- * The file a report is written to before it is renamed into place, so
- * that no reader of the directory sees half a profile; a dot file, which
- * no "*.pb.gz" matches. O_EXCL: never through a file planted there.
- */
-static int dir_tmp_open(int dir_fd, char *tmp, size_t size)
-{
-	int fd;
-
-	snprintf(tmp, size, "." DIR_FILE_PREFIX "%d.tmp", (int)getpid());
-	/* Left by a killed run that had the same pid. */
-	unlinkat(dir_fd, tmp, 0);
-	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	return fd < 0 ? -errno : fd;
-}
-
 struct exporter *exporter__new_pprof_dir(const char *dir, unsigned int keep)
 {
 	struct exporter *e = exporter__alloc(EXPORT_PPROF, dir);
@@ -291,11 +222,13 @@ struct exporter *exporter__new_pprof_dir(const char *dir, unsigned int keep)
 	if (!e)
 		return NULL;
 	e->keep = keep;
-	e->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	e->dir_fd = out_dir_open(dir, "pprof files");
+	if (e->dir_fd < 0)
+		return exporter__opened(e, e->dir_fd);
 	/* A file made and removed: whether the directory takes one, told now. */
-	fd = e->dir_fd < 0 ? -errno : dir_tmp_open(e->dir_fd, tmp, sizeof(tmp));
+	fd = out_tmp_open(e->dir_fd, tmp, sizeof(tmp));
 	if (fd < 0) {
-		pr_err("cannot write pprof files to %s: %s", dir, open_error(-fd));
+		pr_err("cannot write pprof files to %s: %s", dir, strerror(-fd));
 		return exporter__opened(e, fd);
 	}
 	close(fd);
@@ -303,25 +236,8 @@ struct exporter *exporter__new_pprof_dir(const char *dir, unsigned int keep)
 	return e;
 }
 
-/*
- * Remove @path if it is still the empty file open as @fd: a run that
- * failed before tracing leaves no empty output behind, and a file put in
- * its place meanwhile is not ours to remove.
- */
-static void discard_output(int fd, const char *path)
-{
-	struct stat mine, now;
-
-	if (fd < 0 || fstat(fd, &mine) || lstat(path, &now))
-		return;
-	if (mine.st_dev == now.st_dev && mine.st_ino == now.st_ino && !mine.st_size)
-		unlink(path);
-}
-
 void exporter__discard(struct exporter *e)
 {
-	if (e)
-		discard_output(e->fd, e->path);
 	exporter__free(e);
 }
 
@@ -331,8 +247,8 @@ void exporter__free(struct exporter *e)
 		return;
 	if (e->state)
 		e->ops->free(e->state);
-	if (e->fd >= 0)
-		close(e->fd);
+	/* Never written: its temporary file goes, and nothing took the name. */
+	out_file__discard(&e->out);
 	if (e->dir_fd >= 0)
 		close(e->dir_fd);
 	free(e->path);
@@ -475,7 +391,7 @@ static int exporter__write_dir(struct exporter *e, double time)
 		return -EINVAL;
 	snprintf(name, sizeof(name), DIR_FILE_PREFIX "%d-%s-%06u" DIR_FILE_SUFFIX, (int)getpid(),
 		 stamp, ++e->seq);
-	fd = dir_tmp_open(e->dir_fd, tmp, sizeof(tmp));
+	fd = out_tmp_open(e->dir_fd, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
 	err = exporter__write_fd(e, fd);
@@ -527,37 +443,58 @@ int exporter__big_alloc(struct exporter *e, const struct big_alloc *a)
 
 int exporter__finish(struct exporter *e)
 {
-	int fd = e->fd;
+	int fd = e->out.fd, err;
 
 	/* A directory has its files already, one per report. */
-	if (e->err || e->dir_fd >= 0)
+	if (e->dir_fd >= 0)
 		return e->err;
 	if (fd < 0)
-		return -EINVAL;
-	e->fd = -1;
-	return exporter__check(e, exporter__write_fd(e, fd));
+		return e->err ? e->err : -EINVAL;
+	e->out.fd = -1;
+	if (e->err) {
+		close(fd);
+		out_file__discard(&e->out);
+		return e->err;
+	}
+	err = exporter__check(e, exporter__write_fd(e, fd));
+	if (!err && (err = out_file__publish(&e->out, e->path)))
+		e->err = err;
+	if (err)
+		out_file__discard(&e->out);
+	return err;
 }
 
 FILE *output__open(const char *path)
 {
-	int fd = open_output(path);
-	FILE *f;
+	struct out_file o;
+	FILE *f = NULL;
+	int err;
 
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
+	/*
+	 * The reports stream into it during the run, so it is renamed into
+	 * place at once: from then on it is a 0600 file of ours in a
+	 * directory only root and the caller may change, which no one else
+	 * can open, replace or remove.
+	 */
+	err = out_file__create(&o, path);
+	if (!err && !(err = out_file__publish(&o, path))) {
+		f = fdopen(o.fd, "w");
+		if (!f) {
+			err = -errno;
+			pr_err("cannot create %s: %s", path, strerror(errno));
+			out_path_remove_empty(path, o.fd);
+		} else {
+			o.fd = -1;
+		}
 	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		pr_err("cannot create %s: %s", path, strerror(errno));
-		close(fd);
-	}
+	out_file__discard(&o);
+	errno = -err;
 	return f;
 }
 
 void output__discard(FILE *f, const char *path)
 {
-	discard_output(fileno(f), path);
+	out_path_remove_empty(path, fileno(f));
 	fclose(f);
 }
 

@@ -20,9 +20,10 @@ enum export_kind {
 struct exporter;
 
 /*
- * Create the output file at once, so a bad path fails before tracing
- * starts: never through a symlink, mode 0600. NULL with errno set; the
- * cause is printed naming the path.
+ * Create the output file's temporary file at once, so a bad path fails
+ * before tracing starts (export/outfile.h: mode 0600, no symbolic link in
+ * any component); exporter__finish() renames it into place. NULL with
+ * errno set; the cause is printed naming the path.
  */
 struct exporter *exporter__new(enum export_kind kind, const char *path);
 /*
@@ -34,8 +35,9 @@ struct exporter *exporter__new(enum export_kind kind, const char *path);
 struct exporter *exporter__new_pprof_dir(const char *dir, unsigned int keep);
 /* --pprof-keep's default: five minutes of reports at the default interval. */
 #define PPROF_DIR_KEEP 60
+/* Free @e; a file never finished is removed, its name never taken. */
 void exporter__free(struct exporter *e);
-/* The run failed before tracing: free @e and remove its file if still empty. */
+/* The run failed before tracing: the same as exporter__free(). */
 void exporter__discard(struct exporter *e);
 
 /* Both 0 or -errno. */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include "proc/access.h"
 #include "proc/choose.h"
 #include "proc/procs.h"
 #include "lib/log.h"
@@ -51,9 +52,10 @@ struct choice_walk {
 	pid_t self;
 	int (*fn)(void *ctx, pid_t pid);
 	void *ctx;
+	unsigned int not_yours; /* chosen, but left alone: see access.h */
 };
 
-static int choice_walk__visit(const struct choice_walk *w, pid_t pid)
+static int choice_walk__visit(struct choice_walk *w, pid_t pid)
 {
 	char comm[COMM_MAX + 2];
 
@@ -64,11 +66,15 @@ static int choice_walk__visit(const struct choice_walk *w, pid_t pid)
 		if (strcmp(comm, w->c->comm))
 			return 0;
 	}
+	if (!access__may_trace(pid)) {
+		w->not_yours++;
+		return 0;
+	}
 	return w->fn(w->ctx, pid);
 }
 
 /* Every process of the cgroup @dir and of those below it. */
-static int choice_walk__cgroup(const struct choice_walk *w, const char *dir)
+static int choice_walk__cgroup(struct choice_walk *w, const char *dir)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
@@ -95,7 +101,7 @@ static int choice_walk__cgroup(const struct choice_walk *w, const char *dir)
 	return err;
 }
 
-static int choice_walk__proc(const struct choice_walk *w)
+static int choice_walk__proc(struct choice_walk *w)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -118,6 +124,12 @@ int proc_choice__for_each(const struct proc_choice *c, pid_t self, int (*fn)(voi
 			  void *ctx)
 {
 	struct choice_walk w = {.c = c, .self = self, .fn = fn, .ctx = ctx};
+	int err = c->cgroup ? choice_walk__cgroup(&w, c->cgroup) : choice_walk__proc(&w);
 
-	return c->cgroup ? choice_walk__cgroup(&w, c->cgroup) : choice_walk__proc(&w);
+	if (w.not_yours)
+		pr_warn(
+		    "not tracing %u processes that are not yours (another user's, or not "
+		    "dumpable): without root alloctrace traces only what you could ptrace yourself",
+		    w.not_yours);
+	return err;
 }
