@@ -85,7 +85,8 @@ static int add_stack(struct report_parts *rp, const struct profile_stack *st, bo
 	    .growth_bytes = st->growth_bytes,
 	    .trend = trend_name(st->trend),
 	    .stack_flags = st->flags,
-	    .classified = classify && l,
+	    /* A check that failed has no classes to show, not four zeros. */
+	    .classified = classify && l && !l->check.error,
 	};
 	if (out->classified)
 		sum_classes(l, st->stack_id, out->class_bytes, out->class_allocs);
