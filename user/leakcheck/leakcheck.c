@@ -34,6 +34,9 @@ static const struct {
      "some root memory could not be read: assumed to hold no pointer"},
     {LEAK_ASSUME_STOPPED, "target_stopped_for_scan",
      "no snapshot child: the target stayed stopped for the whole scan"},
+    {LEAK_ASSUME_RED_ZONE, "red_zone_as_roots",
+     "a thread stopped in user code: the 128 bytes below its stack pointer (the red zone) "
+     "were roots"},
 };
 
 static const char *assumption_text(enum leak_assumption a, bool name)
@@ -161,6 +164,28 @@ static int record(struct leakcheck *lc, const struct classifier *c)
 	return 0;
 }
 
+/* The x86-64 ABI's red zone: a leaf function's data below the stack pointer. */
+#define RED_ZONE 128
+
+/*
+ * The stack bytes below each thread's stack pointer that a function can
+ * be using: the red zone of a thread stopped in user code. A thread in a
+ * system call has none: its red zone holds what returned functions left
+ * there, which would hide a leak.
+ */
+static uint32_t *live_below(struct leakcheck *lc, const struct snapshot *s, size_t n)
+{
+	uint32_t *below = calloc(n + 1, sizeof(*below));
+
+	for (size_t i = 0; below && i < n; i++) {
+		if (snapshot__in_syscall(s, i))
+			continue;
+		below[i] = RED_ZONE;
+		lc->stats.assumptions |= LEAK_ASSUME_RED_ZONE;
+	}
+	return below;
+}
+
 /* The roots: registers, then root memory, in address order. */
 static int scan_roots(struct leakcheck *lc, struct snapshot *s, struct classifier *c,
 		      const struct range_set *arenas, const struct range_set *inuse)
@@ -174,12 +199,18 @@ static int scan_roots(struct leakcheck *lc, struct snapshot *s, struct classifie
 	};
 	struct range_set roots = {};
 	const uint64_t *regs;
+	uint32_t *below;
 	size_t i, nr;
 	int err;
 
 	src.sps = snapshot__stack_pointers(s, &src.nr_sps);
+	below = live_below(lc, s, src.nr_sps);
+	if (!below)
+		return -ENOMEM;
+	src.below = below;
 	regs = snapshot__registers(s, &nr);
 	err = roots__build(&src, &roots) ?: classifier__scan_words(c, regs, nr);
+	free(below);
 	for (i = 0; i < roots.n && !err; i++)
 		err = classifier__scan_range(c, roots.r[i].start, roots.r[i].end);
 	lc->stats.root_bytes = range_set__bytes(&roots);

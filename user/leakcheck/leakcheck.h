@@ -45,6 +45,9 @@ enum leak_assumption {
 	LEAK_ASSUME_ROOTS_UNREADABLE = 1 << 3,
 	/* no snapshot child (seccomp, or asked): the target stayed stopped for the scan */
 	LEAK_ASSUME_STOPPED = 1 << 4,
+	/* a thread stopped in user code: the 128 bytes below its stack pointer were roots */
+	LEAK_ASSUME_RED_ZONE = 1 << 5,
+	LEAK_ASSUME_LAST = LEAK_ASSUME_RED_ZONE,
 };
 
 /* Each assumption bit's name (a JSON string), and what it means to a reader. */

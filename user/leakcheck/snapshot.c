@@ -477,6 +477,15 @@ unsigned int snapshot__threads(const struct snapshot *s)
 	return s->nr;
 }
 
+/*
+ * A syscall's number stays in orig_rax while the thread is in it (and at
+ * the exit stop of exit_group); a thread interrupted in user code has -1.
+ */
+bool snapshot__in_syscall(const struct snapshot *s, size_t i)
+{
+	return (long)s->th[i].regs.orig_rax >= 0;
+}
+
 bool snapshot__stopped(const struct snapshot *s)
 {
 	return s->stay;

@@ -199,7 +199,7 @@ static void text_leak_summary(FILE *f, const struct report_leak_check *lc)
 		fprintf(f, "  leak summary (target paused %.3f ms, %s of roots scanned):\n",
 			lc->pause_ms, text_size(lc->bytes_scanned).s);
 	text_classes(f, "    ", "\n    ", lc->class_bytes, lc->class_allocs);
-	for (unsigned int bit = 1; bit <= LEAK_ASSUME_STOPPED; bit <<= 1) {
+	for (unsigned int bit = 1; bit <= LEAK_ASSUME_LAST; bit <<= 1) {
 		if (lc->assumptions & bit)
 			fprintf(f, "    assumed: %s\n", leak_assumption__describe(bit));
 	}
