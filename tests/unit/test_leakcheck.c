@@ -122,7 +122,7 @@ static void run_case(const struct heap_case *hc)
 		assert_int_equal(range_set__add(&inuse, hc->inuse, hc->inuse + 0x40), 0);
 	struct root_sources src = {&pm, &sp, &below, 1, &heap, &inuse, blocks, hc->nr_blocks};
 	assert_int_equal(roots__build(&src, &roots), 0);
-	c = classifier__new(blocks, hc->nr_blocks, &mem, NULL);
+	c = classifier__new(blocks, hc->nr_blocks, &mem, NULL, NULL);
 	assert_non_null(c);
 	assert_int_equal(classifier__scan_words(c, regs, nr_regs), 0);
 	for (i = 0; i < roots.n; i++)
@@ -152,7 +152,7 @@ static void test_overlapping_blocks(void **state)
 	struct leak_memory mem = {read_space, NULL};
 	struct leak_block b[2] = {{BLK(0), 64, 0}, {BLK(0) + 32, 64, 1}};
 
-	assert_null(classifier__new(b, 2, &mem, NULL));
+	assert_null(classifier__new(b, 2, &mem, NULL, NULL));
 	assert_int_equal(errno, EINVAL);
 }
 
@@ -161,7 +161,7 @@ static void test_stop_flag(void **state)
 	struct leak_memory mem = {read_space, NULL};
 	struct leak_block b = {BLK(0), 64, 0};
 	volatile sig_atomic_t stop = 1;
-	struct classifier *c = classifier__new(&b, 1, &mem, &stop);
+	struct classifier *c = classifier__new(&b, 1, &mem, NULL, &stop);
 
 	assert_non_null(c);
 	assert_int_equal(classifier__scan_range(c, BSS, BSS + 0x1000), -EINTR);
@@ -172,7 +172,7 @@ static void test_unreadable_roots(void **state)
 {
 	struct leak_memory mem = {read_space, NULL};
 	struct leak_block b = {BLK(0), 64, 0};
-	struct classifier *c = classifier__new(&b, 1, &mem, NULL);
+	struct classifier *c = classifier__new(&b, 1, &mem, NULL, NULL);
 
 	assert_non_null(c);
 	assert_int_equal(classifier__scan_range(c, 0x1000, 0x3000), 0);

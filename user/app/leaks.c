@@ -49,7 +49,7 @@ static int by_stack(const void *a, const void *b)
 }
 
 /* The scan's verdicts, sorted by stack, and its figures into @r. */
-static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc)
+static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc, unsigned int heuristics)
 {
 	const struct leakcheck_stats *st = leakcheck__stats(lc);
 	size_t n = leakcheck__nr_blocks(lc);
@@ -60,7 +60,8 @@ static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc)
 	for (size_t i = 0; i < n; i++) {
 		const struct leak_block *b = leakcheck__block(lc, i);
 
-		r->v[i] = (struct leak_verdict){b->id, b->size, leakcheck__class(lc, i)};
+		r->v[i] = (struct leak_verdict){b->id, b->size, leakcheck__class(lc, i),
+						leakcheck__heuristic(lc, i)};
 	}
 	qsort(r->v, n, sizeof(*r->v), by_stack);
 	r->a.verdicts = r->v;
@@ -68,6 +69,7 @@ static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc)
 	r->a.check.pause_ms = (st->pause_ns + st->reap_pause_ns) / 1e6;
 	r->a.check.bytes_scanned = st->root_bytes;
 	r->a.check.assumptions = st->assumptions;
+	r->a.check.heuristics = heuristics;
 	return 0;
 }
 
@@ -115,7 +117,11 @@ static void release_interrupts(const struct sigaction *old, const sigset_t *mask
 
 static int run_check(struct session *s, struct proc *p, bool ours, struct leak_result *r)
 {
-	struct leakcheck_opts o = {.ours = ours, .stop = ours ? NULL : &interrupted};
+	struct leakcheck_opts o = {
+	    .ours = ours,
+	    .heuristics = s->opts->leak_heuristics,
+	    .stop = ours ? NULL : &interrupted,
+	};
 	struct block_pass bp = {.tracer = s->tracer, .p = p};
 	struct leakcheck *lc = leakcheck__new(p->pid, &o);
 	int err;
@@ -125,7 +131,7 @@ static int run_check(struct session *s, struct proc *p, bool ours, struct leak_r
 	/* One pending since before, delivered on unblocking: no new pause. */
 	err = o.stop && *o.stop ? -EINTR : leakcheck__run(lc, collect_blocks, &bp);
 	if (!err)
-		err = keep_verdicts(r, lc);
+		err = keep_verdicts(r, lc, o.heuristics);
 	leakcheck__free(lc);
 	return err;
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "leakcheck/classify.h"
 #include "leakcheck/heapwalk.h"
+#include "leakcheck/heuristics.h"
 #include "leakcheck/leakcheck.h"
 #include "leakcheck/roots.h"
 #include "leakcheck/snapshot.h"
@@ -18,6 +20,50 @@ const char *leak_class__name(enum leak_class cls)
 	};
 
 	return cls < LEAK_CLASSES ? names[cls] : "?";
+}
+
+static const char *const heuristic_names[LEAK_HEURISTICS] = {
+    [LEAK_HEUR_NONE] = "none",
+    [LEAK_HEUR_STDSTRING] = "stdstring",
+    [LEAK_HEUR_LENGTH64] = "length64",
+    [LEAK_HEUR_NEWARRAY] = "newarray",
+    [LEAK_HEUR_MULTIPLE_INHERITANCE] = "multipleinheritance",
+};
+
+const char *leak_heuristic__name(enum leak_heuristic h)
+{
+	return h < LEAK_HEURISTICS ? heuristic_names[h] : "?";
+}
+
+static int heuristic_bit(const char *name, size_t len, unsigned int *set)
+{
+	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEURISTICS; h++) {
+		if (strlen(heuristic_names[h]) == len && !strncmp(name, heuristic_names[h], len)) {
+			*set |= 1u << h;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int leak_heuristics__parse(const char *list, unsigned int *set)
+{
+	const char *at = list, *comma;
+	size_t len;
+
+	*set = 0;
+	if (!strcmp(list, "all") || !strcmp(list, "none")) {
+		*set = list[0] == 'a' ? LEAK_HEUR_ALL : 0;
+		return 0;
+	}
+	do {
+		comma = strchr(at, ',');
+		len = comma ? (size_t)(comma - at) : strlen(at);
+		if (heuristic_bit(at, len, set))
+			return -EINVAL;
+		at = comma + 1;
+	} while (comma);
+	return 0;
 }
 
 static const struct {
@@ -62,7 +108,7 @@ struct leakcheck {
 	struct leakcheck_opts opts;
 	struct leak_block *before, *blocks; /* the first collection; both */
 	size_t nr_before, nr, cap;
-	uint8_t *cls;
+	uint8_t *cls, *heur; /* each block's class, and its heuristic */
 	struct leakcheck_stats stats;
 };
 
@@ -90,6 +136,7 @@ void leakcheck__free(struct leakcheck *lc)
 	free(lc->before);
 	free(lc->blocks);
 	free(lc->cls);
+	free(lc->heur);
 	free(lc);
 }
 
@@ -146,15 +193,21 @@ static int collect_before(struct leakcheck *lc, leakcheck_collect_fn collect, vo
 
 static int record(struct leakcheck *lc, const struct classifier *c)
 {
+	enum leak_heuristic h;
 	enum leak_class cls;
 	size_t i;
 
 	lc->cls = malloc(lc->nr ? lc->nr : 1);
-	if (!lc->cls)
+	lc->heur = malloc(lc->nr ? lc->nr : 1);
+	if (!lc->cls || !lc->heur)
 		return -ENOMEM;
 	for (i = 0; i < lc->nr; i++) {
 		cls = classifier__class(c, i);
+		h = classifier__heuristic(c, i);
 		lc->cls[i] = cls;
+		lc->heur[i] = h;
+		lc->stats.heur_bytes[h] += lc->blocks[i].size;
+		lc->stats.heur_blocks[h]++;
 		lc->stats.bytes[cls] += lc->blocks[i].size;
 		lc->stats.blocks[cls]++;
 		lc->stats.block_bytes += lc->blocks[i].size;
@@ -221,12 +274,13 @@ static int scan_roots(struct leakcheck *lc, struct snapshot *s, struct classifie
 static int scan(struct leakcheck *lc, struct snapshot *s)
 {
 	struct leak_memory mem = {snapshot__read, s};
+	struct heuristics heur = {lc->opts.heuristics, mem, snapshot__maps(s)};
 	struct range_set arenas = {}, inuse = {};
 	struct classifier *c;
 	uint64_t t0 = snapshot_clock_ns();
 	int err;
 
-	c = classifier__new(lc->blocks, lc->nr, &mem, lc->opts.stop);
+	c = classifier__new(lc->blocks, lc->nr, &mem, heur.set ? &heur : NULL, lc->opts.stop);
 	if (!c)
 		return -errno;
 	err = glibc_heap__walk(&mem, snapshot__maps(s), c, &arenas, &inuse,
@@ -288,6 +342,11 @@ const struct leak_block *leakcheck__block(const struct leakcheck *lc, size_t i)
 enum leak_class leakcheck__class(const struct leakcheck *lc, size_t i)
 {
 	return lc->cls[i];
+}
+
+enum leak_heuristic leakcheck__heuristic(const struct leakcheck *lc, size_t i)
+{
+	return lc->heur[i];
 }
 
 const struct leakcheck_stats *leakcheck__stats(const struct leakcheck *lc)

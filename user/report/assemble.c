@@ -228,9 +228,13 @@ static void add_leak_check(struct report_parts *rp, struct report *r)
 	rp->leak_check = l->check;
 	memset(rp->leak_check.class_bytes, 0, sizeof(rp->leak_check.class_bytes));
 	memset(rp->leak_check.class_allocs, 0, sizeof(rp->leak_check.class_allocs));
+	memset(rp->leak_check.heur_bytes, 0, sizeof(rp->leak_check.heur_bytes));
+	memset(rp->leak_check.heur_allocs, 0, sizeof(rp->leak_check.heur_allocs));
 	for (size_t i = 0; i < l->nr; i++) {
 		rp->leak_check.class_bytes[l->verdicts[i].cls] += l->verdicts[i].size;
 		rp->leak_check.class_allocs[l->verdicts[i].cls]++;
+		rp->leak_check.heur_bytes[l->verdicts[i].heur] += l->verdicts[i].size;
+		rp->leak_check.heur_allocs[l->verdicts[i].heur]++;
 	}
 	r->leak_check = &rp->leak_check;
 }

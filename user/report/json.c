@@ -66,7 +66,16 @@ static void json_leak_check(FILE *f, const struct report_leak_check *lc)
 			sep = ",";
 		}
 	}
-	fputs("]}", f);
+	fputs("],\"reachable_via_heuristic\":{", f);
+	sep = "";
+	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEURISTICS; h++) {
+		if (!(lc->heuristics & (1u << h)))
+			continue;
+		fprintf(f, "%s\"%s\":{\"bytes\":%" PRIu64 ",\"allocs\":%" PRIu64 "}", sep,
+			leak_heuristic__name(h), lc->heur_bytes[h], lc->heur_allocs[h]);
+		sep = ",";
+	}
+	fputs("}}", f);
 }
 
 /* "totals", "counters" and "complete", for a process or for all. */
