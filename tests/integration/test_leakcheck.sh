@@ -306,6 +306,46 @@ kill "$PHOLD" 2>/dev/null
 wait "$PWL"
 expect_eq "-p --leak-check: the target exits 0" 0 "$?"
 
+# A launched command checked while it runs (-i 1): alloctrace traces it
+# itself, so it holds it in a stop of its own for each check; every
+# report has the verdicts of the same waiting point, -p's and valgrind's.
+mkfifo "$TMP/lin"
+sleep 120 >"$TMP/lin" &
+track $!
+LHOLD=$!
+timeout --foreground -k 30 60 "$TOOL" --leak-check -i 1 -T 0 --format json \
+	-o "$TMP/launched.json" -- "$WL/leakclasses" <"$TMP/lin" >"$TMP/launched.out" \
+	2>"$TMP/launched.err" &
+TOOL_PID=$!
+TOOL_PIDS+=("$TOOL_PID")
+wait_for 60 grep -q '^ready$' "$TMP/launched.out" || fail "-i 1 -- CMD: ready" "not ready in 60 s"
+periodic() { count_lines "$TMP/launched.json" '.type == "report" and .final == false'; }
+N0=$(periodic)
+two_more() { test "$(periodic)" -ge $((N0 + 2)); }
+wait_for 60 two_more ||
+	fail "-i 1 -- CMD: reports" "not two reports in 60 s"
+kill "$LHOLD" 2>/dev/null
+wait_tool
+expect_eq "-i 1 -- CMD: exit status" 0 "$RC"
+for k in 0 1; do
+	R=$(jq -c 'select(.type == "report" and .final == false)' "$TMP/launched.json" |
+		sed -n "$((N0 + k + 1))p")
+	expect_eq "-i 1 -- CMD: report $((k + 1)) after ready, classes per function as -p's" \
+		"$EXPECTED" "$(report_classes "$R")"
+	expect_eq "-i 1 -- CMD: report $((k + 1)), reachable via each heuristic" \
+		"$HEURISTICS" "$(report_heuristics "$R")"
+	expect_eq "-i 1 -- CMD: report $((k + 1)), its three threads stopped for the scan" \
+		'["untracked_blocks_as_roots","target_stopped_for_scan"]' \
+		"$(jq -c '.leak_check.assumptions' <<<"$R")"
+done
+expect_eq "-i 1 -- CMD: no report without verdicts" 0 \
+	"$(count_lines "$TMP/launched.json" '.leak_check.error != null')"
+expect_eq "-i 1 -- CMD: no warning" "" "$(unsaid "$TMP/launched.err")"
+R=$(final_report "$TMP/launched.json")
+expect_eq "-i 1 -- CMD: the final report checked at the exit stop" \
+	'["untracked_blocks_as_roots","target_stopped_for_scan"]' \
+	"$(jq -c '.leak_check.assumptions' <<<"$R")"
+
 # -p A,B: each process its classes, the run their sums, in the JSON
 # totals and the text's run-wide leak summary.
 two_waiting() {

@@ -7,6 +7,7 @@
 #include "bpf/tracer.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "proc/target.h"
 
 /* One process's verdicts, or why it has none. */
 struct leak_result {
@@ -191,7 +192,8 @@ static void note_failure(struct leak_result *r, const struct proc *p, int err)
 	}
 }
 
-void leaks__check(struct session *s, struct proc *p, bool ours)
+/* @keep: the verdicts stay for every later report (a check at the exit stop). */
+static void check(struct session *s, struct proc *p, bool ours, bool keep)
 {
 	struct leak_result *r = add_result(s, p);
 	int err = r ? scan(s, p, ours, r) : -ENOMEM;
@@ -200,12 +202,46 @@ void leaks__check(struct session *s, struct proc *p, bool ours)
 		pr_warn("leak check of process %d failed: %s", p->pid, strerror(ENOMEM));
 		return;
 	}
-	r->kept |= ours;
+	r->kept |= keep;
 	/* Gone before the check ended: as for any exited process, no verdicts to give. */
 	if (err == -ESRCH)
 		s->nr_leaks--;
 	else if (err)
 		note_failure(r, p, err);
+}
+
+void leaks__check(struct session *s, struct proc *p, bool ours)
+{
+	check(s, p, ours, ours);
+}
+
+/* The launched command, which the session traces, or NULL. */
+static struct target *launched(struct session *s, const struct proc *p)
+{
+	if (!s->opts->argv || !s->nr_targets || target__pid(s->targets[0]) != p->pid)
+		return NULL;
+	return s->targets[0];
+}
+
+/*
+ * A running process is checked now. The launched command is the
+ * session's tracee, which no other tracer (the snapshot's) may seize: it
+ * is held in a stop of the session's own, and checked there as at its
+ * exit. A stop of another kind that comes first (its exit, an exec) is
+ * left to the loop: this report has no verdicts for it.
+ */
+static void check_running(struct session *s, struct proc *p)
+{
+	struct target *t = launched(s, p);
+
+	if (!t) {
+		check(s, p, false, false);
+		return;
+	}
+	if (target__interrupt(t))
+		return;
+	check(s, p, true, false);
+	target__continue(t);
 }
 
 const struct assemble_leaks *leaks__for_report(struct session *s, struct proc *p)
@@ -216,7 +252,7 @@ const struct assemble_leaks *leaks__for_report(struct session *s, struct proc *p
 		return NULL;
 	r = find(s, p);
 	if (!r && !p->exit.exited) {
-		leaks__check(s, p, false);
+		check_running(s, p);
 		r = find(s, p);
 	}
 	return r ? &r->a : NULL;

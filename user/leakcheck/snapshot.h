@@ -22,8 +22,9 @@ struct snapshot;
 /*
  * NULL with errno set: EBUSY when a debugger already traces @pid, ESRCH
  * when it exited or is a zombie (whatever step found it gone). @ours:
- * the caller traces @pid and holds it in a ptrace stop (its exit stop):
- * that thread's registers are read as they are and it stays stopped.
+ * the caller traces @pid and holds it in a ptrace stop (its exit stop, or
+ * one the caller made while it runs): that thread's registers are read as
+ * they are and it stays stopped; any other threads are stopped as ever.
  */
 struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours);
 
