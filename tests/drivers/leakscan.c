@@ -3,7 +3,8 @@
  * The leak-check engine on a real process, without the BPF side: runs
  * PROGRAM, takes the blocks it prints ("block ADDR SIZE FUNCTION" lines
  * up to "ready", and "pid PID" if PROGRAM is a wrapper) as the tracked ones, scans it, and prints
- * per function and class "FUNCTION CLASS BYTES BLOCKS", then the pause and scan times. Usage:
+ * per function and class "FUNCTION CLASS BYTES BLOCKS", then the pause and scan times and
+ * "heuristic NAME BYTES BLOCKS" for each of valgrind's heuristics (all on). Usage:
  * leakscan [--no-fork] PROGRAM [ARGS...]
  */
 #include <errno.h>
@@ -116,11 +117,15 @@ static void print_stats(const struct leakcheck *lc)
 	printf("root_bytes %llu\nblock_bytes %llu\nassumptions 0x%x\n",
 	       (unsigned long long)st->root_bytes, (unsigned long long)st->block_bytes,
 	       st->assumptions);
+	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEURISTICS; h++)
+		printf("heuristic %s %llu %llu\n", leak_heuristic__name(h),
+		       (unsigned long long)st->heur_bytes[h],
+		       (unsigned long long)st->heur_blocks[h]);
 }
 
 int main(int argc, char **argv)
 {
-	struct leakcheck_opts opts = {};
+	struct leakcheck_opts opts = {.heuristics = LEAK_HEUR_ALL}; /* valgrind's default */
 	struct leakcheck *lc;
 	int in, err, st, first = 1;
 	FILE *out;

@@ -11,7 +11,11 @@ set -u
 source "$(dirname "$0")/../lib.sh"
 SCAN=$ROOT/build/tests/leakscan
 
-EXPECTED="hold_register reachable 72 1
+EXPECTED="hold_length64 reachable 56 1
+hold_newarray reachable 80 1
+hold_register reachable 72 1
+hold_second_base reachable 32 1
+hold_stdstring reachable 40 1
 hold_thread_stack reachable 88 1
 hold_tls reachable 56 1
 hold_untracked reachable 24 1
@@ -19,11 +23,18 @@ keep_reachable reachable 300 3
 leak_cycle definitely lost 40 1
 leak_cycle indirectly lost 80 2
 leak_definite definitely lost 128 2
+leak_header possibly lost 40 1
 leak_interior possibly lost 200 1
 leak_list definitely lost 48 1
 leak_list indirectly lost 144 3
 stale_fastbin definitely lost 136 1
 stale_tcache definitely lost 120 1"
+
+# valgrind's default heuristics: each made one hold_* block reachable.
+HEURISTICS="stdstring 40 1
+length64 56 1
+newarray 80 1
+multipleinheritance 32 1"
 
 classes() {
 	grep -E ' (reachable|lost) [0-9]+ [0-9]+$' "$1" | sort
@@ -45,6 +56,8 @@ expect_eq "snapshot scan: three threads stopped" "threads 3" "$(grep '^threads' 
 expect_eq "snapshot scan: verdicts rest only on untracked chunks as roots" \
 	"assumptions 0x1" "$(grep '^assumptions' "$TMP/fork.out")"
 expect_eq "snapshot scan: no warning" "" "$(cat "$TMP/fork.err")"
+expect_eq "snapshot scan: reachable via each heuristic" "$HEURISTICS" \
+	"$(sed -n 's/^heuristic //p' "$TMP/fork.out")"
 pause=$(sed -n 's/^pause_us \([0-9]*\).*/\1/p' "$TMP/fork.out")
 # The pause is measured and said; how short it is, is bench/leakheap's to
 # show (a timed assertion on a shared machine fails for the machine's load).
@@ -74,7 +87,8 @@ for _ in $(seq 600); do
 	sleep 0.1
 done
 VPID=$(sed -n 's/^pid //p' "$TMP/vg.out")
-timeout 60 vgdb --pid="${VPID:-0}" leak_check full kinds all >"$TMP/vgdb.out" 2>&1
+# The monitor command's heuristics default to none, the command line's to all.
+timeout 60 vgdb --pid="${VPID:-0}" leak_check full kinds all heuristics all >"$TMP/vgdb.out" 2>&1
 kill "$HOLD" 2>/dev/null
 
 # Loss records of blocks malloc'd by tracked(), per function calling it,
@@ -99,6 +113,14 @@ valgrind_classes() {
 expect_eq "valgrind memcheck: the same classes per function" "$EXPECTED" \
 	"$(valgrind_classes "$TMP/vgdb.out")"
 
+# valgrind's "of which reachable via heuristic" lines as "NAME BYTES BLOCKS".
+valgrind_heuristics() {
+	sed 's/ (+[0-9,]*)//g' "$1" |
+		sed -n 's/^==[0-9]*== *\(stdstring\|length64\|newarray\|multipleinheritance\) *: \([0-9,]*\) bytes in \([0-9,]*\) blocks$/\1 \2 \3/p' | tr -d ,
+}
+expect_eq "valgrind memcheck: the same blocks reachable via each heuristic" "$HEURISTICS" \
+	"$(valgrind_heuristics "$TMP/vgdb.out")"
+
 # --- alloctrace --leak-check: the session's verdicts -------------------------
 
 # The classes of a report's stacks per function calling tracked(), in the
@@ -113,6 +135,12 @@ report_classes() {
 		select(.[2] > 0) | "\($fn) \(.[0]) \(.[1]) \(.[2])"' <<<"$1" |
 	awk '{ k = $1 " " $2 (NF == 5 ? " " $3 : ""); b[k] += $(NF-1); n[k] += $NF }
 	     END { for (k in b) print k, b[k], n[k] }' | sort
+}
+
+# "NAME BYTES BLOCKS" for each heuristic of a report's leak check.
+report_heuristics() {
+	jq -r '.leak_check.reachable_via_heuristic | to_entries[] |
+		"\(.key) \(.value.bytes) \(.value.allocs)"' <<<"$1"
 }
 
 # "definitely lost B N", ... from a report's totals, as valgrind's summary says them.
@@ -150,6 +178,30 @@ expect_eq "--leak-check at exit: valgrind's classes per function" \
 	"$(valgrind_classes "$TMP/vgexit.log")" "$(report_classes "$R")"
 expect_eq "--leak-check at exit: valgrind's leak summary" \
 	"$(valgrind_summary "$TMP/vgexit.log")" "$(report_summary "$R")"
+expect_eq "--leak-check at exit: valgrind's blocks reachable via each heuristic" \
+	"$(valgrind_heuristics "$TMP/vgexit.log")" "$(report_heuristics "$R")"
+expect_eq "--leak-check at exit: the heuristics' blocks as valgrind's" "$HEURISTICS" \
+	"$(report_heuristics "$R")"
+
+# --leak-check-heuristics=none: each of them possibly lost, as valgrind's.
+run_tool noheur 60 --leak-check --leak-check-heuristics=none -T 0 --format json \
+	-o "$TMP/noheur.json" -- "$WL/leakclasses" exit
+RN=$(final_report "$TMP/noheur.json")
+valgrind --leak-check=full --show-leak-kinds=all --run-libc-freeres=no --run-cxx-freeres=no \
+	--leak-check-heuristics=none --log-file="$TMP/vgnoheur.log" "$WL/leakclasses" exit >/dev/null
+expect_eq "--leak-check-heuristics=none: valgrind's classes per function" \
+	"$(valgrind_classes "$TMP/vgnoheur.log")" "$(report_classes "$RN")"
+expect_eq "--leak-check-heuristics=none: the four shapes possibly lost" \
+	"hold_length64 possibly lost 56 1
+hold_newarray possibly lost 80 1
+hold_second_base possibly lost 32 1
+hold_stdstring possibly lost 40 1" "$(report_classes "$RN" | grep '^hold_[a-z0-9_]* possibly')"
+expect_eq "--leak-check-heuristics=none: none counted" "{}" \
+	"$(jq -c '.leak_check.reachable_via_heuristic' <<<"$RN")"
+run_tool badheur 10 --leak-check --leak-check-heuristics=stdstring,bogus -- true
+expect_eq "--leak-check-heuristics: a bad name, usage error" 2 "$RC"
+expect_match "--leak-check-heuristics: one line naming the names" \
+	"invalid value 'stdstring,bogus' for --leak-check-heuristics" "$(cat "$TMP/badheur.err")"
 
 expect_match "--leak-check at exit: pprof's definitely lost space, as valgrind's" \
 	"Total samples = 472B" \
@@ -205,8 +257,9 @@ if expect_page_drawn exit-page "$TMP/exit.html"; then
 	expect_eq "HTML: the leaked list's head, definitely lost, its nodes indirectly" \
 		$'48 B in 1\t144 B in 3\t\t' \
 		"$(leaker_row "$dom" tracked | awk -F'\t' '$10 == "48 B in 1"' | cut -f 10-13)"
-	expect_eq "HTML: every stack's classes, summed, are the report's" \
-		"$(jq -r '.totals | "\(.definitely_lost_bytes) \(.indirectly_lost_bytes) \(.possibly_lost_bytes) \(.reachable_bytes)"' <<<"$R")" \
+	# The table shows its first 20 rows until asked for all: the report's first 20 stacks.
+	expect_eq "HTML: every row's classes, summed, are the report's first 20 stacks'" \
+		"$(jq -r '.stacks[:20] | "\(map(.definitely_lost_bytes) | add) \(map(.indirectly_lost_bytes) | add) \(map(.possibly_lost_bytes) | add) \(map(.reachable_bytes) | add)"' <<<"$R")" \
 		"$({
 			leaker_row "$dom" tracked
 			leaker_row "$dom" _IO_file_doallocate
@@ -246,10 +299,52 @@ R=$(final_report "$TMP/pid.out")
 expect_eq "-p --leak-check: exit status" 0 "$RC"
 expect_eq "-p --leak-check: classes per function, as valgrind at the waiting point" \
 	"$EXPECTED" "$(report_classes "$R")"
+expect_eq "-p --leak-check: reachable via each heuristic, as valgrind at the waiting point" \
+	"$HEURISTICS" "$(report_heuristics "$R")"
 expect_true "-p --leak-check: the target still runs" "pid $PWL gone" alive "$PWL"
 kill "$PHOLD" 2>/dev/null
 wait "$PWL"
 expect_eq "-p --leak-check: the target exits 0" 0 "$?"
+
+# A launched command checked while it runs (-i 1): alloctrace traces it
+# itself, so it holds it in a stop of its own for each check; every
+# report has the verdicts of the same waiting point, -p's and valgrind's.
+mkfifo "$TMP/lin"
+sleep 120 >"$TMP/lin" &
+track $!
+LHOLD=$!
+timeout --foreground -k 30 60 "$TOOL" --leak-check -i 1 -T 0 --format json \
+	-o "$TMP/launched.json" -- "$WL/leakclasses" <"$TMP/lin" >"$TMP/launched.out" \
+	2>"$TMP/launched.err" &
+TOOL_PID=$!
+TOOL_PIDS+=("$TOOL_PID")
+wait_for 60 grep -q '^ready$' "$TMP/launched.out" || fail "-i 1 -- CMD: ready" "not ready in 60 s"
+periodic() { count_lines "$TMP/launched.json" '.type == "report" and .final == false'; }
+N0=$(periodic)
+two_more() { test "$(periodic)" -ge $((N0 + 2)); }
+wait_for 60 two_more ||
+	fail "-i 1 -- CMD: reports" "not two reports in 60 s"
+kill "$LHOLD" 2>/dev/null
+wait_tool
+expect_eq "-i 1 -- CMD: exit status" 0 "$RC"
+for k in 0 1; do
+	R=$(jq -c 'select(.type == "report" and .final == false)' "$TMP/launched.json" |
+		sed -n "$((N0 + k + 1))p")
+	expect_eq "-i 1 -- CMD: report $((k + 1)) after ready, classes per function as -p's" \
+		"$EXPECTED" "$(report_classes "$R")"
+	expect_eq "-i 1 -- CMD: report $((k + 1)), reachable via each heuristic" \
+		"$HEURISTICS" "$(report_heuristics "$R")"
+	expect_eq "-i 1 -- CMD: report $((k + 1)), its three threads stopped for the scan" \
+		'["untracked_blocks_as_roots","target_stopped_for_scan"]' \
+		"$(jq -c '.leak_check.assumptions' <<<"$R")"
+done
+expect_eq "-i 1 -- CMD: no report without verdicts" 0 \
+	"$(count_lines "$TMP/launched.json" '.leak_check.error != null')"
+expect_eq "-i 1 -- CMD: no warning" "" "$(unsaid "$TMP/launched.err")"
+R=$(final_report "$TMP/launched.json")
+expect_eq "-i 1 -- CMD: the final report checked at the exit stop" \
+	'["untracked_blocks_as_roots","target_stopped_for_scan"]' \
+	"$(jq -c '.leak_check.assumptions' <<<"$R")"
 
 # -p A,B: each process its classes, the run their sums, in the JSON
 # totals and the text's run-wide leak summary.
@@ -271,7 +366,7 @@ lost() {
 }
 
 # Each process: 472 bytes in 6 blocks definitely lost, 224 in 5 indirectly;
-# possibly lost, leak_interior's 200 bytes and its two threads' TLS (the
+# possibly lost, leak_interior's 200 bytes, leak_header's 40 and its two threads' TLS (the
 # DTV glibc's pthread_create callocs, 288 bytes, held by an interior
 # pointer: valgrind says the same).
 for fmt in json text; do
@@ -289,9 +384,9 @@ for fmt in json text; do
 	rm -f "$TMP/a.in" "$TMP/b.in"
 done
 R=$(final_report "$TMP/two-json.out")
-expect_eq "-p A,B: each process's lost classes" "472 6 224 5 776 3
-472 6 224 5 776 3" "$(jq -c '.processes[].totals' <<<"$R" | lost)"
-expect_eq "-p A,B: the run's lost classes, their sums" "944 12 448 10 1552 6" \
+expect_eq "-p A,B: each process's lost classes" "472 6 224 5 816 4
+472 6 224 5 816 4" "$(jq -c '.processes[].totals' <<<"$R" | lost)"
+expect_eq "-p A,B: the run's lost classes, their sums" "944 12 448 10 1632 8" \
 	"$(jq -c '.totals' <<<"$R" | lost)"
 expect_eq "-p A,B: the run's reachable, the sum of both" \
 	"$(jq '[.processes[].totals.reachable_bytes] | add' <<<"$R") $(jq '[.processes[].totals.reachable_allocs] | add' <<<"$R")" \
@@ -301,8 +396,13 @@ expect_eq "-p A,B: the run's check: two processes, their assumptions" \
 expect_eq "-p A,B (text): the run-wide leak summary" \
 	"definitely lost 944 bytes in 12 blocks
 indirectly lost 448 bytes in 10 blocks
-possibly lost 1,552 bytes in 6 blocks" \
+possibly lost 1,632 bytes in 8 blocks" \
 	"$(sed -n '/final report, 2 processes/,/^pid /p' "$TMP/two-text.out" |
 		sed -n '/leak summary of 2 processes/,/still reachable/p' |
 		grep -E '^ +(definitely|indirectly|possibly) lost' | sed 's/^ *//')"
+expect_eq "-p A,B (text): the run's blocks reachable via each heuristic, both summed" \
+	"$(awk '{ print $1, $2 * 2, $3 * 2 }' <<<"$HEURISTICS")" \
+	"$(sed -n '/final report, 2 processes/,/^pid /p' "$TMP/two-text.out" |
+		sed -n '/of which reachable via heuristic/,/assumed/p' |
+		sed -n 's/^ *\([a-z0-9]*\) *: \([0-9,]*\) bytes in \([0-9,]*\) blocks\{0,1\}$/\1 \2 \3/p')"
 finish

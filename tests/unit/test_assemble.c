@@ -136,8 +136,9 @@ static void test_assemble_leak_classes(void **state UNUSED)
 {
 	static const uint64_t bytes[] = {300, 100, 200};
 	static const struct leak_verdict v[] = {
-	    {1, 300, LEAK_REACHABLE}, {2, 60, LEAK_DEFINITE},  {2, 40, LEAK_DEFINITE},
-	    {3, 50, LEAK_DEFINITE},   {3, 150, LEAK_INDIRECT}, {9, 7, LEAK_POSSIBLE},
+	    {1, 300, LEAK_REACHABLE, LEAK_HEUR_NONE}, {2, 60, LEAK_DEFINITE, LEAK_HEUR_NONE},
+	    {2, 40, LEAK_DEFINITE, LEAK_HEUR_NONE},   {3, 50, LEAK_DEFINITE, LEAK_HEUR_NONE},
+	    {3, 150, LEAK_INDIRECT, LEAK_HEUR_NONE},  {9, 7, LEAK_POSSIBLE, LEAK_HEUR_NONE},
 	};
 	struct assemble_leaks leaks = {
 	    .verdicts = v,

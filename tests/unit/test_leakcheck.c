@@ -52,35 +52,39 @@ struct heap_case {
 	const char *want; /* one letter a block: R, P, I, D */
 	uint64_t inuse;	  /* an untracked in-use chunk's data, or 0 */
 	struct ptr ptrs[6];
+	bool in_syscall; /* the thread: no red zone is live */
 };
 
 static const struct heap_case cases[] = {
-    {"overwritten pointer", 1, "D", 0, {{BSS, 0}}},
-    {"leaked list", 3, "DII", 0, {{BLK(0), BLK(1)}, {BLK(1) + 8, BLK(2)}}},
-    {"leaked cycle", 3, "DII", 0, {{BLK(0), BLK(1)}, {BLK(1), BLK(2)}, {BLK(2), BLK(0)}}},
-    {"lost block pointed at from a later one", 2, "ID", 0, {{BLK(1), BLK(0)}}},
-    {"interior pointer only", 2, "PP", 0, {{BSS + 8, BLK(0) + 16}, {BLK(0), BLK(1)}}},
-    {"interior and start pointer", 1, "R", 0, {{BSS, BLK(0) + 16}, {BSS + 8, BLK(0)}}},
-    {"pointer one past the end", 1, "D", 0, {{BSS, BLK(0) + 64}}},
-    {"unaligned pointer", 1, "D", 0, {{BSS + 4, BLK(0)}}},
-    {"pointer only in a register", 2, "RR", 0, {{REG, BLK(0)}, {BLK(0) + 56, BLK(1)}}},
-    {"pointer on another thread's stack", 1, "R", 0, {{SP + 8, BLK(0)}}},
-    {"pointer in the red zone", 1, "R", 0, {{SP - 64, BLK(0)}}},
-    {"pointer in a dead stack frame", 1, "D", 0, {{SP - 512, BLK(0)}}},
-    {"pointer in TLS", 1, "R", 0, {{TLS + 0x40, BLK(0)}}},
-    {"pointer in .bss", 1, "R", 0, {{BSS + 0x800, BLK(0)}}},
-    {"pointer in an untracked in-use chunk", 1, "R", HEAP + 0x10, {{HEAP + 0x20, BLK(0)}}},
-    {"pointer in a free chunk", 1, "D", 0, {{HEAP + 0x20, BLK(0)}}},
+    {"overwritten pointer", 1, "D", 0, {{BSS, 0}}, false},
+    {"leaked list", 3, "DII", 0, {{BLK(0), BLK(1)}, {BLK(1) + 8, BLK(2)}}, false},
+    {"leaked cycle", 3, "DII", 0, {{BLK(0), BLK(1)}, {BLK(1), BLK(2)}, {BLK(2), BLK(0)}}, false},
+    {"lost block pointed at from a later one", 2, "ID", 0, {{BLK(1), BLK(0)}}, false},
+    {"interior pointer only", 2, "PP", 0, {{BSS + 8, BLK(0) + 16}, {BLK(0), BLK(1)}}, false},
+    {"interior and start pointer", 1, "R", 0, {{BSS, BLK(0) + 16}, {BSS + 8, BLK(0)}}, false},
+    {"pointer one past the end", 1, "D", 0, {{BSS, BLK(0) + 64}}, false},
+    {"unaligned pointer", 1, "D", 0, {{BSS + 4, BLK(0)}}, false},
+    {"pointer only in a register", 2, "RR", 0, {{REG, BLK(0)}, {BLK(0) + 56, BLK(1)}}, false},
+    {"pointer on another thread's stack", 1, "R", 0, {{SP + 8, BLK(0)}}, false},
+    {"pointer in the red zone", 1, "R", 0, {{SP - 64, BLK(0)}}, false},
+    {"pointer in a dead stack frame", 1, "D", 0, {{SP - 512, BLK(0)}}, false},
+    {"stale red zone of a thread in a syscall", 1, "D", 0, {{SP - 64, BLK(0)}}, true},
+    {"pointer in TLS", 1, "R", 0, {{TLS + 0x40, BLK(0)}}, false},
+    {"pointer in .bss", 1, "R", 0, {{BSS + 0x800, BLK(0)}}, false},
+    {"pointer in an untracked in-use chunk", 1, "R", HEAP + 0x10, {{HEAP + 0x20, BLK(0)}}, false},
+    {"pointer in a free chunk", 1, "D", 0, {{HEAP + 0x20, BLK(0)}}, false},
     {"reachable block keeps its list",
      3,
      "RRR",
      0,
-     {{BSS, BLK(2)}, {BLK(2), BLK(0)}, {BLK(0), BLK(1)}}},
+     {{BSS, BLK(2)}, {BLK(2), BLK(0)}, {BLK(0), BLK(1)}},
+     false},
     {"list behind an interior pointer",
      3,
      "PPP",
      0,
-     {{BSS, BLK(2) + 8}, {BLK(2), BLK(0)}, {BLK(0), BLK(1)}}},
+     {{BSS, BLK(2) + 8}, {BLK(2), BLK(0)}, {BLK(0), BLK(1)}},
+     false},
 };
 
 static const char letter[] = {
@@ -100,6 +104,7 @@ static void run_case(const struct heap_case *hc)
 	struct range_set heap = {}, inuse = {}, roots = {};
 	struct leak_block blocks[8];
 	uint64_t regs[4] = {}, sp = SP;
+	uint32_t below = hc->in_syscall ? 0 : 128;
 	struct classifier *c;
 	size_t i, nr_regs = 0;
 
@@ -115,9 +120,9 @@ static void run_case(const struct heap_case *hc)
 	assert_int_equal(range_set__add(&heap, HEAP, BASE + SPACE), 0);
 	if (hc->inuse)
 		assert_int_equal(range_set__add(&inuse, hc->inuse, hc->inuse + 0x40), 0);
-	struct root_sources src = {&pm, &sp, 1, &heap, &inuse, blocks, hc->nr_blocks};
+	struct root_sources src = {&pm, &sp, &below, 1, &heap, &inuse, blocks, hc->nr_blocks};
 	assert_int_equal(roots__build(&src, &roots), 0);
-	c = classifier__new(blocks, hc->nr_blocks, &mem, NULL);
+	c = classifier__new(blocks, hc->nr_blocks, &mem, NULL, NULL);
 	assert_non_null(c);
 	assert_int_equal(classifier__scan_words(c, regs, nr_regs), 0);
 	for (i = 0; i < roots.n; i++)
@@ -147,7 +152,7 @@ static void test_overlapping_blocks(void **state)
 	struct leak_memory mem = {read_space, NULL};
 	struct leak_block b[2] = {{BLK(0), 64, 0}, {BLK(0) + 32, 64, 1}};
 
-	assert_null(classifier__new(b, 2, &mem, NULL));
+	assert_null(classifier__new(b, 2, &mem, NULL, NULL));
 	assert_int_equal(errno, EINVAL);
 }
 
@@ -156,7 +161,7 @@ static void test_stop_flag(void **state)
 	struct leak_memory mem = {read_space, NULL};
 	struct leak_block b = {BLK(0), 64, 0};
 	volatile sig_atomic_t stop = 1;
-	struct classifier *c = classifier__new(&b, 1, &mem, &stop);
+	struct classifier *c = classifier__new(&b, 1, &mem, NULL, &stop);
 
 	assert_non_null(c);
 	assert_int_equal(classifier__scan_range(c, BSS, BSS + 0x1000), -EINTR);
@@ -167,7 +172,7 @@ static void test_unreadable_roots(void **state)
 {
 	struct leak_memory mem = {read_space, NULL};
 	struct leak_block b = {BLK(0), 64, 0};
-	struct classifier *c = classifier__new(&b, 1, &mem, NULL);
+	struct classifier *c = classifier__new(&b, 1, &mem, NULL, NULL);
 
 	assert_non_null(c);
 	assert_int_equal(classifier__scan_range(c, 0x1000, 0x3000), 0);

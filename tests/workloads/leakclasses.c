@@ -10,6 +10,7 @@
  * attached by pid sees every block.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ static void **reachable_list;
 static char *interior;
 static void **holder;
 static __thread void *tls_ptr;
-static int never[2];		/* a pipe nobody writes: threads block on it */
+static int never[2]; /* a pipe nobody writes: threads block on it */
 
 static void *tracked(size_t size, const char *fn)
 {
@@ -108,6 +109,72 @@ static void stale_fastbin(void)
 	memset(h, 0, sizeof(h));
 }
 
+/*
+ * valgrind's default heuristics: blocks held only by a pointer into them,
+ * at the place each shape has it, reachable. The shapes are built by
+ * hand, as the C++ runtime lays them out.
+ */
+static char *string_chars;
+static char *length_data;
+static char *array_elements;
+static void **second_base;
+static char *header_data;
+
+/* libstdc++'s reference-counted string: length, capacity, refcount, chars and a null. */
+static void hold_stdstring(void)
+{
+	uint64_t *rep = tracked(24 + 15 + 1, __func__);
+
+	rep[0] = 5;
+	rep[1] = 15;
+	string_chars = memcpy((char *)(rep + 3), "hello", 6);
+}
+
+/* The length of the rest before the data (sqlite's allocations). */
+static void hold_length64(void)
+{
+	uint64_t *b = tracked(8 + 48, __func__);
+
+	b[0] = 48;
+	length_data = (char *)(b + 1);
+}
+
+/* new T[3] of a 24-byte T with a destructor: the count, then the elements. */
+static void hold_newarray(void)
+{
+	uint64_t *b = tracked(8 + 3 * 24, __func__);
+
+	b[0] = 3;
+	array_elements = (char *)(b + 1);
+}
+
+static void method_a(void)
+{
+}
+
+static void method_b(void)
+{
+}
+
+static void (*const vtable_first[])(void) = {method_a, method_b};
+static void (*const vtable_second[])(void) = {method_b, method_a};
+
+/* An object of two bases, each with a vtable: held as its second base. */
+static void hold_second_base(void)
+{
+	const void **obj = tracked(32, __func__);
+
+	obj[0] = vtable_first;
+	obj[2] = vtable_second;
+	second_base = (void **)(obj + 2);
+}
+
+/* A header of none of those shapes: a pointer past it is only possibly lost's. */
+static void leak_header(void)
+{
+	header_data = (char *)tracked(40, __func__) + 8;
+}
+
 static void *hold_thread_stack(void *arg)
 {
 	void *volatile p = tracked(88, __func__);
@@ -165,6 +232,12 @@ int main(int argc, char **argv)
 	leak_interior();
 	hold_untracked();
 	hold_tls();
+	hold_stdstring();
+	hold_length64();
+	hold_newarray();
+	hold_second_base();
+	leak_header();
+	/* Last: their frees and memset overwrite the dead frames of the calls before. */
 	stale_tcache();
 	stale_fastbin();
 	if (argc > 1 && !strcmp(argv[1], "exit"))

@@ -7,6 +7,7 @@
 #include "bpf/tracer.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "proc/target.h"
 
 /* One process's verdicts, or why it has none. */
 struct leak_result {
@@ -49,7 +50,7 @@ static int by_stack(const void *a, const void *b)
 }
 
 /* The scan's verdicts, sorted by stack, and its figures into @r. */
-static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc)
+static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc, unsigned int heuristics)
 {
 	const struct leakcheck_stats *st = leakcheck__stats(lc);
 	size_t n = leakcheck__nr_blocks(lc);
@@ -60,7 +61,8 @@ static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc)
 	for (size_t i = 0; i < n; i++) {
 		const struct leak_block *b = leakcheck__block(lc, i);
 
-		r->v[i] = (struct leak_verdict){b->id, b->size, leakcheck__class(lc, i)};
+		r->v[i] = (struct leak_verdict){b->id, b->size, leakcheck__class(lc, i),
+						leakcheck__heuristic(lc, i)};
 	}
 	qsort(r->v, n, sizeof(*r->v), by_stack);
 	r->a.verdicts = r->v;
@@ -68,6 +70,7 @@ static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc)
 	r->a.check.pause_ms = (st->pause_ns + st->reap_pause_ns) / 1e6;
 	r->a.check.bytes_scanned = st->root_bytes;
 	r->a.check.assumptions = st->assumptions;
+	r->a.check.heuristics = heuristics;
 	return 0;
 }
 
@@ -115,7 +118,11 @@ static void release_interrupts(const struct sigaction *old, const sigset_t *mask
 
 static int run_check(struct session *s, struct proc *p, bool ours, struct leak_result *r)
 {
-	struct leakcheck_opts o = {.ours = ours, .stop = ours ? NULL : &interrupted};
+	struct leakcheck_opts o = {
+	    .ours = ours,
+	    .heuristics = s->opts->leak_heuristics,
+	    .stop = ours ? NULL : &interrupted,
+	};
 	struct block_pass bp = {.tracer = s->tracer, .p = p};
 	struct leakcheck *lc = leakcheck__new(p->pid, &o);
 	int err;
@@ -125,7 +132,7 @@ static int run_check(struct session *s, struct proc *p, bool ours, struct leak_r
 	/* One pending since before, delivered on unblocking: no new pause. */
 	err = o.stop && *o.stop ? -EINTR : leakcheck__run(lc, collect_blocks, &bp);
 	if (!err)
-		err = keep_verdicts(r, lc);
+		err = keep_verdicts(r, lc, o.heuristics);
 	leakcheck__free(lc);
 	return err;
 }
@@ -185,7 +192,8 @@ static void note_failure(struct leak_result *r, const struct proc *p, int err)
 	}
 }
 
-void leaks__check(struct session *s, struct proc *p, bool ours)
+/* @keep: the verdicts stay for every later report (a check at the exit stop). */
+static void check(struct session *s, struct proc *p, bool ours, bool keep)
 {
 	struct leak_result *r = add_result(s, p);
 	int err = r ? scan(s, p, ours, r) : -ENOMEM;
@@ -194,12 +202,46 @@ void leaks__check(struct session *s, struct proc *p, bool ours)
 		pr_warn("leak check of process %d failed: %s", p->pid, strerror(ENOMEM));
 		return;
 	}
-	r->kept |= ours;
+	r->kept |= keep;
 	/* Gone before the check ended: as for any exited process, no verdicts to give. */
 	if (err == -ESRCH)
 		s->nr_leaks--;
 	else if (err)
 		note_failure(r, p, err);
+}
+
+void leaks__check(struct session *s, struct proc *p, bool ours)
+{
+	check(s, p, ours, ours);
+}
+
+/* The launched command, which the session traces, or NULL. */
+static struct target *launched(struct session *s, const struct proc *p)
+{
+	if (!s->opts->argv || !s->nr_targets || target__pid(s->targets[0]) != p->pid)
+		return NULL;
+	return s->targets[0];
+}
+
+/*
+ * A running process is checked now. The launched command is the
+ * session's tracee, which no other tracer (the snapshot's) may seize: it
+ * is held in a stop of the session's own, and checked there as at its
+ * exit. A stop of another kind that comes first (its exit, an exec) is
+ * left to the loop: this report has no verdicts for it.
+ */
+static void check_running(struct session *s, struct proc *p)
+{
+	struct target *t = launched(s, p);
+
+	if (!t) {
+		check(s, p, false, false);
+		return;
+	}
+	if (target__interrupt(t))
+		return;
+	check(s, p, true, false);
+	target__continue(t);
 }
 
 const struct assemble_leaks *leaks__for_report(struct session *s, struct proc *p)
@@ -210,7 +252,7 @@ const struct assemble_leaks *leaks__for_report(struct session *s, struct proc *p
 		return NULL;
 	r = find(s, p);
 	if (!r && !p->exit.exited) {
-		leaks__check(s, p, false);
+		check_running(s, p);
 		r = find(s, p);
 	}
 	return r ? &r->a : NULL;

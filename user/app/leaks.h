@@ -9,8 +9,9 @@
 /*
  * --leak-check: the verdicts of the session's processes, taken by the
  * leakcheck/ room from the blocks of the BPF live table. A running
- * process is scanned for each report; a launched command once, at its
- * exit stop, for the final report. A process another tracer holds is
+ * process is scanned for each report (a launched command held in a stop
+ * of the session's for it), and a launched command once more at its exit
+ * stop, for the final report. A process another tracer holds is
  * said once and has no verdicts from then on.
  */
 

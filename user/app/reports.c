@@ -247,9 +247,14 @@ static void sum_leak_checks(struct report_leak_check *run, const struct report *
 		run->pause_ms += lc->pause_ms;
 		run->bytes_scanned += lc->bytes_scanned;
 		run->assumptions |= lc->assumptions;
+		run->heuristics |= lc->heuristics;
 		for (int c = 0; c < LEAK_CLASSES; c++) {
 			run->class_bytes[c] += lc->class_bytes[c];
 			run->class_allocs[c] += lc->class_allocs[c];
+		}
+		for (int h = 0; h < LEAK_HEURISTICS; h++) {
+			run->heur_bytes[h] += lc->heur_bytes[h];
+			run->heur_allocs[h] += lc->heur_allocs[h];
 		}
 	}
 }

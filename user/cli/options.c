@@ -78,6 +78,10 @@ static const char usage[] =
     "      --leak-check       classify live blocks as valgrind does (definitely, indirectly,\n"
     "                         possibly lost, reachable) at each report; a launched command\n"
     "                         at its exit. Pauses the target briefly (ptrace)\n"
+    "      --leak-check-heuristics LIST\n"
+    "                         interior pointers of valgrind's shapes count as start pointers:\n"
+    "                         all (default, as valgrind), none, or some of stdstring,\n"
+    "                         length64, newarray, multipleinheritance\n"
     "      --max-allocs N     room for N live blocks at once (default 1048576); kernel memory:\n"
     "                         2N slots rounded up to a power of 2, 48 bytes each, up front\n"
     "      --max-stacks N     distinct stacks recorded (default 65536); kernel memory: about\n"
@@ -126,6 +130,7 @@ enum {
 	OPT_THREADS,
 	OPT_SHOW_DATA,
 	OPT_LEAK_CHECK,
+	OPT_LEAK_HEURISTICS,
 	OPT_MAX_ALLOCS,
 	OPT_MAX_STACKS,
 	OPT_MAX_UNWIND_ROWS,
@@ -171,6 +176,7 @@ static const struct option long_options[] = {
     {"threads", no_argument, NULL, OPT_THREADS},
     {"show-data", required_argument, NULL, OPT_SHOW_DATA},
     {"leak-check", no_argument, NULL, OPT_LEAK_CHECK},
+    {"leak-check-heuristics", required_argument, NULL, OPT_LEAK_HEURISTICS},
     {"max-allocs", required_argument, NULL, OPT_MAX_ALLOCS},
     {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
     {"max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS},
@@ -542,6 +548,12 @@ static int parse_one(struct options *opts, int opt, char *arg)
 	case OPT_LEAK_CHECK:
 		opts->leak_check = true;
 		return 0;
+	case OPT_LEAK_HEURISTICS:
+		if (leak_heuristics__parse(arg, &opts->leak_heuristics))
+			return bad_value("--leak-check-heuristics", arg,
+					 "all, none or a list of stdstring, length64, newarray, "
+					 "multipleinheritance");
+		return 0;
 	case OPT_MAX_ALLOCS:
 		return parse_entries(opt, arg, MAX_LIVE_BLOCKS, &opts->maps.allocs);
 	case OPT_MAX_STACKS:
@@ -684,6 +696,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 	    .top_procs = 10,
 	    .format = FORMAT_TEXT,
 	    .stack_depth = DEFAULT_STACK_DEPTH,
+	    .leak_heuristics = LEAK_HEUR_ALL, /* valgrind's default */
 	};
 	parse_unwind("auto", &opts->unwind_cfi);
 	opterr = 0;

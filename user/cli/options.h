@@ -50,18 +50,19 @@ struct options {
 	bool growth;		   /* --growth: no uprobes, resident pages by first-touch stack */
 	enum report_format format;
 	unsigned int stack_depth;
-	bool unwind_cfi;	     /* --unwind: by CFI unwind tables, else frame pointers */
-	struct allocator_opts alloc; /* --allocator, --mmap */
-	const char *exports[4];	     /* file per enum export_kind, or NULL */
-	const char *pprof_dir;	     /* --pprof-dir: a profile per report there */
-	unsigned int pprof_keep;     /* --pprof-keep: of them, the newest kept */
-	const char *output;	     /* -o: the reports' file, NULL for stdout */
-	struct listen_addr listen;   /* --listen: serve metrics */
-	struct block_filter filter;  /* which live blocks count */
-	bool threads;		     /* per-thread breakdown */
-	unsigned int show_data;	     /* bytes of one live block per stack */
-	bool leak_check;	     /* --leak-check: valgrind's classes per block */
-	uint64_t sample;	     /* --sample: mean bytes between samples, 0 = all */
+	bool unwind_cfi;	      /* --unwind: by CFI unwind tables, else frame pointers */
+	struct allocator_opts alloc;  /* --allocator, --mmap */
+	const char *exports[4];	      /* file per enum export_kind, or NULL */
+	const char *pprof_dir;	      /* --pprof-dir: a profile per report there */
+	unsigned int pprof_keep;      /* --pprof-keep: of them, the newest kept */
+	const char *output;	      /* -o: the reports' file, NULL for stdout */
+	struct listen_addr listen;    /* --listen: serve metrics */
+	struct block_filter filter;   /* which live blocks count */
+	bool threads;		      /* per-thread breakdown */
+	unsigned int show_data;	      /* bytes of one live block per stack */
+	bool leak_check;	      /* --leak-check: valgrind's classes per block */
+	unsigned int leak_heuristics; /* --leak-check-heuristics: 1 << enum leak_heuristic */
+	uint64_t sample;	      /* --sample: mean bytes between samples, 0 = all */
 	struct map_sizes maps; /* --max-allocs, --max-stacks, --ringbuf-size, --max-unwind-rows */
 	int verbose;
 };

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "leakcheck/classify.h"
+#include "leakcheck/heuristics.h"
 #include "lib/util.h"
 
 enum state { UNREACHED, INDIRECT, POSSIBLE, REACHED };
@@ -30,6 +31,8 @@ struct sorted_block {
 struct classifier {
 	struct sorted_block *blocks;
 	uint8_t *state;
+	uint8_t *heur; /* the heuristic of the pointer that last reached it, or none */
+	const struct heuristics *heuristics;
 	size_t n;
 	uint64_t lo, hi; /* all blocks lie in [lo, hi) */
 	uint32_t *stack;
@@ -39,7 +42,7 @@ struct classifier {
 	struct leak_memory mem;
 	const volatile sig_atomic_t *stop;
 	uint64_t unreadable;
-	uint8_t *cls; /* by original index, once finished */
+	uint8_t *cls, *cls_heur; /* by original index, once finished */
 };
 
 static int cmp_block(const void *a, const void *b)
@@ -68,7 +71,8 @@ static int sort_blocks(struct classifier *c, const struct leak_block *blocks)
 }
 
 struct classifier *classifier__new(const struct leak_block *blocks, size_t n,
-				   const struct leak_memory *mem, const volatile sig_atomic_t *stop)
+				   const struct leak_memory *mem, const struct heuristics *heur,
+				   const volatile sig_atomic_t *stop)
 {
 	struct classifier *c = calloc(1, sizeof(*c));
 	int err = -ENOMEM;
@@ -78,9 +82,11 @@ struct classifier *classifier__new(const struct leak_block *blocks, size_t n,
 	c->n = n;
 	c->mem = *mem;
 	c->stop = stop;
+	c->heuristics = heur;
 	c->blocks = calloc(n ? n : 1, sizeof(*c->blocks));
 	c->state = calloc(n ? n : 1, 1);
-	if (c->blocks && c->state)
+	c->heur = calloc(n ? n : 1, 1);
+	if (c->blocks && c->state && c->heur)
 		err = sort_blocks(c, blocks);
 	if (err) {
 		classifier__free(c);
@@ -96,9 +102,11 @@ void classifier__free(struct classifier *c)
 		return;
 	free(c->blocks);
 	free(c->state);
+	free(c->heur);
 	free(c->stack);
 	free(c->buf);
 	free(c->cls);
+	free(c->cls_heur);
 	free(c);
 }
 
@@ -137,6 +145,19 @@ static int push(struct classifier *c, size_t i)
 }
 
 /*
+ * Interior pointer @word to block @i: a start pointer by a heuristic?
+ * Its verdict is kept, as valgrind keeps it, until a start pointer
+ * reaches the block.
+ */
+static bool via_heuristic(struct classifier *c, uint64_t word, size_t i)
+{
+	if (!c->heuristics)
+		return false;
+	c->heur[i] = heuristics__match(c->heuristics, word, c->blocks[i].addr, c->blocks[i].size);
+	return c->heur[i] != LEAK_HEUR_NONE;
+}
+
+/*
  * A word found in a root or a scanned block. @clique < 0: the root
  * phase, where @definite says the source is a root or a reachable block;
  * otherwise the clique of that unreached leader.
@@ -153,9 +174,17 @@ static int mark(struct classifier *c, uint64_t word, int definite, long clique)
 		c->state[i] = INDIRECT;
 		return push(c, i);
 	}
-	if (word == c->blocks[i].addr && definite && c->state[i] != REACHED) {
-		c->state[i] = REACHED;
-		return push(c, i);
+	if (c->state[i] == REACHED) {
+		/* A start pointer after all: not the heuristic's doing. */
+		if (word == c->blocks[i].addr)
+			c->heur[i] = LEAK_HEUR_NONE;
+		return 0;
+	}
+	if (word == c->blocks[i].addr || via_heuristic(c, word, i)) {
+		if (definite) {
+			c->state[i] = REACHED;
+			return push(c, i);
+		}
 	}
 	if (c->state[i] == UNREACHED) {
 		c->state[i] = POSSIBLE;
@@ -325,16 +354,26 @@ int classifier__finish(struct classifier *c)
 	if (err)
 		return err;
 	c->cls = malloc(c->n ? c->n : 1);
-	if (!c->cls)
+	c->cls_heur = malloc(c->n ? c->n : 1);
+	if (!c->cls || !c->cls_heur)
 		return -ENOMEM;
-	for (i = 0; i < c->n; i++)
+	for (i = 0; i < c->n; i++) {
 		c->cls[c->blocks[i].orig] = class_of[c->state[i]];
+		/* valgrind counts a possibly lost block's too: not as reachable here. */
+		c->cls_heur[c->blocks[i].orig] =
+		    c->state[i] == REACHED ? c->heur[i] : LEAK_HEUR_NONE;
+	}
 	return 0;
 }
 
 enum leak_class classifier__class(const struct classifier *c, size_t i)
 {
 	return c->cls[i];
+}
+
+enum leak_heuristic classifier__heuristic(const struct classifier *c, size_t i)
+{
+	return c->cls_heur[i];
 }
 
 uint64_t classifier__unreadable(const struct classifier *c)

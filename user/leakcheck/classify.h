@@ -21,12 +21,15 @@ struct leak_memory {
 	void *ctx;
 };
 
+struct heuristics;
+
 /*
- * A classifier for @n blocks (any order, none overlapping another). A
- * non-zero *@stop makes a scan return -EINTR. NULL with errno set.
+ * A classifier for @n blocks (any order, none overlapping another), with
+ * valgrind's @heur (NULL: none). A non-zero *@stop makes a scan return
+ * -EINTR. NULL with errno set.
  */
 struct classifier *classifier__new(const struct leak_block *blocks, size_t n,
-				   const struct leak_memory *mem,
+				   const struct leak_memory *mem, const struct heuristics *heur,
 				   const volatile sig_atomic_t *stop);
 void classifier__free(struct classifier *c);
 
@@ -39,6 +42,8 @@ int classifier__finish(struct classifier *c);
 
 /* Block @i (in the order given to classifier__new) once finished. */
 enum leak_class classifier__class(const struct classifier *c, size_t i);
+/* The heuristic through which a reachable block @i was reached, or LEAK_HEUR_NONE. */
+enum leak_heuristic classifier__heuristic(const struct classifier *c, size_t i);
 
 /* Root bytes that could not be read (a lost verdict rests on them being pointer-free). */
 uint64_t classifier__unreadable(const struct classifier *c);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "leakcheck/classify.h"
 #include "leakcheck/heapwalk.h"
+#include "leakcheck/heuristics.h"
 #include "leakcheck/leakcheck.h"
 #include "leakcheck/roots.h"
 #include "leakcheck/snapshot.h"
@@ -20,6 +22,50 @@ const char *leak_class__name(enum leak_class cls)
 	return cls < LEAK_CLASSES ? names[cls] : "?";
 }
 
+static const char *const heuristic_names[LEAK_HEURISTICS] = {
+    [LEAK_HEUR_NONE] = "none",
+    [LEAK_HEUR_STDSTRING] = "stdstring",
+    [LEAK_HEUR_LENGTH64] = "length64",
+    [LEAK_HEUR_NEWARRAY] = "newarray",
+    [LEAK_HEUR_MULTIPLE_INHERITANCE] = "multipleinheritance",
+};
+
+const char *leak_heuristic__name(enum leak_heuristic h)
+{
+	return h < LEAK_HEURISTICS ? heuristic_names[h] : "?";
+}
+
+static int heuristic_bit(const char *name, size_t len, unsigned int *set)
+{
+	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEURISTICS; h++) {
+		if (strlen(heuristic_names[h]) == len && !strncmp(name, heuristic_names[h], len)) {
+			*set |= 1u << h;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int leak_heuristics__parse(const char *list, unsigned int *set)
+{
+	const char *at = list, *comma;
+	size_t len;
+
+	*set = 0;
+	if (!strcmp(list, "all") || !strcmp(list, "none")) {
+		*set = list[0] == 'a' ? LEAK_HEUR_ALL : 0;
+		return 0;
+	}
+	do {
+		comma = strchr(at, ',');
+		len = comma ? (size_t)(comma - at) : strlen(at);
+		if (heuristic_bit(at, len, set))
+			return -EINVAL;
+		at = comma + 1;
+	} while (comma);
+	return 0;
+}
+
 static const struct {
 	enum leak_assumption bit;
 	const char *name, *text;
@@ -34,6 +80,9 @@ static const struct {
      "some root memory could not be read: assumed to hold no pointer"},
     {LEAK_ASSUME_STOPPED, "target_stopped_for_scan",
      "no snapshot child: the target stayed stopped for the whole scan"},
+    {LEAK_ASSUME_RED_ZONE, "red_zone_as_roots",
+     "a thread stopped in user code: the 128 bytes below its stack pointer (the red zone) "
+     "were roots"},
 };
 
 static const char *assumption_text(enum leak_assumption a, bool name)
@@ -59,7 +108,7 @@ struct leakcheck {
 	struct leakcheck_opts opts;
 	struct leak_block *before, *blocks; /* the first collection; both */
 	size_t nr_before, nr, cap;
-	uint8_t *cls;
+	uint8_t *cls, *heur; /* each block's class, and its heuristic */
 	struct leakcheck_stats stats;
 };
 
@@ -87,6 +136,7 @@ void leakcheck__free(struct leakcheck *lc)
 	free(lc->before);
 	free(lc->blocks);
 	free(lc->cls);
+	free(lc->heur);
 	free(lc);
 }
 
@@ -143,15 +193,21 @@ static int collect_before(struct leakcheck *lc, leakcheck_collect_fn collect, vo
 
 static int record(struct leakcheck *lc, const struct classifier *c)
 {
+	enum leak_heuristic h;
 	enum leak_class cls;
 	size_t i;
 
 	lc->cls = malloc(lc->nr ? lc->nr : 1);
-	if (!lc->cls)
+	lc->heur = malloc(lc->nr ? lc->nr : 1);
+	if (!lc->cls || !lc->heur)
 		return -ENOMEM;
 	for (i = 0; i < lc->nr; i++) {
 		cls = classifier__class(c, i);
+		h = classifier__heuristic(c, i);
 		lc->cls[i] = cls;
+		lc->heur[i] = h;
+		lc->stats.heur_bytes[h] += lc->blocks[i].size;
+		lc->stats.heur_blocks[h]++;
 		lc->stats.bytes[cls] += lc->blocks[i].size;
 		lc->stats.blocks[cls]++;
 		lc->stats.block_bytes += lc->blocks[i].size;
@@ -159,6 +215,28 @@ static int record(struct leakcheck *lc, const struct classifier *c)
 	if (classifier__unreadable(c))
 		lc->stats.assumptions |= LEAK_ASSUME_ROOTS_UNREADABLE;
 	return 0;
+}
+
+/* The x86-64 ABI's red zone: a leaf function's data below the stack pointer. */
+#define RED_ZONE 128
+
+/*
+ * The stack bytes below each thread's stack pointer that a function can
+ * be using: the red zone of a thread stopped in user code. A thread in a
+ * system call has none: its red zone holds what returned functions left
+ * there, which would hide a leak.
+ */
+static uint32_t *live_below(struct leakcheck *lc, const struct snapshot *s, size_t n)
+{
+	uint32_t *below = calloc(n + 1, sizeof(*below));
+
+	for (size_t i = 0; below && i < n; i++) {
+		if (snapshot__in_syscall(s, i))
+			continue;
+		below[i] = RED_ZONE;
+		lc->stats.assumptions |= LEAK_ASSUME_RED_ZONE;
+	}
+	return below;
 }
 
 /* The roots: registers, then root memory, in address order. */
@@ -174,12 +252,18 @@ static int scan_roots(struct leakcheck *lc, struct snapshot *s, struct classifie
 	};
 	struct range_set roots = {};
 	const uint64_t *regs;
+	uint32_t *below;
 	size_t i, nr;
 	int err;
 
 	src.sps = snapshot__stack_pointers(s, &src.nr_sps);
+	below = live_below(lc, s, src.nr_sps);
+	if (!below)
+		return -ENOMEM;
+	src.below = below;
 	regs = snapshot__registers(s, &nr);
 	err = roots__build(&src, &roots) ?: classifier__scan_words(c, regs, nr);
+	free(below);
 	for (i = 0; i < roots.n && !err; i++)
 		err = classifier__scan_range(c, roots.r[i].start, roots.r[i].end);
 	lc->stats.root_bytes = range_set__bytes(&roots);
@@ -190,12 +274,13 @@ static int scan_roots(struct leakcheck *lc, struct snapshot *s, struct classifie
 static int scan(struct leakcheck *lc, struct snapshot *s)
 {
 	struct leak_memory mem = {snapshot__read, s};
+	struct heuristics heur = {lc->opts.heuristics, mem, snapshot__maps(s)};
 	struct range_set arenas = {}, inuse = {};
 	struct classifier *c;
 	uint64_t t0 = snapshot_clock_ns();
 	int err;
 
-	c = classifier__new(lc->blocks, lc->nr, &mem, lc->opts.stop);
+	c = classifier__new(lc->blocks, lc->nr, &mem, heur.set ? &heur : NULL, lc->opts.stop);
 	if (!c)
 		return -errno;
 	err = glibc_heap__walk(&mem, snapshot__maps(s), c, &arenas, &inuse,
@@ -257,6 +342,11 @@ const struct leak_block *leakcheck__block(const struct leakcheck *lc, size_t i)
 enum leak_class leakcheck__class(const struct leakcheck *lc, size_t i)
 {
 	return lc->cls[i];
+}
+
+enum leak_heuristic leakcheck__heuristic(const struct leakcheck *lc, size_t i)
+{
+	return lc->heur[i];
 }
 
 const struct leakcheck_stats *leakcheck__stats(const struct leakcheck *lc)

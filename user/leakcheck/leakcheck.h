@@ -26,6 +26,28 @@ enum leak_class {
 
 const char *leak_class__name(enum leak_class cls);
 
+/*
+ * valgrind's --leak-check-heuristics: a block known only through an
+ * interior pointer of one of these shapes is reachable, as valgrind's
+ * default (all) has it.
+ */
+enum leak_heuristic {
+	LEAK_HEUR_NONE,
+	LEAK_HEUR_STDSTRING,		/* libstdc++'s reference-counted std::string */
+	LEAK_HEUR_LENGTH64,		/* an 8-byte length of the rest before the data */
+	LEAK_HEUR_NEWARRAY,		/* new T[n]'s element count before the elements */
+	LEAK_HEUR_MULTIPLE_INHERITANCE, /* a second base class's vtable pointer */
+	LEAK_HEURISTICS
+};
+
+#define LEAK_HEUR_ALL (((1u << LEAK_HEURISTICS) - 1) & ~(1u << LEAK_HEUR_NONE))
+
+/* valgrind's name of each (LEAK_HEUR_NONE: "none"). */
+const char *leak_heuristic__name(enum leak_heuristic h);
+
+/* "all", "none" or a comma-separated list of names into *@set: 0 or -EINVAL. */
+int leak_heuristics__parse(const char *list, unsigned int *set);
+
 /* A tracked block: its address, size and identity (an allocation stamp). */
 struct leak_block {
 	uint64_t addr;
@@ -45,6 +67,9 @@ enum leak_assumption {
 	LEAK_ASSUME_ROOTS_UNREADABLE = 1 << 3,
 	/* no snapshot child (seccomp, or asked): the target stayed stopped for the scan */
 	LEAK_ASSUME_STOPPED = 1 << 4,
+	/* a thread stopped in user code: the 128 bytes below its stack pointer were roots */
+	LEAK_ASSUME_RED_ZONE = 1 << 5,
+	LEAK_ASSUME_LAST = LEAK_ASSUME_RED_ZONE,
 };
 
 /* Each assumption bit's name (a JSON string), and what it means to a reader. */
@@ -54,6 +79,7 @@ const char *leak_assumption__describe(enum leak_assumption a);
 struct leakcheck_opts {
 	bool no_fork;			   /* scan the stopped target itself */
 	bool ours;			   /* the caller holds it in a ptrace stop */
+	unsigned int heuristics;	   /* 1 << enum leak_heuristic, each one on */
 	const volatile sig_atomic_t *stop; /* non-zero: end the scan, -EINTR */
 };
 
@@ -67,6 +93,9 @@ struct leakcheck_stats {
 	unsigned int threads;
 	uint64_t bytes[LEAK_CLASSES];
 	uint64_t blocks[LEAK_CLASSES];
+	/* of the reachable ones, those reached through a heuristic's pointer */
+	uint64_t heur_bytes[LEAK_HEURISTICS];
+	uint64_t heur_blocks[LEAK_HEURISTICS];
 	unsigned int assumptions; /* enum leak_assumption bits */
 };
 
@@ -98,6 +127,8 @@ int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx
 size_t leakcheck__nr_blocks(const struct leakcheck *lc);
 const struct leak_block *leakcheck__block(const struct leakcheck *lc, size_t i);
 enum leak_class leakcheck__class(const struct leakcheck *lc, size_t i);
+/* The heuristic that made reachable block @i, or LEAK_HEUR_NONE. */
+enum leak_heuristic leakcheck__heuristic(const struct leakcheck *lc, size_t i);
 const struct leakcheck_stats *leakcheck__stats(const struct leakcheck *lc);
 
 #endif

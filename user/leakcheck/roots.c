@@ -5,9 +5,6 @@
 #include "leakcheck/roots.h"
 #include "lib/util.h"
 
-/* The x86-64 ABI's red zone: a leaf function's data below the stack pointer. */
-#define RED_ZONE 128
-
 int range_set__add(struct range_set *s, uint64_t start, uint64_t end)
 {
 	struct range *r;
@@ -102,8 +99,8 @@ static int exclusions(const struct root_sources *src, struct range_set *ex)
 				     src->blocks[i].addr + src->blocks[i].size);
 	for (i = 0; i < src->nr_sps && !err; i++) {
 		m = proc_maps__find(src->maps, src->sps[i]);
-		if (m && src->sps[i] - RED_ZONE > m->start)
-			err = range_set__add(ex, m->start, src->sps[i] - RED_ZONE);
+		if (m && src->sps[i] - src->below[i] > m->start)
+			err = range_set__add(ex, m->start, src->sps[i] - src->below[i]);
 	}
 	for (i = 0; src->heap && i < src->heap->n && !err; i++)
 		err = range_set__add(ex, src->heap->r[i].start, src->heap->r[i].end);

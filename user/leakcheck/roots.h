@@ -26,7 +26,8 @@ uint64_t range_set__bytes(const struct range_set *s);
 /* What the process's roots are made of. */
 struct root_sources {
 	const struct proc_maps *maps;
-	const uint64_t *sps; /* each thread's stack pointer */
+	const uint64_t *sps;   /* each thread's stack pointer */
+	const uint32_t *below; /* and the bytes below it that are live (its red zone) */
 	size_t nr_sps;
 	const struct range_set *heap;  /* the allocator's arenas: not roots... */
 	const struct range_set *inuse; /* ...but for their untracked in-use chunks */
@@ -37,7 +38,7 @@ struct root_sources {
 /*
  * The root memory: every readable, writable mapping, less the tracked
  * blocks, the allocator's arenas and each thread's stack below its
- * stack pointer's red zone, plus the arenas' untracked in-use chunks.
+ * stack pointer's live bytes, plus the arenas' untracked in-use chunks.
  * 0 or -errno.
  */
 int roots__build(const struct root_sources *src, struct range_set *out);

@@ -204,8 +204,9 @@ static void resume_all(struct snapshot *s)
 	size_t i;
 
 	/* A stop of the caller's own is the caller's to end. */
-	for (i = 0; i < s->nr && !s->ours; i++)
-		ptrace(PTRACE_DETACH, s->th[i].tid, 0, s->th[i].sig);
+	for (i = 0; i < s->nr; i++)
+		if (!s->ours || s->th[i].tid != s->pid)
+			ptrace(PTRACE_DETACH, s->th[i].tid, 0, s->th[i].sig);
 	s->held = false;
 }
 
@@ -302,9 +303,19 @@ static int fork_child(struct snapshot *s)
 	return 0;
 }
 
+/* The caller's tracee is in its exit stop (not in a stop the caller made to check it). */
+static bool at_exit_stop(pid_t pid)
+{
+	siginfo_t si;
+
+	return !ptrace(PTRACE_GETSIGINFO, pid, 0, &si) &&
+	       si.si_code == (SIGTRAP | (PTRACE_EVENT_EXIT << 8));
+}
+
 /*
- * The caller's own stopped tracee (a launched command at its exit stop):
- * its one stopped thread, as it is; the others are dying with it.
+ * The caller's own stopped tracee (a launched command): its stopped
+ * thread, as it is. At its exit stop the others are dying with it; held
+ * while it runs, the others run on and are stopped as any target's.
  */
 static int hold_ours(struct snapshot *s)
 {
@@ -313,7 +324,9 @@ static int hold_ours(struct snapshot *s)
 		return -ENOMEM;
 	s->nr = s->cap = 1;
 	s->th[0].tid = s->pid;
-	return ptrace(PTRACE_GETREGS, s->pid, 0, &s->th[0].regs) ? -errno : 0;
+	if (ptrace(PTRACE_GETREGS, s->pid, 0, &s->th[0].regs))
+		return -errno;
+	return at_exit_stop(s->pid) ? 0 : stop_all(s);
 }
 
 /*
@@ -565,6 +578,15 @@ const uint64_t *snapshot__stack_pointers(const struct snapshot *s, size_t *n)
 unsigned int snapshot__threads(const struct snapshot *s)
 {
 	return s->nr;
+}
+
+/*
+ * A syscall's number stays in orig_rax while the thread is in it (and at
+ * the exit stop of exit_group); a thread interrupted in user code has -1.
+ */
+bool snapshot__in_syscall(const struct snapshot *s, size_t i)
+{
+	return (long)s->th[i].regs.orig_rax >= 0;
 }
 
 bool snapshot__stopped(const struct snapshot *s)

@@ -25,8 +25,9 @@ struct snapshot;
 /*
  * NULL with errno set: EBUSY when a debugger already traces @pid, ESRCH
  * when it exited or is a zombie (whatever step found it gone). @ours:
- * the caller traces @pid and holds it in a ptrace stop (its exit stop):
- * that thread's registers are read as they are and it stays stopped.
+ * the caller traces @pid and holds it in a ptrace stop (its exit stop, or
+ * one the caller made while it runs): that thread's registers are read as
+ * they are and it stays stopped; any other threads are stopped as ever.
  */
 struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours);
 
@@ -45,6 +46,8 @@ const struct proc_maps *snapshot__maps(const struct snapshot *s);
 const uint64_t *snapshot__registers(const struct snapshot *s, size_t *n);
 const uint64_t *snapshot__stack_pointers(const struct snapshot *s, size_t *n);
 unsigned int snapshot__threads(const struct snapshot *s);
+/* Thread @i (of the stack pointers' order) was stopped in a system call, not in user code. */
+bool snapshot__in_syscall(const struct snapshot *s, size_t i);
 bool snapshot__stopped(const struct snapshot *s); /* no child: the target waits */
 bool snapshot__gone(const struct snapshot *s);	  /* the target exited since */
 uint64_t snapshot__pause_ns(const struct snapshot *s);

@@ -32,6 +32,8 @@ struct target {
 	bool at_exit_stop; /* held in its exit stop until target__resume() */
 	int hold_signal;   /* a signal that stops it for target__release() to answer */
 	bool held;	   /* stopped as that signal reached it */
+	bool interrupted;  /* held in a stop of ours until target__continue() */
+	int pending;	   /* a stop met while interrupting: target__update()'s to handle */
 	char comm[32];
 	struct target_exit exit;
 };
@@ -191,18 +193,27 @@ static void record_exit(struct target *t, int status)
 	t->exit = target_exit__from_status(status);
 }
 
+/* The target's next stop in *@status: 0, -ESRCH when it exited instead, or -errno. */
+static int wait_stop(struct target *t, int *status)
+{
+	if (waitpid(t->pid, status, __WALL) < 0)
+		return -errno;
+	if (!WIFSTOPPED(*status)) {
+		record_exit(t, *status);
+		return -ESRCH;
+	}
+	return 0;
+}
+
 /* Wait for the stop at exec; a signal that arrives first is passed on. */
 static int wait_exec_stop(struct target *t)
 {
-	int status;
+	int status, err;
 
 	for (;;) {
-		if (waitpid(t->pid, &status, __WALL) < 0)
-			return -errno;
-		if (!WIFSTOPPED(status)) {
-			record_exit(t, status);
-			return -ESRCH;
-		}
+		err = wait_stop(t, &status);
+		if (err)
+			return err;
 		if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
 			return 0;
 		if (ptrace(PTRACE_CONT, t->pid, 0, status >> 16 ? 0 : WSTOPSIG(status)))
@@ -418,6 +429,48 @@ static enum target_state handle_stop(struct target *t, int status)
 	return TARGET_RUNNING;
 }
 
+/*
+ * Stop a running launched command in a stop of our own (PTRACE_INTERRUPT),
+ * for the caller to read it while it waits. Signals that reach it
+ * meanwhile are passed on; any other stop (its exit, an exec, a group
+ * stop, the hold signal) is left for target__update() and the command
+ * not held: -EAGAIN. 0, or -errno.
+ */
+int target__interrupt(struct target *t)
+{
+	int status, event, err;
+
+	if (!t->launched || !t->resumed || t->exit.exited || t->at_exit_stop || t->held ||
+	    t->pending)
+		return -EAGAIN;
+	if (ptrace(PTRACE_INTERRUPT, t->pid, 0, 0))
+		return -errno;
+	for (;;) {
+		err = wait_stop(t, &status);
+		if (err)
+			return err;
+		event = status >> 16;
+		if (event == PTRACE_EVENT_STOP && !stop_signal(WSTOPSIG(status))) {
+			t->interrupted = true;
+			return 0;
+		}
+		if (event || (t->hold_signal && WSTOPSIG(status) == t->hold_signal)) {
+			t->pending = status;
+			return -EAGAIN;
+		}
+		if (ptrace(PTRACE_CONT, t->pid, 0, WSTOPSIG(status)))
+			return -errno;
+	}
+}
+
+int target__continue(struct target *t)
+{
+	if (!t->interrupted)
+		return 0;
+	t->interrupted = false;
+	return ptrace(PTRACE_CONT, t->pid, 0, 0) ? -errno : 0;
+}
+
 static enum target_state update_launched(struct target *t)
 {
 	enum target_state state = TARGET_RUNNING;
@@ -429,6 +482,11 @@ static enum target_state update_launched(struct target *t)
 		return TARGET_EXITING;
 	if (t->held)
 		return TARGET_HELD;
+	if (t->pending) {
+		status = t->pending;
+		t->pending = 0;
+		state = handle_stop(t, status);
+	}
 	while (!t->exit.exited && state == TARGET_RUNNING) {
 		ret = waitpid(t->pid, &status, WNOHANG | __WALL);
 		if (ret <= 0)

@@ -44,6 +44,14 @@ int target__resume(struct target *t);
  */
 void target__set_hold_signal(struct target *t, int sig);
 
+/*
+ * A running launched target: held in a ptrace stop of ours, its memory
+ * still, until target__continue(); -EAGAIN when another stop came first
+ * (target__update() then tells it). 0 or -errno.
+ */
+int target__interrupt(struct target *t);
+int target__continue(struct target *t);
+
 /* Let a TARGET_HELD target go on, the signal delivered or not. 0 or -errno. */
 int target__release(struct target *t, bool deliver);
 

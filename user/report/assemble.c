@@ -85,7 +85,8 @@ static int add_stack(struct report_parts *rp, const struct profile_stack *st, bo
 	    .growth_bytes = st->growth_bytes,
 	    .trend = trend_name(st->trend),
 	    .stack_flags = st->flags,
-	    .classified = classify && l,
+	    /* A check that failed has no classes to show, not four zeros. */
+	    .classified = classify && l && !l->check.error,
 	};
 	if (out->classified)
 		sum_classes(l, st->stack_id, out->class_bytes, out->class_allocs);
@@ -227,9 +228,13 @@ static void add_leak_check(struct report_parts *rp, struct report *r)
 	rp->leak_check = l->check;
 	memset(rp->leak_check.class_bytes, 0, sizeof(rp->leak_check.class_bytes));
 	memset(rp->leak_check.class_allocs, 0, sizeof(rp->leak_check.class_allocs));
+	memset(rp->leak_check.heur_bytes, 0, sizeof(rp->leak_check.heur_bytes));
+	memset(rp->leak_check.heur_allocs, 0, sizeof(rp->leak_check.heur_allocs));
 	for (size_t i = 0; i < l->nr; i++) {
 		rp->leak_check.class_bytes[l->verdicts[i].cls] += l->verdicts[i].size;
 		rp->leak_check.class_allocs[l->verdicts[i].cls]++;
+		rp->leak_check.heur_bytes[l->verdicts[i].heur] += l->verdicts[i].size;
+		rp->leak_check.heur_allocs[l->verdicts[i].heur]++;
 	}
 	r->leak_check = &rp->leak_check;
 }

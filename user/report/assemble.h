@@ -46,6 +46,7 @@ struct leak_verdict {
 	uint64_t stack_id;
 	uint64_t size;
 	enum leak_class cls;
+	enum leak_heuristic heur; /* reachable through a heuristic's pointer, or none */
 };
 
 /* The verdicts of one process's scan, sorted by stack id, and how it went. */

@@ -60,13 +60,22 @@ static void json_leak_check(FILE *f, const struct report_leak_check *lc)
 		fprintf(f, "\"processes\":%u,", lc->processes);
 	fprintf(f, "\"pause_ms\":%.3f,\"bytes_scanned\":%" PRIu64 ",\"assumptions\":[",
 		lc->pause_ms, lc->bytes_scanned);
-	for (unsigned int bit = 1; bit <= LEAK_ASSUME_STOPPED; bit <<= 1) {
+	for (unsigned int bit = 1; bit <= LEAK_ASSUME_LAST; bit <<= 1) {
 		if (lc->assumptions & bit) {
 			fprintf(f, "%s\"%s\"", sep, leak_assumption__name(bit));
 			sep = ",";
 		}
 	}
-	fputs("]}", f);
+	fputs("],\"reachable_via_heuristic\":{", f);
+	sep = "";
+	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEURISTICS; h++) {
+		if (!(lc->heuristics & (1u << h)))
+			continue;
+		fprintf(f, "%s\"%s\":{\"bytes\":%" PRIu64 ",\"allocs\":%" PRIu64 "}", sep,
+			leak_heuristic__name(h), lc->heur_bytes[h], lc->heur_allocs[h]);
+		sep = ",";
+	}
+	fputs("}}", f);
 }
 
 /* "totals", "counters" and "complete", for a process or for all. */

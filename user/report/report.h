@@ -50,6 +50,10 @@ struct report_leak_check {
 	unsigned int assumptions; /* enum leak_assumption bits */
 	uint64_t class_bytes[LEAK_CLASSES];
 	uint64_t class_allocs[LEAK_CLASSES];
+	/* the heuristics on (1 << enum leak_heuristic), and what each made reachable */
+	unsigned int heuristics;
+	uint64_t heur_bytes[LEAK_HEURISTICS];
+	uint64_t heur_allocs[LEAK_HEURISTICS];
 };
 
 /* What one thread holds (a per-block pass). */

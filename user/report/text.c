@@ -181,6 +181,20 @@ static void text_classes(FILE *f, const char *indent, const char *sep, const uin
 	fputc('\n', f);
 }
 
+/* valgrind's "of which reachable via heuristic" lines, each heuristic on. */
+static void text_heuristics(FILE *f, const struct report_leak_check *lc)
+{
+	if (!lc->heuristics)
+		return;
+	fputs("      of which reachable via heuristic:\n", f);
+	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEURISTICS; h++) {
+		if (lc->heuristics & (1u << h))
+			fprintf(f, "        %-19s: %s bytes in %s block%s\n",
+				leak_heuristic__name(h), text_count(lc->heur_bytes[h]).s,
+				text_count(lc->heur_allocs[h]).s, plural(lc->heur_allocs[h]));
+	}
+}
+
 /* Like valgrind's LEAK SUMMARY, and what the verdicts rest on. */
 static void text_leak_summary(FILE *f, const struct report_leak_check *lc)
 {
@@ -200,7 +214,8 @@ static void text_leak_summary(FILE *f, const struct report_leak_check *lc)
 		fprintf(f, "  leak summary (target paused %.3f ms, %s of roots scanned):\n",
 			lc->pause_ms, text_size(lc->bytes_scanned).s);
 	text_classes(f, "    ", "\n    ", lc->class_bytes, lc->class_allocs);
-	for (unsigned int bit = 1; bit <= LEAK_ASSUME_STOPPED; bit <<= 1) {
+	text_heuristics(f, lc);
+	for (unsigned int bit = 1; bit <= LEAK_ASSUME_LAST; bit <<= 1) {
 		if (lc->assumptions & bit)
 			fprintf(f, "    assumed: %s\n", leak_assumption__describe(bit));
 	}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The shapes are valgrind's, checked on the memory as it is: valgrind
+ * also requires the words it reads to be initialised, which a copy of the
+ * memory cannot tell, so a block whose header words were never written
+ * can match here where valgrind would not (its bytes are then whatever
+ * the allocator left, rarely a plausible length).
+ */
+#include <stdbool.h>
+#include "leakcheck/heuristics.h"
+
+/* A vtable holds at least two function pointers in its first words. */
+#define VTABLE_WORDS 21
+#define PAGE	     4096
+
+static bool in(const struct heuristics *h, enum leak_heuristic which)
+{
+	return h->set & (1u << which);
+}
+
+static bool file_mapping(const struct mapping *m)
+{
+	return m && m->path && m->path[0] == '/';
+}
+
+/*
+ * A vtable pointer: into a readable mapping of a file, at a table whose
+ * first words are null or point into executable mappings of files, two of
+ * them at least before anything else.
+ */
+static bool is_vtable(const struct heuristics *h, uint64_t addr)
+{
+	const struct mapping *m = proc_maps__find(h->maps, addr);
+	uint64_t words[VTABLE_WORDS];
+	size_t n, i, fns = 0;
+
+	if (addr < PAGE || addr & 7 || !file_mapping(m) || !m->read)
+		return false;
+	n = (m->end - addr) / 8 < VTABLE_WORDS ? (m->end - addr) / 8 : VTABLE_WORDS;
+	if (h->mem.read(h->mem.ctx, addr, words, n * 8))
+		return false;
+	for (i = 0; i < n; i++) {
+		if (!words[i])
+			continue;
+		m = proc_maps__find(h->maps, words[i]);
+		if (!file_mapping(m) || !m->exec)
+			return false;
+		if (++fns == 2)
+			return true;
+	}
+	return false;
+}
+
+/* A second base class: its vtable pointer at @ptr, the first base's at the start. */
+static bool multiple_inheritance(const struct heuristics *h, uint64_t ptr, uint64_t start,
+				 uint64_t size, uint64_t first)
+{
+	uint64_t inner;
+
+	if (ptr & 7 || ptr + 8 > start + size || h->mem.read(h->mem.ctx, ptr, &inner, 8))
+		return false;
+	return is_vtable(h, inner) && is_vtable(h, first);
+}
+
+enum leak_heuristic heuristics__match(const struct heuristics *h, uint64_t ptr, uint64_t start,
+				      uint64_t size)
+{
+	uint64_t w[3] = {}; /* the block's first words: as many as it has */
+	size_t n = size / 8 < 3 ? size / 8 : 3;
+
+	if (!n || h->mem.read(h->mem.ctx, start, w, n * 8))
+		return LEAK_HEUR_NONE;
+	/* length, capacity, refcount, then the characters and their null */
+	if (in(h, LEAK_HEUR_STDSTRING) && ptr == start + 24 && 24 + w[1] + 1 == size &&
+	    w[0] <= w[1])
+		return LEAK_HEUR_STDSTRING;
+	/* the length of what follows (sqlite's allocations) */
+	if (in(h, LEAK_HEUR_LENGTH64) && ptr == start + 8 && w[0] && w[0] == size - 8)
+		return LEAK_HEUR_LENGTH64;
+	/* new T[n] of a T with a destructor: n, then the elements */
+	if (in(h, LEAK_HEUR_NEWARRAY) && ptr == start + 8 && w[0] && (size - 8) % w[0] == 0)
+		return LEAK_HEUR_NEWARRAY;
+	if (in(h, LEAK_HEUR_MULTIPLE_INHERITANCE) &&
+	    multiple_inheritance(h, ptr, start, size, w[0]))
+		return LEAK_HEUR_MULTIPLE_INHERITANCE;
+	return LEAK_HEUR_NONE;
+}
