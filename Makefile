@@ -19,7 +19,10 @@ CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 # exactly what includes it.
 DEPFLAGS = -MMD -MP
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall
-LDLIBS := -lbpf -lelf -ldw -llzma -lz -lstdc++ -lpthread -lm -lmicrohttpd -lcrypt
+# What the core rooms link with (the unit tests and drivers link them too),
+# and the loader's whole list.
+CORE_LDLIBS := -lelf -ldw -llzma -lz -lstdc++ -lm
+LDLIBS := -lbpf $(CORE_LDLIBS) -lpthread -lmicrohttpd -lcrypt
 
 # The loader's rooms, one job each (docs/ARCHITECTURE.md). The core is
 # plain C that links and is unit-tested without libbpf; only app/ (the
@@ -70,7 +73,7 @@ $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJS) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka -lelf -ldw -llzma -lz -lstdc++ -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka $(CORE_LDLIBS)
 
 # test_cfi reads the call frame information of fixtures built beside it:
 # the same functions with .eh_frame_hdr, without it (as `cc -static`
@@ -128,11 +131,11 @@ $(BUILD)/tests/test_unwind_replay: $(BUILD)/tests/unwind_case.o
 
 $(BUILD)/tests/unwind_record: tests/drivers/unwind_record.c $(BUILD)/tests/unwind_case.o \
 		$(CORE_OBJS) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lelf -ldw -lz -lstdc++ -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ $(CORE_LDLIBS)
 
 # Drives the leak-check engine on a real process, without the BPF side.
 $(BUILD)/tests/leakscan: tests/drivers/leakscan.c $(CORE_OBJS) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lelf -ldw -llzma -lz -lstdc++ -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ $(CORE_LDLIBS)
 
 tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS) $(BUILD)/tests/leakscan $(BUILD)/tests/unwind_record
 

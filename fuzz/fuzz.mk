@@ -44,7 +44,7 @@ FUZZ_LIBS_debugfile := -lelf -ldw -llzma -lz -lstdc++
 ASAN_OUT := $(FUZZ_B)/asan
 ASAN_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	       -fno-omit-frame-pointer $(FUZZ_INC)
-ASAN_LDLIBS := -lcmocka -lelf -ldw -llzma -lz -lstdc++ -lm
+ASAN_LDLIBS := -lcmocka $(CORE_LDLIBS)
 ASAN_OBJS := $(CORE_SRCS:user/%.c=$(ASAN_OUT)/obj/%.o)
 ASAN_LOADER_OBJS := $(LOADER_SRCS:user/%.c=$(ASAN_OUT)/obj/%.o)
 ASAN_TESTS := $(patsubst tests/unit/%.c,$(ASAN_OUT)/%,$(wildcard tests/unit/test_*.c))
