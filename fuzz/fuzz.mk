@@ -22,12 +22,13 @@ FUZZ_JOBS ?= 2
 FUZZ_INC := -D_GNU_SOURCE -std=gnu11 -Iinclude -Iuser -I$(FUZZ_B)
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	       -fno-omit-frame-pointer $(FUZZ_INC)
-FUZZ_NAMES := procmaps options elf cfi x86_insn debugfile
+FUZZ_NAMES := procmaps options elf cfi x86_insn debugfile webconfig
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
 FUZZ_SEEDS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/corpus/%/.stamp)
 
 # The user/ sources each target links: only what the parser needs.
 FUZZ_SRCS_procmaps := proc/procmaps.c
+FUZZ_SRCS_webconfig := lib/webconfig.c lib/log.c
 FUZZ_SRCS_options := cli/options.c probe/allocator.c probe/elfsym.c probe/linkmap.c \
 		     proc/procmaps.c proc/mapfile.c lib/log.c lib/safeopen.c probe/placement.c \
 		     probe/x86_insn.c

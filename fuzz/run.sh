@@ -17,7 +17,7 @@ CORPUS=${2:?usage: run.sh SECONDS CORPUS_ROOT [JOBS [NAME...]]}
 JOBS=${3:-1}
 shift $(($# < 3 ? $# : 3))
 NAMES=("$@")
-((${#NAMES[@]})) || NAMES=(procmaps options elf cfi x86_insn debugfile)
+((${#NAMES[@]})) || NAMES=(procmaps options elf cfi x86_insn debugfile webconfig)
 SANITIZER_RE='ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|ERROR: libFuzzer|==[0-9]+==ERROR'
 
 # Leaks of the fuzzed code are findings; libelf's own are not ours.

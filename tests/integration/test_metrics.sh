@@ -10,9 +10,9 @@
 # wrong password, none, and plain HTTP to the TLS port are refused. Then
 # the server's edges: 404, 405, HEAD, a request too long, idle floods
 # (17 clients that reconnect when dropped, 1,000 clients) under which every
-# legitimate scrape succeeds, scrapes during a leak check's scans of a big
-# heap answered fast, the warning for an address beyond loopback, and bad
-# web configurations refused with one line.
+# legitimate scrape succeeds, the warning for an address beyond loopback,
+# and bad web configurations refused with one line. Scrapes during leak
+# checks are test_metrics_scan.sh's.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -192,10 +192,12 @@ expect_eq "content type" "text/plain; version=0.0.4; charset=utf-8" \
 for i in {1..20}; do
 	exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
 done
-before=$(query "count_over_time(up{job=\"alloctrace\"}[1m])")
+# The time of the last scrape moves on (a count over a minute saturates at 60).
+before=$(query "timestamp(up{job=\"alloctrace\"})")
 sleep 3
-expect_true "silent clients: scrapes go on" "up samples $before, then $(query "count_over_time(up{job=\"alloctrace\"}[1m])")" \
-	test "$(query "count_over_time(up{job=\"alloctrace\"}[1m])")" -gt "$before"
+after=$(query "timestamp(up{job=\"alloctrace\"})")
+expect_true "silent clients: scrapes go on" "last scrape at $before, then $after" \
+	awk -v a="$before" -v b="$after" 'BEGIN { exit !(b + 0 > a + 0) }'
 expect_eq "silent clients: scrapes succeed" 1 "$(query "up{job=\"alloctrace\"}")"
 expect_eq "silent clients: a GET is served" 200 "$(status "$URL/metrics")"
 
@@ -243,43 +245,6 @@ run_tool elsewhere 20 --listen 192.0.2.1:9464 -- "$WL/leaks"
 expect_eq "--listen elsewhere: exit 2, one line" "2 alloctrace: cannot listen on 192.0.2.1:9464: Cannot assign requested address" \
 	"$RC $(cat "$TMP/elsewhere.err")"
 expect_eq "--listen elsewhere: nothing ran" "" "$(cat "$TMP/elsewhere.out")"
-
-# --- scrapes while the loop scans --------------------------------------------------
-
-# A leak check of a 256 MB heap every second keeps the loop busy with
-# scans and reports; the old server, in that loop, answered scrapes at p99
-# 0.96 s, max 2.05 s. The server's threads answer on: every scrape
-# succeeds, the slowest under 1 s and p99 under 0.5 s (the host's run:
-# max 102 ms, p99 58 ms; QEMU without KVM is 3-5x slower).
-mkfifo "$TMP/big.in"
-sleep 300 >"$TMP/big.in" &
-track $!
-"$WL/bigheap" 256 200 <"$TMP/big.in" >"$TMP/big.ticks" &
-BIG=$!
-track "$BIG"
-LC_PORT=$((PORT + 4))
-start_tool leakcheck 300 --leak-check -T 0 --format json -i 1 --listen "127.0.0.1:$LC_PORT" \
-	-p "$BIG"
-if wait_tracing leakcheck 30; then
-	echo go >"$TMP/big.in"
-	wait_for 150 grep -q "^tick 1$" "$TMP/big.ticks" || fail "leak check: target" "no tick in 150 s"
-	got=$(python3 "$LOAD" scrape "http://127.0.0.1:$LC_PORT/metrics" 15 0.1 \
-		2>"$TMP/lc.scrape-err")
-	echo "# scrapes during leak checks: $got"
-	read -r _ made _ good _ max _ p99 <<<"$got"
-	expect_true "leak check: every scrape succeeds" \
-		"$got; $(sort "$TMP/lc.scrape-err" | uniq -c | head -n 3)" \
-		test "${made:-0}" -ge 30 -a "${good:-0}" -eq "${made:-0}"
-	expect_true "leak check: slowest scrape under 1 s, p99 under 0.5 s" "$got" \
-		test "${max:-9999}" -lt 1000 -a "${p99:-9999}" -lt 500
-	scans=$(jq -c 'select(.type == "report") | .processes[0].leak_check.bytes_scanned // empty' \
-		"$TMP/leakcheck.out" 2>/dev/null | wc -l)
-	expect_true "leak check: it scanned meanwhile" "$scans reports with a scan" test "$scans" -ge 3
-	kill -INT "$(loader_pid)"
-	wait_tool
-else
-	fail "leak check: tracing" "no 'tracing pid' line in 30 s"
-fi
 
 # --- beyond loopback ----------------------------------------------------------------
 
