@@ -91,26 +91,23 @@ enum alloc_func {
 	((i) == 0 ? 7 : (i) == 1 ? 6 : (i) == 2 ? 2 : (i) == 3 ? 1 : (i) == 4 ? 8 : 9)
 
 /*
- * Per-CPU counters. Everything the tool could not record is counted under
- * one of the LOST_* names so that every report can say so.
+ * Per-CPU counters, one line each in counters.def. Everything the tool
+ * could not record is counted under one of the LOST_* names so that every
+ * report can say so.
  */
 enum counter {
-	CNT_ALLOCS,	     /* successful allocation calls, realloc included */
-	CNT_FREES,	     /* releases of tracked blocks (free, realloc) */
-	CNT_UNTRACKED_FREES, /* releases of blocks allocated before attach */
-	CNT_LOST_ALLOCS,     /* live-allocation map full */
-	CNT_LOST_STATS,	     /* per-stack statistics map full */
-	CNT_LOST_INFLIGHT,   /* in-flight call map full: call not seen */
-	CNT_LOST_STACKS,     /* stack map full: allocation kept, stack not */
-	CNT_STACK_ERRORS,    /* the kernel could not walk the user stack */
-	CNT_LOST_EVENTS,     /* ring buffer full: a big-allocation alert lost */
-	CNT_LOST_CAP,	     /* the process held --max-per-process blocks: not recorded */
-	CNT_LOST_PROCS,	     /* per-process map full: a call of an untraced process */
-	CNT_STACKS_CUT,	     /* a stack walk stopped before the outermost frame */
-	CNT_UNWIND_MISSES,   /* a frame in code the unwind tables did not cover yet */
-	CNT_STACKS_RECALLED, /* a stack taken from a remembered walk, not walked again */
-	CNT_UNWIND_FULL,     /* objects left without unwind tables, full (the loader counts) */
+#define COUNTER(id, name, kind, reason) CNT_##id,
+#include "counters.def"
+#undef COUNTER
 	CNT_MAX,
+};
+
+/* What a counter says of a report (counters.def). */
+enum counter_kind {
+	CNT_KIND_PLAIN,
+	CNT_KIND_LOST,
+	CNT_KIND_UNKNOWN_STACK,
+	CNT_KIND_STACK,
 };
 
 /*

@@ -95,22 +95,15 @@ static void idmap__clear(struct idmap *m)
 	m->nr = 0;
 }
 
-static const char *const counter_names[CNT_MAX] = {
-    [CNT_ALLOCS] = "allocs",
-    [CNT_FREES] = "frees",
-    [CNT_UNTRACKED_FREES] = "untracked_frees",
-    [CNT_LOST_ALLOCS] = "lost_allocs",
-    [CNT_LOST_STATS] = "lost_stats",
-    [CNT_LOST_INFLIGHT] = "lost_inflight",
-    [CNT_LOST_STACKS] = "lost_stacks",
-    [CNT_STACK_ERRORS] = "stack_errors",
-    [CNT_LOST_EVENTS] = "lost_events",
-    [CNT_LOST_CAP] = "lost_cap",
-    [CNT_LOST_PROCS] = "lost_procs",
-    [CNT_STACKS_CUT] = "stacks_cut",
-    [CNT_UNWIND_MISSES] = "unwind_misses",
-    [CNT_STACKS_RECALLED] = "stacks_recalled",
-    [CNT_UNWIND_FULL] = "unwind_full",
+/* What counters.def says of each counter. */
+static const struct {
+	const char *name;
+	enum counter_kind kind;
+	const char *reason;
+} counter_table[CNT_MAX] = {
+#define COUNTER(id, name, kind, reason) [CNT_##id] = {name, CNT_KIND_##kind, reason},
+#include "counters.def"
+#undef COUNTER
 };
 
 static const char *const trend_names[] = {
@@ -126,7 +119,17 @@ const char *trend_name(enum trend t)
 
 const char *counter_name(enum counter c)
 {
-	return (unsigned int)c < CNT_MAX ? counter_names[c] : NULL;
+	return (unsigned int)c < CNT_MAX ? counter_table[c].name : NULL;
+}
+
+enum counter_kind counter_kind(enum counter c)
+{
+	return (unsigned int)c < CNT_MAX ? counter_table[c].kind : CNT_KIND_PLAIN;
+}
+
+const char *counter_reason(enum counter c)
+{
+	return (unsigned int)c < CNT_MAX ? counter_table[c].reason : NULL;
 }
 
 struct profile *profile__new(void)
@@ -214,14 +217,16 @@ void profile_totals__set_counters(struct profile_totals *t, const uint64_t count
 	t->allocs = counters[CNT_ALLOCS];
 	t->frees = counters[CNT_FREES];
 	t->untracked_frees = counters[CNT_UNTRACKED_FREES];
-	/* Lost stacks and stack errors are counted, under an unknown stack. */
-	t->lost = counters[CNT_LOST_ALLOCS] + counters[CNT_LOST_STATS] +
-		  counters[CNT_LOST_INFLIGHT] + counters[CNT_LOST_EVENTS] + counters[CNT_LOST_CAP] +
-		  counters[CNT_LOST_PROCS];
-	/* Each walked, or not, some other way than by its objects' tables to its end. */
-	t->stacks_incomplete = counters[CNT_LOST_STACKS] || counters[CNT_STACK_ERRORS] ||
-			       counters[CNT_STACKS_CUT] || counters[CNT_UNWIND_MISSES] ||
-			       counters[CNT_UNWIND_FULL];
+	t->lost = 0;
+	t->stacks_incomplete = false;
+	for (int c = 0; c < CNT_MAX; c++) {
+		/* Lost stacks and stack errors are counted, under an unknown stack. */
+		if (counter_kind(c) == CNT_KIND_LOST)
+			t->lost += counters[c];
+		/* Each walked, or not, some other way than by its objects' tables to its end. */
+		else if (counter_kind(c) != CNT_KIND_PLAIN)
+			t->stacks_incomplete |= counters[c] != 0;
+	}
 }
 
 void profile__set_counters(struct profile *p, const uint64_t counters[CNT_MAX])
