@@ -23,58 +23,33 @@
 #define STACK_ID_NONE 0
 
 /*
- * Allocator entry points. The order is the attach order's tie-break: when
- * two names share one address (glibc's memalign and aligned_alloc), the
- * lower id names the probe. The BPF side tells their argument shapes and
- * semantics apart by these ids (the func_* helpers of inflight_rules.h).
+ * Allocator entry points, one line each in alloc_funcs.def, which says
+ * what each one is: its group, its kind, its symbol and its entry program.
  */
 enum alloc_func {
-	FUNC_MALLOC,
-	FUNC_CALLOC,
-	FUNC_REALLOC,
-	FUNC_REALLOCARRAY,
-	FUNC_POSIX_MEMALIGN,
-	FUNC_MEMALIGN,
-	FUNC_ALIGNED_ALLOC,
-	FUNC_VALLOC,
-	FUNC_PVALLOC,
-	FUNC_FREE,
-	/* jemalloc's own API */
-	FUNC_MALLOCX,
-	FUNC_RALLOCX,
-	FUNC_DALLOCX,
-	FUNC_SDALLOCX,
-	/* C23 */
-	FUNC_FREE_SIZED,
-	FUNC_FREE_ALIGNED_SIZED,
-	/* C++ operators: probed where the allocator itself defines them */
-	FUNC_NEW,
-	FUNC_NEW_NOTHROW,
-	FUNC_NEW_ALIGNED,
-	FUNC_NEW_ALIGNED_NOTHROW,
-	FUNC_NEW_ARRAY,
-	FUNC_NEW_ARRAY_NOTHROW,
-	FUNC_NEW_ARRAY_ALIGNED,
-	FUNC_NEW_ARRAY_ALIGNED_NOTHROW,
-	FUNC_DELETE,
-	FUNC_DELETE_SIZED,
-	FUNC_DELETE_ALIGNED,
-	FUNC_DELETE_SIZED_ALIGNED,
-	FUNC_DELETE_NOTHROW,
-	FUNC_DELETE_ALIGNED_NOTHROW,
-	FUNC_DELETE_ARRAY,
-	FUNC_DELETE_ARRAY_SIZED,
-	FUNC_DELETE_ARRAY_ALIGNED,
-	FUNC_DELETE_ARRAY_SIZED_ALIGNED,
-	FUNC_DELETE_ARRAY_NOTHROW,
-	FUNC_DELETE_ARRAY_ALIGNED_NOTHROW,
-	/* --mmap: anonymous mappings made directly */
-	FUNC_MMAP,
-	FUNC_MUNMAP,
-	FUNC_MREMAP,
-	/* --big-only: heap growth, seen at the syscall; never probed */
-	FUNC_BRK,
+#define ALLOC_FUNC(id, group, kind, nr_args, symbol, display, entry) FUNC_##id,
+#include "alloc_funcs.def"
+#undef ALLOC_FUNC
 	FUNC_MAX,
+};
+
+/* The loader keeps a set of functions in a 64-bit mask, the BPF side each kind's. */
+_Static_assert(FUNC_MAX <= 64, "a bit per enum alloc_func must fit in 64 bits");
+
+/* Which objects and options probe a function (alloc_funcs.def). */
+enum func_group {
+	FUNC_GROUP_C,
+	FUNC_GROUP_CXX,
+	FUNC_GROUP_MMAP,
+	FUNC_GROUP_SYSCALL,
+};
+
+/* What a function does with blocks (alloc_funcs.def). */
+enum func_kind {
+	FUNC_KIND_ALLOCS,
+	FUNC_KIND_REALLOCS,
+	FUNC_KIND_FREES,
+	FUNC_KIND_HELD_FREES,
 };
 
 /*
