@@ -4,16 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/profile.h"
+#include "lib/hashmap.h"
 
-/* Open addressing from a 64-bit key to an array position. */
-struct idmap {
-	struct idmap_slot {
-		uint64_t key;
-		size_t pos; /* position + 1; 0 marks a free slot */
-	} * slots;
-	size_t cap; /* a power of two */
-	size_t nr;
+/* The per-block pass's indexes: a 64-bit key to an array position. */
+struct idmap_entry {
+	uint64_t key;
+	size_t pos;
 };
+
+#define IDMAP_INIT HASHMAP_INIT(sizeof(uint64_t), sizeof(struct idmap_entry), NULL, NULL)
 
 struct profile {
 	struct profile_stack *stacks;
@@ -24,75 +23,32 @@ struct profile {
 	size_t nr_holding;
 	struct profile_totals totals;
 	/* The per-block pass: stack id -> stack, (tid, stack) -> thread's entry. */
-	struct idmap stack_index;
-	struct idmap thread_index;
-	struct idmap thread_stack_index;
+	struct hashmap stack_index;
+	struct hashmap thread_index;
+	struct hashmap thread_stack_index;
 	struct profile_thread *threads;
 	size_t nr_threads;
 	size_t threads_cap;
 };
 
-static size_t idmap__hash(uint64_t key, size_t cap)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return key & (cap - 1);
-}
-
-static struct idmap_slot *idmap__slot(const struct idmap *m, uint64_t key)
-{
-	size_t i = idmap__hash(key, m->cap);
-
-	while (m->slots[i].pos && m->slots[i].key != key)
-		i = (i + 1) & (m->cap - 1);
-	return &m->slots[i];
-}
-
 /* The position stored for @key, or -1. */
-static long idmap__get(const struct idmap *m, uint64_t key)
+static long idmap__get(const struct hashmap *m, uint64_t key)
 {
-	struct idmap_slot *slot;
+	const struct idmap_entry *e = hashmap__find(m, &key);
 
-	if (!m->cap)
-		return -1;
-	slot = idmap__slot(m, key);
-	return slot->pos ? (long)slot->pos - 1 : -1;
+	return e ? (long)e->pos : -1;
 }
 
-static int idmap__put(struct idmap *m, uint64_t key, size_t pos)
+static int idmap__put(struct hashmap *m, uint64_t key, size_t pos)
 {
-	struct idmap old = *m;
-	struct idmap_slot *slot;
+	struct idmap_entry *e;
+	bool added;
 
-	if (2 * (m->nr + 1) > m->cap) {
-		m->cap = m->cap ? 2 * m->cap : 256;
-		m->slots = calloc(m->cap, sizeof(*m->slots));
-		if (!m->slots) {
-			*m = old;
-			return -ENOMEM;
-		}
-		m->nr = 0;
-		for (size_t i = 0; i < old.cap; i++) {
-			if (old.slots[i].pos) {
-				*idmap__slot(m, old.slots[i].key) = old.slots[i];
-				m->nr++;
-			}
-		}
-		free(old.slots);
-	}
-	slot = idmap__slot(m, key);
-	m->nr += !slot->pos;
-	slot->key = key;
-	slot->pos = pos + 1;
+	e = hashmap__insert(m, &key, &added);
+	if (!e)
+		return -ENOMEM;
+	e->pos = pos;
 	return 0;
-}
-
-static void idmap__clear(struct idmap *m)
-{
-	if (m->slots)
-		memset(m->slots, 0, m->cap * sizeof(*m->slots));
-	m->nr = 0;
 }
 
 /* What counters.def says of each counter. */
@@ -134,7 +90,14 @@ const char *counter_reason(enum counter c)
 
 struct profile *profile__new(void)
 {
-	return calloc(1, sizeof(struct profile));
+	struct profile *p = calloc(1, sizeof(struct profile));
+
+	if (!p)
+		return NULL;
+	p->stack_index = IDMAP_INIT;
+	p->thread_index = IDMAP_INIT;
+	p->thread_stack_index = IDMAP_INIT;
+	return p;
 }
 
 void profile__free(struct profile *p)
@@ -144,9 +107,9 @@ void profile__free(struct profile *p)
 	for (size_t i = 0; i < p->threads_cap; i++)
 		free(p->threads[i].stacks);
 	free(p->threads);
-	free(p->stack_index.slots);
-	free(p->thread_index.slots);
-	free(p->thread_stack_index.slots);
+	hashmap__release(&p->stack_index);
+	hashmap__release(&p->thread_index);
+	hashmap__release(&p->thread_stack_index);
 	free(p->stacks);
 	free(p->holding);
 	free(p);
@@ -286,9 +249,9 @@ int profile__begin_blocks(struct profile *p)
 {
 	int err;
 
-	idmap__clear(&p->stack_index);
-	idmap__clear(&p->thread_index);
-	idmap__clear(&p->thread_stack_index);
+	hashmap__clear(&p->stack_index);
+	hashmap__clear(&p->thread_index);
+	hashmap__clear(&p->thread_stack_index);
 	p->nr_threads = 0;
 	p->nr_holding = 0;
 	p->totals.outstanding_bytes = 0;
@@ -411,8 +374,8 @@ int profile__end_blocks(struct profile *p)
 	if (p->nr_threads)
 		qsort(p->threads, p->nr_threads, sizeof(*p->threads), thread__cmp);
 	/* Positions moved: the (tid, stack) index no longer holds. */
-	idmap__clear(&p->thread_index);
-	idmap__clear(&p->thread_stack_index);
+	hashmap__clear(&p->thread_index);
+	hashmap__clear(&p->thread_stack_index);
 	return 0;
 }
 
