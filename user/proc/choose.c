@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include "proc/choose.h"
-#include "proc/procs.h"
+#include "proc/procfs.h"
 #include "lib/log.h"
 
 int cgroup__resolve(const char *path, struct cgroup_ref *cg)
