@@ -14,7 +14,7 @@ int main(int argc, char **argv)
 
 	ret = options__parse(&opts, argc, argv);
 	if (ret)
-		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+		return options__exit_code(ret);
 	log_set_verbose(opts.verbose);
 	return session__run(&opts);
 }
