@@ -23,58 +23,33 @@
 #define STACK_ID_NONE 0
 
 /*
- * Allocator entry points. The order is the attach order's tie-break: when
- * two names share one address (glibc's memalign and aligned_alloc), the
- * lower id names the probe. The BPF side tells their argument shapes and
- * semantics apart by these ids (the func_* helpers of inflight_rules.h).
+ * Allocator entry points, one line each in alloc_funcs.def, which says
+ * what each one is: its group, its kind, its symbol and its entry program.
  */
 enum alloc_func {
-	FUNC_MALLOC,
-	FUNC_CALLOC,
-	FUNC_REALLOC,
-	FUNC_REALLOCARRAY,
-	FUNC_POSIX_MEMALIGN,
-	FUNC_MEMALIGN,
-	FUNC_ALIGNED_ALLOC,
-	FUNC_VALLOC,
-	FUNC_PVALLOC,
-	FUNC_FREE,
-	/* jemalloc's own API */
-	FUNC_MALLOCX,
-	FUNC_RALLOCX,
-	FUNC_DALLOCX,
-	FUNC_SDALLOCX,
-	/* C23 */
-	FUNC_FREE_SIZED,
-	FUNC_FREE_ALIGNED_SIZED,
-	/* C++ operators: probed where the allocator itself defines them */
-	FUNC_NEW,
-	FUNC_NEW_NOTHROW,
-	FUNC_NEW_ALIGNED,
-	FUNC_NEW_ALIGNED_NOTHROW,
-	FUNC_NEW_ARRAY,
-	FUNC_NEW_ARRAY_NOTHROW,
-	FUNC_NEW_ARRAY_ALIGNED,
-	FUNC_NEW_ARRAY_ALIGNED_NOTHROW,
-	FUNC_DELETE,
-	FUNC_DELETE_SIZED,
-	FUNC_DELETE_ALIGNED,
-	FUNC_DELETE_SIZED_ALIGNED,
-	FUNC_DELETE_NOTHROW,
-	FUNC_DELETE_ALIGNED_NOTHROW,
-	FUNC_DELETE_ARRAY,
-	FUNC_DELETE_ARRAY_SIZED,
-	FUNC_DELETE_ARRAY_ALIGNED,
-	FUNC_DELETE_ARRAY_SIZED_ALIGNED,
-	FUNC_DELETE_ARRAY_NOTHROW,
-	FUNC_DELETE_ARRAY_ALIGNED_NOTHROW,
-	/* --mmap: anonymous mappings made directly */
-	FUNC_MMAP,
-	FUNC_MUNMAP,
-	FUNC_MREMAP,
-	/* --big-only: heap growth, seen at the syscall; never probed */
-	FUNC_BRK,
+#define ALLOC_FUNC(id, group, kind, nr_args, symbol, display, entry) FUNC_##id,
+#include "alloc_funcs.def"
+#undef ALLOC_FUNC
 	FUNC_MAX,
+};
+
+/* The loader keeps a set of functions in a 64-bit mask, the BPF side each kind's. */
+_Static_assert(FUNC_MAX <= 64, "a bit per enum alloc_func must fit in 64 bits");
+
+/* Which objects and options probe a function (alloc_funcs.def). */
+enum func_group {
+	FUNC_GROUP_C,
+	FUNC_GROUP_CXX,
+	FUNC_GROUP_MMAP,
+	FUNC_GROUP_SYSCALL,
+};
+
+/* What a function does with blocks (alloc_funcs.def). */
+enum func_kind {
+	FUNC_KIND_ALLOCS,
+	FUNC_KIND_REALLOCS,
+	FUNC_KIND_FREES,
+	FUNC_KIND_HELD_FREES,
 };
 
 /*
@@ -91,27 +66,23 @@ enum alloc_func {
 	((i) == 0 ? 7 : (i) == 1 ? 6 : (i) == 2 ? 2 : (i) == 3 ? 1 : (i) == 4 ? 8 : 9)
 
 /*
- * Per-CPU counters. Everything the tool could not record is counted under
- * one of the LOST_* names so that every report can say so.
+ * Per-CPU counters, one line each in counters.def. Everything the tool
+ * could not record is counted under one of the LOST_* names so that every
+ * report can say so.
  */
 enum counter {
-	CNT_ALLOCS,	     /* successful allocation calls, realloc included */
-	CNT_FREES,	     /* releases of tracked blocks (free, realloc) */
-	CNT_UNTRACKED_FREES, /* releases of blocks allocated before attach */
-	CNT_LOST_ALLOCS,     /* live-allocation map full */
-	CNT_LOST_STATS,	     /* per-stack statistics map full */
-	CNT_LOST_INFLIGHT,   /* in-flight call map full: call not seen */
-	CNT_LOST_STACKS,     /* stack map full: allocation kept, stack not */
-	CNT_STACK_ERRORS,    /* the kernel could not walk the user stack */
-	CNT_LOST_EVENTS,     /* ring buffer full: a big-allocation alert lost */
-	CNT_LOST_CAP,	     /* the process held --max-per-process blocks: not recorded */
-	CNT_LOST_PROCS,	     /* per-process map full: a call of an untraced process */
-	CNT_STACKS_CUT,	     /* a stack walk stopped before the outermost frame */
-	CNT_UNWIND_MISSES,   /* a frame in code the unwind tables did not cover yet */
-	CNT_STACKS_RECALLED, /* a stack taken from a remembered walk, not walked again */
-	CNT_UNWIND_FULL,     /* objects left without unwind tables, full (the loader counts) */
-	CNT_UNOPENED, /* objects not the file mapped or no regular file (the loader counts) */
+#define COUNTER(id, name, kind, reason) CNT_##id,
+#include "counters.def"
+#undef COUNTER
 	CNT_MAX,
+};
+
+/* What a counter says of a report (counters.def). */
+enum counter_kind {
+	CNT_KIND_PLAIN,
+	CNT_KIND_LOST,
+	CNT_KIND_UNKNOWN_STACK,
+	CNT_KIND_STACK,
 };
 
 /*

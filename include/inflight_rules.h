@@ -54,11 +54,28 @@ static __always_inline bool call_open(__u32 mark, __u32 epoch)
 	return mark != CALL_CLOSED && mark == call_mark(epoch);
 }
 
+/* The functions of @kind, a bit each: a constant once inlined. */
+static __always_inline __u64 funcs_of_kind(enum func_kind kind)
+{
+	__u64 mask = 0;
+
+#define ALLOC_FUNC(id, group, kind_, nr_args, symbol, display, entry)                              \
+	mask |= (__u64)(FUNC_KIND_##kind_ == kind) << FUNC_##id;
+#include "alloc_funcs.def"
+#undef ALLOC_FUNC
+	return mask;
+}
+
+/* Is @func of @kind (alloc_funcs.def)? */
+static __always_inline bool func_is(__u32 func, enum func_kind kind)
+{
+	return func < FUNC_MAX && (funcs_of_kind(kind) >> func & 1);
+}
+
 /* Calls that take a block and may hand back another one in its place. */
 static __always_inline bool func_reallocs(__u32 func)
 {
-	return func == FUNC_REALLOC || func == FUNC_REALLOCARRAY || func == FUNC_RALLOCX ||
-	       func == FUNC_MREMAP;
+	return func_is(func, FUNC_KIND_REALLOCS);
 }
 
 /* mmap and mremap fail with MAP_FAILED, not NULL. */
@@ -70,8 +87,7 @@ static __always_inline bool func_maps(__u32 func)
 /* Releases that may call free themselves (operator delete, sdallocx, ...): they hold a record. */
 static __always_inline bool func_holds_release(__u32 func)
 {
-	return (func >= FUNC_DALLOCX && func <= FUNC_FREE_ALIGNED_SIZED) ||
-	       (func >= FUNC_DELETE && func <= FUNC_DELETE_ARRAY_ALIGNED_NOTHROW);
+	return func_is(func, FUNC_KIND_HELD_FREES);
 }
 
 /*

@@ -3,7 +3,10 @@
 # (transitively, as the compiler sees it): the core rooms build without
 # libbpf and know nothing of the session or the BPF side, lib/ needs no
 # other room, and the BPF program includes only include/ and vmlinux.h.
-# See docs/ARCHITECTURE.md. Prints one "ok"/"not ok" line per rule.
+# Then the room table of docs/ARCHITECTURE.md, row by row: each room's
+# files include headers only of the rooms its "uses" cell names, every
+# room has a row, and the table has no cycle. Prints one "ok"/"not ok"
+# line per rule.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -51,5 +54,58 @@ check "core rooms know nothing of the session" '^user/app/' "${core[@]}"
 others=$(ls -d user/*/ | xargs -n 1 basename | grep -vx lib | paste -sd '|')
 check "lib/ needs no other room" "^user/($others)/" user/lib/*.c
 check "the BPF program reads only include/ and vmlinux/" '^user/' bpf/*.c
-# The TAP plan: as many results as checks.
-echo "1..$CHECKS"
+
+# The room table: "ROOM USES..." lines, one a row, the uses as room names
+# ("the core rooms" and "everything" spelled out, remarks in parentheses
+# dropped); "unknown:WORD" for a word that names no room.
+ROOMS=$(find user -mindepth 1 -maxdepth 1 -type d -printf "%f\n" | sort)
+room_table() {
+	awk '/^## The loader.s rooms/ { on = 1; next } /^## / { on = 0 }
+	     on && /^\| `[a-z_]+\/` \|/' docs/ARCHITECTURE.md |
+		while IFS= read -r line; do
+			local room uses word out=""
+			room=$(sed -e 's/^| `\([a-z_]*\)\/`.*/\1/' <<<"$line")
+			uses=$(sed -e 's/.*| \([^|]*\) |$/\1/' -e 's/([^)]*)//g' <<<"$line")
+			while IFS= read -r word; do
+				word=$(sed -e 's/^ *//' -e 's/ *$//' -e 's/\/$//' <<<"$word")
+				case $word in
+				nothing) ;;
+				"the core rooms") out+=" $CORE_ROOMS" ;;
+				everything) out+=" ${ROOMS//$'\n'/ }" ;;
+				*) grep -qx "$word" <<<"$ROOMS" && out+=" $word" || out+=" unknown:${word// /_}" ;;
+				esac
+			done < <(tr ',' '\n' <<<"$uses")
+			echo "$room$out"
+		done
+}
+
+table=$(room_table)
+bad=""
+for room in $ROOMS; do
+	grep -q "^$room\b" <<<"$table" || bad+=" user/$room/ has no row"
+done
+bad+=$(grep -o 'unknown:[^ ]*' <<<"$table" | sed 's/^/ a cell names no room: /')
+for room in $ROOMS; do
+	allowed=$(grep "^$room\b" <<<"$table" | head -n 1)
+	for f in user/"$room"/*.[ch]; do
+		for used in $(sed -n 's/^#include "\([a-z_]*\)\/.*/\1/p' "$f" | sort -u); do
+			[[ $used == "$room" ]] && continue
+			grep -qx "$used" <<<"$ROOMS" || continue
+			grep -qw "$used" <<<"${allowed#"$room"}" || bad+=" $f uses $used/"
+		done
+	done
+done
+if [[ -z $bad ]]; then
+	echo "ok - layers: every file uses only the rooms its row of the room table names"
+else
+	echo "not ok - layers: the room table of docs/ARCHITECTURE.md:$bad"
+fi
+# tsort reads "room used" pairs and complains of a loop.
+loop=$(awk '{ for (i = 2; i <= NF; i++) if ($i != $1) print $1, $i }' <<<"$table" | tsort 2>&1 >/dev/null)
+if [[ -z $loop ]]; then
+	echo "ok - layers: the room table has no cycle"
+else
+	echo "not ok - layers: the room table has a cycle: $(tr '\n' ' ' <<<"$loop")"
+fi
+# The TAP plan: as many results as checks, and the two of the room table.
+echo "1..$((CHECKS + 2))"

@@ -148,26 +148,63 @@ struct func_case {
 	bool holds_release; /* holds the record while it may call free */
 };
 
+/* Every function, each once: one added to alloc_funcs.def needs its row here. */
 static const struct func_case func_cases[] = {
     {FUNC_MALLOC, false, false, false},
-    {FUNC_FREE, false, false, false},
+    {FUNC_CALLOC, false, false, false},
     {FUNC_REALLOC, true, false, false},
     {FUNC_REALLOCARRAY, true, false, false},
+    {FUNC_POSIX_MEMALIGN, false, false, false},
+    {FUNC_MEMALIGN, false, false, false},
+    {FUNC_ALIGNED_ALLOC, false, false, false},
+    {FUNC_VALLOC, false, false, false},
+    {FUNC_PVALLOC, false, false, false},
+    {FUNC_FREE, false, false, false},
+    {FUNC_MALLOCX, false, false, false},
     {FUNC_RALLOCX, true, false, false},
-    {FUNC_MREMAP, true, true, false},
+    {FUNC_DALLOCX, false, false, true},
+    {FUNC_SDALLOCX, false, false, true},
+    {FUNC_FREE_SIZED, false, false, true},
+    {FUNC_FREE_ALIGNED_SIZED, false, false, true},
+    {FUNC_NEW, false, false, false},
+    {FUNC_NEW_NOTHROW, false, false, false},
+    {FUNC_NEW_ALIGNED, false, false, false},
+    {FUNC_NEW_ALIGNED_NOTHROW, false, false, false},
+    {FUNC_NEW_ARRAY, false, false, false},
+    {FUNC_NEW_ARRAY_NOTHROW, false, false, false},
+    {FUNC_NEW_ARRAY_ALIGNED, false, false, false},
+    {FUNC_NEW_ARRAY_ALIGNED_NOTHROW, false, false, false},
+    {FUNC_DELETE, false, false, true},
+    {FUNC_DELETE_SIZED, false, false, true},
+    {FUNC_DELETE_ALIGNED, false, false, true},
+    {FUNC_DELETE_SIZED_ALIGNED, false, false, true},
+    {FUNC_DELETE_NOTHROW, false, false, true},
+    {FUNC_DELETE_ALIGNED_NOTHROW, false, false, true},
+    {FUNC_DELETE_ARRAY, false, false, true},
+    {FUNC_DELETE_ARRAY_SIZED, false, false, true},
+    {FUNC_DELETE_ARRAY_ALIGNED, false, false, true},
+    {FUNC_DELETE_ARRAY_SIZED_ALIGNED, false, false, true},
+    {FUNC_DELETE_ARRAY_NOTHROW, false, false, true},
+    {FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, false, false, true},
     {FUNC_MMAP, false, true, false},
     {FUNC_MUNMAP, false, false, false},
-    {FUNC_NEW, false, false, false},
-    {FUNC_DALLOCX, false, false, true},
-    {FUNC_FREE_ALIGNED_SIZED, false, false, true},
-    {FUNC_DELETE, false, false, true},
-    {FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, false, false, true},
+    {FUNC_MREMAP, true, true, false},
+    {FUNC_BRK, false, false, false},
 };
 
 static void test_func_kinds(void **state)
 {
+	bool seen[FUNC_MAX] = {0};
+
+	assert_int_equal(sizeof(func_cases) / sizeof(func_cases[0]), FUNC_MAX);
 	for (size_t i = 0; i < sizeof(func_cases) / sizeof(func_cases[0]); i++) {
 		const struct func_case *c = &func_cases[i];
+
+		if (c->func >= FUNC_MAX || seen[c->func]) {
+			fail_msg("function %u: not one of enum alloc_func, or twice", c->func);
+			continue;
+		}
+		seen[c->func] = true;
 
 		if (func_reallocs(c->func) != c->reallocs || func_maps(c->func) != c->maps ||
 		    func_holds_release(c->func) != c->holds_release)

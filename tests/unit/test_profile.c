@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "analysis/profile.h"
 
@@ -243,6 +244,34 @@ static void test_counter_names(void **state __attribute__((unused)))
 	assert_null(counter_name(CNT_MAX));
 }
 
+/*
+ * What each counter says of a report, one counter at a time, against the
+ * lists written out here: a counter added to counters.def with the wrong
+ * kind, or without its warning, fails.
+ */
+static void test_counter_kinds(void **state __attribute__((unused)))
+{
+	static const char *const lost =
+	    " lost_allocs lost_stats lost_inflight lost_events lost_cap "
+	    "lost_procs ";
+	static const char *const stacks = " lost_stacks stack_errors stacks_cut unwind_misses "
+					  "unwind_full unopened ";
+	char word[40];
+
+	for (int c = 0; c < CNT_MAX; c++) {
+		uint64_t counters[CNT_MAX] = {0};
+		struct profile_totals t = {0};
+
+		counters[c] = 3;
+
+		snprintf(word, sizeof(word), " %s ", counter_name(c));
+		profile_totals__set_counters(&t, counters);
+		assert_int_equal(t.lost, strstr(lost, word) ? 3 : 0);
+		assert_int_equal(t.stacks_incomplete, !!strstr(stacks, word));
+		assert_int_equal(!counter_reason(c), counter_kind(c) == CNT_KIND_PLAIN);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +286,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_no_ips, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_many, setup, teardown),
 	    cmocka_unit_test(test_counter_names),
+	    cmocka_unit_test(test_counter_kinds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

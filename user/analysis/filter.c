@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/filter.h"
-#include "proc/procs.h"
+#include "proc/procfs.h"
 
 /* Threads seen so far and whether their name matched: names are read once. */
 #define NAME_CACHE 1024

@@ -4,16 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/profile.h"
+#include "lib/hashmap.h"
 
-/* Open addressing from a 64-bit key to an array position. */
-struct idmap {
-	struct idmap_slot {
-		uint64_t key;
-		size_t pos; /* position + 1; 0 marks a free slot */
-	} * slots;
-	size_t cap; /* a power of two */
-	size_t nr;
+/* The per-block pass's indexes: a 64-bit key to an array position. */
+struct idmap_entry {
+	uint64_t key;
+	size_t pos;
 };
+
+#define IDMAP_INIT HASHMAP_INIT(sizeof(uint64_t), sizeof(struct idmap_entry), NULL, NULL)
 
 struct profile {
 	struct profile_stack *stacks;
@@ -24,94 +23,43 @@ struct profile {
 	size_t nr_holding;
 	struct profile_totals totals;
 	/* The per-block pass: stack id -> stack, (tid, stack) -> thread's entry. */
-	struct idmap stack_index;
-	struct idmap thread_index;
-	struct idmap thread_stack_index;
+	struct hashmap stack_index;
+	struct hashmap thread_index;
+	struct hashmap thread_stack_index;
 	struct profile_thread *threads;
 	size_t nr_threads;
 	size_t threads_cap;
 };
 
-static size_t idmap__hash(uint64_t key, size_t cap)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return key & (cap - 1);
-}
-
-static struct idmap_slot *idmap__slot(const struct idmap *m, uint64_t key)
-{
-	size_t i = idmap__hash(key, m->cap);
-
-	while (m->slots[i].pos && m->slots[i].key != key)
-		i = (i + 1) & (m->cap - 1);
-	return &m->slots[i];
-}
-
 /* The position stored for @key, or -1. */
-static long idmap__get(const struct idmap *m, uint64_t key)
+static long idmap__get(const struct hashmap *m, uint64_t key)
 {
-	struct idmap_slot *slot;
+	const struct idmap_entry *e = hashmap__find(m, &key);
 
-	if (!m->cap)
-		return -1;
-	slot = idmap__slot(m, key);
-	return slot->pos ? (long)slot->pos - 1 : -1;
+	return e ? (long)e->pos : -1;
 }
 
-static int idmap__put(struct idmap *m, uint64_t key, size_t pos)
+static int idmap__put(struct hashmap *m, uint64_t key, size_t pos)
 {
-	struct idmap old = *m;
-	struct idmap_slot *slot;
+	struct idmap_entry *e;
+	bool added;
 
-	if (2 * (m->nr + 1) > m->cap) {
-		m->cap = m->cap ? 2 * m->cap : 256;
-		m->slots = calloc(m->cap, sizeof(*m->slots));
-		if (!m->slots) {
-			*m = old;
-			return -ENOMEM;
-		}
-		m->nr = 0;
-		for (size_t i = 0; i < old.cap; i++) {
-			if (old.slots[i].pos) {
-				*idmap__slot(m, old.slots[i].key) = old.slots[i];
-				m->nr++;
-			}
-		}
-		free(old.slots);
-	}
-	slot = idmap__slot(m, key);
-	m->nr += !slot->pos;
-	slot->key = key;
-	slot->pos = pos + 1;
+	e = hashmap__insert(m, &key, &added);
+	if (!e)
+		return -ENOMEM;
+	e->pos = pos;
 	return 0;
 }
 
-static void idmap__clear(struct idmap *m)
-{
-	if (m->slots)
-		memset(m->slots, 0, m->cap * sizeof(*m->slots));
-	m->nr = 0;
-}
-
-static const char *const counter_names[CNT_MAX] = {
-    [CNT_ALLOCS] = "allocs",
-    [CNT_FREES] = "frees",
-    [CNT_UNTRACKED_FREES] = "untracked_frees",
-    [CNT_LOST_ALLOCS] = "lost_allocs",
-    [CNT_LOST_STATS] = "lost_stats",
-    [CNT_LOST_INFLIGHT] = "lost_inflight",
-    [CNT_LOST_STACKS] = "lost_stacks",
-    [CNT_STACK_ERRORS] = "stack_errors",
-    [CNT_LOST_EVENTS] = "lost_events",
-    [CNT_LOST_CAP] = "lost_cap",
-    [CNT_LOST_PROCS] = "lost_procs",
-    [CNT_STACKS_CUT] = "stacks_cut",
-    [CNT_UNWIND_MISSES] = "unwind_misses",
-    [CNT_STACKS_RECALLED] = "stacks_recalled",
-    [CNT_UNWIND_FULL] = "unwind_full",
-    [CNT_UNOPENED] = "unopened",
+/* What counters.def says of each counter. */
+static const struct {
+	const char *name;
+	enum counter_kind kind;
+	const char *reason;
+} counter_table[CNT_MAX] = {
+#define COUNTER(id, name, kind, reason) [CNT_##id] = {name, CNT_KIND_##kind, reason},
+#include "counters.def"
+#undef COUNTER
 };
 
 static const char *const trend_names[] = {
@@ -127,12 +75,29 @@ const char *trend_name(enum trend t)
 
 const char *counter_name(enum counter c)
 {
-	return (unsigned int)c < CNT_MAX ? counter_names[c] : NULL;
+	return (unsigned int)c < CNT_MAX ? counter_table[c].name : NULL;
+}
+
+enum counter_kind counter_kind(enum counter c)
+{
+	return (unsigned int)c < CNT_MAX ? counter_table[c].kind : CNT_KIND_PLAIN;
+}
+
+const char *counter_reason(enum counter c)
+{
+	return (unsigned int)c < CNT_MAX ? counter_table[c].reason : NULL;
 }
 
 struct profile *profile__new(void)
 {
-	return calloc(1, sizeof(struct profile));
+	struct profile *p = calloc(1, sizeof(struct profile));
+
+	if (!p)
+		return NULL;
+	p->stack_index = IDMAP_INIT;
+	p->thread_index = IDMAP_INIT;
+	p->thread_stack_index = IDMAP_INIT;
+	return p;
 }
 
 void profile__free(struct profile *p)
@@ -142,9 +107,9 @@ void profile__free(struct profile *p)
 	for (size_t i = 0; i < p->threads_cap; i++)
 		free(p->threads[i].stacks);
 	free(p->threads);
-	free(p->stack_index.slots);
-	free(p->thread_index.slots);
-	free(p->thread_stack_index.slots);
+	hashmap__release(&p->stack_index);
+	hashmap__release(&p->thread_index);
+	hashmap__release(&p->thread_stack_index);
 	free(p->stacks);
 	free(p->holding);
 	free(p);
@@ -215,14 +180,16 @@ void profile_totals__set_counters(struct profile_totals *t, const uint64_t count
 	t->allocs = counters[CNT_ALLOCS];
 	t->frees = counters[CNT_FREES];
 	t->untracked_frees = counters[CNT_UNTRACKED_FREES];
-	/* Lost stacks and stack errors are counted, under an unknown stack. */
-	t->lost = counters[CNT_LOST_ALLOCS] + counters[CNT_LOST_STATS] +
-		  counters[CNT_LOST_INFLIGHT] + counters[CNT_LOST_EVENTS] + counters[CNT_LOST_CAP] +
-		  counters[CNT_LOST_PROCS];
-	/* Each walked, or not, some other way than by its objects' tables to its end. */
-	t->stacks_incomplete = counters[CNT_LOST_STACKS] || counters[CNT_STACK_ERRORS] ||
-			       counters[CNT_STACKS_CUT] || counters[CNT_UNWIND_MISSES] ||
-			       counters[CNT_UNWIND_FULL] || counters[CNT_UNOPENED];
+	t->lost = 0;
+	t->stacks_incomplete = false;
+	for (int c = 0; c < CNT_MAX; c++) {
+		/* Lost stacks and stack errors are counted, under an unknown stack. */
+		if (counter_kind(c) == CNT_KIND_LOST)
+			t->lost += counters[c];
+		/* Each walked, or not, some other way than by its objects' tables to its end. */
+		else if (counter_kind(c) != CNT_KIND_PLAIN)
+			t->stacks_incomplete |= counters[c] != 0;
+	}
 }
 
 void profile__set_counters(struct profile *p, const uint64_t counters[CNT_MAX])
@@ -282,9 +249,9 @@ int profile__begin_blocks(struct profile *p)
 {
 	int err;
 
-	idmap__clear(&p->stack_index);
-	idmap__clear(&p->thread_index);
-	idmap__clear(&p->thread_stack_index);
+	hashmap__clear(&p->stack_index);
+	hashmap__clear(&p->thread_index);
+	hashmap__clear(&p->thread_stack_index);
 	p->nr_threads = 0;
 	p->nr_holding = 0;
 	p->totals.outstanding_bytes = 0;
@@ -407,8 +374,8 @@ int profile__end_blocks(struct profile *p)
 	if (p->nr_threads)
 		qsort(p->threads, p->nr_threads, sizeof(*p->threads), thread__cmp);
 	/* Positions moved: the (tid, stack) index no longer holds. */
-	idmap__clear(&p->thread_index);
-	idmap__clear(&p->thread_stack_index);
+	hashmap__clear(&p->thread_index);
+	hashmap__clear(&p->thread_stack_index);
 	return 0;
 }
 

@@ -115,6 +115,9 @@ void profile__drop_stack(struct profile *p, size_t index);
 
 /* Names of the counters in reports, e.g. "lost_allocs". */
 const char *counter_name(enum counter c);
+/* What counter @c says of a report, and its warning when not 0 (NULL for a plain count). */
+enum counter_kind counter_kind(enum counter c);
+const char *counter_reason(enum counter c);
 
 /* "growing", "stable", ... as reports print them. */
 const char *trend_name(enum trend t);

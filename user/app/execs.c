@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "app/execs.h"
 #include "app/collect.h"
+#include "proc/procfs.h"
 #include "lib/log.h"
 #include "probe/allocator.h"
 

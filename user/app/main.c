@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 		return EXIT_PRIVILEGE;
 	ret = options__parse(&opts, argc, argv);
 	if (ret)
-		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+		return options__exit_code(ret);
 	log_set_verbose(opts.verbose);
 	/* Capabilities let the binary read memory; only root may see it. */
 	if (opts.show_data && access__limited()) {

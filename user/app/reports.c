@@ -7,7 +7,8 @@
 #include "app/leaks.h"
 #include "lib/log.h"
 #include "probe/allocator.h"
-#include "proc/procs.h"
+#include "app/procs.h"
+#include "proc/procfs.h"
 #include "report/assemble.h"
 #include "symbolize/symbolize.h"
 

@@ -11,7 +11,7 @@
 #include "app/metrics_server.h"
 #include "cli/options.h"
 #include "export/export.h"
-#include "proc/procs.h"
+#include "app/procs.h"
 #include "proc/target.h"
 #include "report/report.h"
 

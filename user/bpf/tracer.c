@@ -14,7 +14,6 @@
 #include <bpf/libbpf.h>
 #include "config.h" /* before the skeleton, whose rodata holds a struct alloctrace_config */
 #include "alloctrace.skel.h"
-#include "inflight_rules.h"
 #include "lib/log.h"
 #include "bpf/tracer.h"
 #include "bpf/tracer_int.h"
@@ -282,6 +281,29 @@ static int open_unwinder(struct tracer *t)
 	return 0;
 }
 
+/* Each function's entry program, by its name in alloc_funcs.def. */
+static const char *const entry_names[FUNC_MAX] = {
+#define ALLOC_FUNC(id, group, kind, nr_args, symbol, display, entry) [FUNC_##id] = entry,
+#include "alloc_funcs.def"
+#undef ALLOC_FUNC
+};
+
+/* Find every function's entry program: a name the object lacks fails every run, not one probe. */
+static int find_entry_programs(struct tracer *t)
+{
+	for (int f = 0; f < FUNC_MAX; f++) {
+		if (!entry_names[f])
+			continue;
+		t->entry_progs[f] = bpf_object__find_program_by_name(t->skel->obj, entry_names[f]);
+		if (!t->entry_progs[f]) {
+			pr_err("the BPF object has no program '%s' for %s", entry_names[f],
+			       alloc_func_name(f));
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
 static int load(struct tracer *t, const struct tracer_opts *opts)
 {
 	int err;
@@ -292,6 +314,9 @@ static int load(struct tracer *t, const struct tracer_opts *opts)
 		pr_err("cannot open the BPF object: %s", strerror(-err));
 		return err;
 	}
+	err = find_entry_programs(t);
+	if (err)
+		return err;
 	err = configure(t, opts);
 	if (!err)
 		err = alloctrace_bpf__load(t->skel);
@@ -443,37 +468,12 @@ static bool site_moved(const struct probe_site *site)
 	return false;
 }
 
-static struct bpf_program *entry_program(struct alloctrace_bpf *skel, const struct probe_site *site)
+static struct bpf_program *entry_program(const struct tracer *t, const struct probe_site *site)
 {
-	switch (site->func) {
-	case FUNC_CALLOC:
-		return skel->progs.calloc_enter;
-	case FUNC_REALLOC:
-	case FUNC_RALLOCX:
-		return skel->progs.realloc_enter;
-	case FUNC_REALLOCARRAY:
-		return skel->progs.reallocarray_enter;
-	case FUNC_POSIX_MEMALIGN:
-		return skel->progs.posix_memalign_enter;
-	case FUNC_MEMALIGN:
-	case FUNC_ALIGNED_ALLOC:
-		return skel->progs.memalign_enter;
-	case FUNC_FREE:
-		return site_moved(site) ? skel->progs.free_moved_enter : skel->progs.free_enter;
-	case FUNC_MMAP:
-		return skel->progs.mmap_enter;
-	case FUNC_MREMAP:
-		return skel->progs.mremap_enter;
-	case FUNC_DALLOCX:
-	case FUNC_SDALLOCX:
-	case FUNC_FREE_SIZED:
-	case FUNC_FREE_ALIGNED_SIZED:
-	case FUNC_DELETE ... FUNC_DELETE_ARRAY_ALIGNED_NOTHROW:
-	case FUNC_MUNMAP:
-		return skel->progs.release_enter;
-	default: /* the size is the first argument: malloc, valloc, mallocx, new */
-		return skel->progs.size_enter;
-	}
+	/* Placement found free's pointer outside its ABI register. */
+	if (site->func == FUNC_FREE && site_moved(site))
+		return t->skel->progs.free_moved_enter;
+	return t->entry_progs[site->func];
 }
 
 /* A target that died as its probes went on: its /proc/PID/exe is gone, zombie or not. */
@@ -505,7 +505,7 @@ static int attach_error(const struct tracer *t, const struct probe_object *obj, 
 static struct bpf_program *site_program(struct tracer *t, const struct probe_site *site,
 					bool retprobe)
 {
-	return retprobe ? t->skel->progs.alloc_return : entry_program(t->skel, site);
+	return retprobe ? t->skel->progs.alloc_return : entry_program(t, site);
 }
 
 /*
@@ -523,12 +523,6 @@ enum attach_pass {
 	NR_PASSES,
 };
 
-static bool releases(enum alloc_func func)
-{
-	return func == FUNC_FREE || func == FUNC_MUNMAP || func_reallocs(func) ||
-	       func_holds_release(func);
-}
-
 /* Not an alias, and not probed already for another process: probes see every process. */
 static bool site_unprobed(const struct probed_file *file, const struct probe_site *site)
 {
@@ -540,7 +534,8 @@ static bool site_wanted(const struct probed_file *file, const struct probe_site 
 {
 	if (pass == PASS_RETURNS)
 		return site_unprobed(file, site) && alloc_func_has_return_probe(site->func);
-	return site_unprobed(file, site) && releases(site->func) == (pass == PASS_RELEASES);
+	return site_unprobed(file, site) &&
+	       alloc_func_releases(site->func) == (pass == PASS_RELEASES);
 }
 
 static void note_site(const struct probe_object *obj, const struct probe_site *site, bool retprobe)

@@ -42,6 +42,7 @@ enum task_tracepoint {
 
 struct tracer {
 	struct alloctrace_bpf *skel;
+	struct bpf_program *entry_progs[FUNC_MAX]; /* by alloc_funcs.def's entry, NULL: none */
 	struct ring_buffer *events;
 	/* Perf-event links where the kernel has no usable uprobe_multi... */
 	struct bpf_link **links;

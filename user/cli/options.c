@@ -15,10 +15,12 @@
 #include "alloctrace.h"
 #include "lib/log.h"
 #include "cli/options.h"
+#include "leakcheck/leakcheck.h"
 
 #define VERSION "0.1.0"
 
-static const char usage[] =
+/* What --help prints around the options. */
+static const char usage_head[] =
     "Usage: alloctrace [OPTIONS] -p PID[,PID...]\n"
     "       alloctrace [OPTIONS] -- COMMAND [ARGS...]\n"
     "       alloctrace [OPTIONS] --all\n"
@@ -26,187 +28,46 @@ static const char usage[] =
     "\n"
     "Trace a process's allocator calls with eBPF and report, per call stack,\n"
     "the memory it still holds.\n"
-    "\n"
-    "  -p, --pid PID[,PID...] trace running processes (-p may be repeated)\n"
-    "      --all              trace every process that uses the allocator\n"
-    "                         alloctrace uses (the C library's, or --allocator's)\n"
-    "      --cgroup PATH      trace every process in the cgroup v2 PATH and below it\n"
-    "                         (e.g. /sys/fs/cgroup/system.slice/NAME.service), those\n"
-    "                         that join it later too\n"
-    "      --comm NAME        trace every process named NAME (exactly, as pgrep -x), those\n"
-    "                         running now and those that start later (a restarted service)\n"
-    "      --follow-forks     trace the children of traced processes too\n"
-    "      --max-per-process N  live blocks tracked per process (default 65536\n"
-    "                         with --all, else no limit); more are counted lost\n"
-    "      --top-processes N  processes per report, by outstanding bytes\n"
-    "                         (default 10, 0 = all)\n"
-    "  -i, --interval SECS    seconds between reports (default 5)\n"
-    "  -n, --count N          stop after N reports, the last one final (default: until stopped)\n"
-    "  -T, --top N            stacks per report (per process), by outstanding bytes\n"
-    "                         (default 10, 0 = all)\n"
-    "      --big SIZE         alert, with its stack, on each allocation >= SIZE (e.g. 8M)\n"
-    "      --big-only         with --big: no probes on the allocator at all; see only\n"
-    "                         blocks that reach the kernel (mmap, mremap, brk), for\n"
-    "                         near-zero cost on programs making many small allocations\n"
-    "      --growth           no probes on the allocator at all: resident memory by the\n"
-    "                         stack that first touched each page, and its trend\n"
-    "      --format FMT       text (default) or json (one JSON object per line)\n"
-    "  -o, --output FILE      write the reports to FILE instead of standard output\n"
-    "      --listen ADDR:PORT serve each report as Prometheus metrics at /metrics\n"
-    "                         (ADDR numeric: 127.0.0.1, [::1])\n"
-    "      --web-config FILE  TLS and basic authentication for --listen, from a file\n"
-    "                         like Prometheus exporters' --web.config.file\n"
-    "      --max-depth N      frames per stack, 1-127 (default 64)\n"
-    "      --unwind HOW       walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
-    "                         frame pointers), 'fp' (frame pointers: cheaper) or 'auto'\n"
-    "                         (default: cfi on x86-64, else fp)\n"
-    "      --allocator PATH[:PREFIX]\n"
-    "                         probe the allocator in PATH (symbols PREFIXmalloc, ...)\n"
-    "                         instead of the one symbol lookup finds\n"
-    "      --mmap             also count anonymous mmap/munmap/mremap calls\n"
-    "      --sample BYTES     record about one allocation per BYTES allocated (Poisson,\n"
-    "                         like heapprofd) and report estimates: far cheaper\n"
-    "      --min-age SECS     count only blocks at least SECS old\n"
-    "      --tid TID          count only blocks allocated by thread TID\n"
-    "      --thread-name RE   count only blocks allocated by threads whose name matches RE\n"
-    "      --module RE        show only stacks through an object whose path matches RE\n"
-    "      --min-size SIZE    count only blocks of at least SIZE bytes\n"
-    "      --max-size SIZE    count only blocks of at most SIZE bytes\n"
-    "      --threads          which threads hold the memory, and through which stacks\n"
-    "      --show-data N      print the first N bytes (up to 256) of one live block per\n"
-    "                         stack: this shows the target's data, secrets included\n"
-    "      --leak-check       classify live blocks as valgrind does (definitely, indirectly,\n"
-    "                         possibly lost, reachable) at each report; a launched command\n"
-    "                         at its exit. Pauses the target briefly (ptrace)\n"
-    "      --leak-check-heuristics LIST\n"
-    "                         interior pointers of valgrind's shapes count as start pointers:\n"
-    "                         all (default, as valgrind), none, or some of stdstring,\n"
-    "                         length64, newarray, multipleinheritance\n"
-    "      --max-allocs N     room for N live blocks at once (default 1048576); kernel memory:\n"
-    "                         2N slots rounded up to a power of 2, 48 bytes each, up front\n"
-    "      --max-stacks N     distinct stacks recorded (default 65536); kernel memory: about\n"
-    "                         48 bytes each up front, 176 + 8 x max-depth + 32 x CPUs per\n"
-    "                         stack recorded\n"
-    "      --max-unwind-rows N  most rows of CFI unwind tables, every object's together\n"
-    "                         (default 67108864); kernel memory: 1 MiB per 64K rows, taken\n"
-    "                         as objects load (a C program 1 MiB, clang 23 MiB)\n"
-    "      --ringbuf-size SIZE  room for alerts not yet read, a power of two (default 256K,\n"
-    "                         about 240 alerts); kernel memory: SIZE + 13K\n"
-    "      --folded FILE      folded stacks by outstanding bytes (flamegraph.pl, inferno)\n"
-    "      --folded-count FILE  folded stacks by outstanding blocks\n"
-    "      --pprof FILE       gzipped pprof profile (go tool pprof, speedscope)\n"
-    "      --html FILE        one self-contained page: flame graphs, timeline, alerts\n"
-    "      --pprof-dir DIR    a gzipped pprof profile per report in DIR, for continuous\n"
-    "                         profiling (Pyroscope, Parca): alloctrace-PID-TIME-SEQ.pb.gz\n"
-    "      --pprof-keep N     files kept in DIR, the oldest removed first (default 60)\n"
-    "  -v, --verbose          say what is attached where, and libbpf's messages\n"
-    "  -h, --help             this text\n"
-    "  -V, --version          the version\n"
+    "\n";
+static const char usage_tail[] =
     "\n"
     "Ctrl-C, SIGTERM or the target's exit prints a final report. See alloctrace(8).\n";
 
-enum {
-	OPT_ALL = 0x100,
-	OPT_FOLLOW_FORKS,
-	OPT_CGROUP,
-	OPT_COMM,
-	OPT_MAX_PER_PROCESS,
-	OPT_TOP_PROCESSES,
-	OPT_BIG,
-	OPT_BIG_ONLY,
-	OPT_GROWTH,
-	OPT_FORMAT,
-	OPT_MAX_DEPTH,
-	OPT_UNWIND,
-	OPT_ALLOCATOR,
-	OPT_MMAP,
-	OPT_SAMPLE,
-	OPT_MIN_AGE,
-	OPT_TID,
-	OPT_THREAD_NAME,
-	OPT_MODULE,
-	OPT_MIN_SIZE,
-	OPT_MAX_SIZE,
-	OPT_THREADS,
-	OPT_SHOW_DATA,
-	OPT_LEAK_CHECK,
-	OPT_LEAK_HEURISTICS,
-	OPT_MAX_ALLOCS,
-	OPT_MAX_STACKS,
-	OPT_MAX_UNWIND_ROWS,
-	OPT_RINGBUF_SIZE,
-	OPT_LISTEN,
-	OPT_WEB_CONFIG,
-	OPT_PPROF_DIR,
-	OPT_PPROF_KEEP,
-	/* One per enum export_kind, in its order. */
-	OPT_EXPORT,
-	OPT_EXPORT_LAST = OPT_EXPORT + EXPORT_HTML,
+/*
+ * One command-line option: its names, its value, its --help text and the
+ * handler that sets it. A handler returns 0, 1 when it printed what was
+ * asked (help, version: exit 0), or -EINVAL after printing one line;
+ * bad_value() prints the usual one from @expected. @field, @min and @max
+ * are the handler's to read: where in struct options the value goes, and
+ * its bounds (set_seconds: in hundredths of a second).
+ */
+struct option_def {
+	const char *name;
+	char short_name; /* 0: none */
+	const char *arg; /* its value's name in --help; NULL: it takes none */
+	int (*set)(struct options *o, char *arg, const struct option_def *d);
+	size_t field, field_size;
+	unsigned long long min, max;
+	const char *expected; /* what a bad value should have been */
+	const char *help;     /* --help's text, lines split by '\n' */
 };
 
-static const struct option long_options[] = {
-    {"pid", required_argument, NULL, 'p'},
-    {"all", no_argument, NULL, OPT_ALL},
-    {"follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS},
-    {"cgroup", required_argument, NULL, OPT_CGROUP},
-    {"comm", required_argument, NULL, OPT_COMM},
-    {"max-per-process", required_argument, NULL, OPT_MAX_PER_PROCESS},
-    {"top-processes", required_argument, NULL, OPT_TOP_PROCESSES},
-    {"interval", required_argument, NULL, 'i'},
-    {"count", required_argument, NULL, 'n'},
-    {"top", required_argument, NULL, 'T'},
-    {"big", required_argument, NULL, OPT_BIG},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"output", required_argument, NULL, 'o'},
-    {"listen", required_argument, NULL, OPT_LISTEN},
-    {"web-config", required_argument, NULL, OPT_WEB_CONFIG},
-    {"big-only", no_argument, NULL, OPT_BIG_ONLY},
-    {"growth", no_argument, NULL, OPT_GROWTH},
-    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
-    {"unwind", required_argument, NULL, OPT_UNWIND},
-    {"allocator", required_argument, NULL, OPT_ALLOCATOR},
-    {"mmap", no_argument, NULL, OPT_MMAP},
-    {"sample", required_argument, NULL, OPT_SAMPLE},
-    {"min-age", required_argument, NULL, OPT_MIN_AGE},
-    {"tid", required_argument, NULL, OPT_TID},
-    {"thread-name", required_argument, NULL, OPT_THREAD_NAME},
-    {"module", required_argument, NULL, OPT_MODULE},
-    {"min-size", required_argument, NULL, OPT_MIN_SIZE},
-    {"max-size", required_argument, NULL, OPT_MAX_SIZE},
-    {"threads", no_argument, NULL, OPT_THREADS},
-    {"show-data", required_argument, NULL, OPT_SHOW_DATA},
-    {"leak-check", no_argument, NULL, OPT_LEAK_CHECK},
-    {"leak-check-heuristics", required_argument, NULL, OPT_LEAK_HEURISTICS},
-    {"max-allocs", required_argument, NULL, OPT_MAX_ALLOCS},
-    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
-    {"max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS},
-    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE},
-    {"folded", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED},
-    {"folded-count", required_argument, NULL, OPT_EXPORT + EXPORT_FOLDED_COUNT},
-    {"pprof", required_argument, NULL, OPT_EXPORT + EXPORT_PPROF},
-    {"html", required_argument, NULL, OPT_EXPORT + EXPORT_HTML},
-    {"pprof-dir", required_argument, NULL, OPT_PPROF_DIR},
-    {"pprof-keep", required_argument, NULL, OPT_PPROF_KEEP},
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {},
-};
+#define FIELD(f)                                                                                   \
+	.field = offsetof(struct options, f), .field_size = sizeof(((struct options *)0)->f)
 
-/* The name of the long option with value @val, for messages. */
-static const char *option_name(int val)
+/* getopt_long's value of the long-only option at index i of option_defs: OPT_LONG_ONLY + i. */
+#define OPT_LONG_ONLY 0x100
+
+static int bad_value(const struct option_def *d, const char *val)
 {
-	for (const struct option *o = long_options; o->name; o++) {
-		if (o->val == val)
-			return o->name;
-	}
-	return "?";
+	pr_err("invalid value '%s' for --%s: expected %s", val, d->name, d->expected);
+	return -EINVAL;
 }
 
-static int bad_value(const char *opt, const char *val, const char *expected)
+/* Where @d's value goes in @o. */
+static void *field_of(struct options *o, const struct option_def *d)
 {
-	pr_err("invalid value '%s' for %s: expected %s", val, opt, expected);
-	return -EINVAL;
+	return (char *)o + d->field;
 }
 
 /* A whole decimal number in [min, max], nothing else on the line. */
@@ -273,20 +134,6 @@ static int parse_seconds(const char *s, double min, double *out)
 	return 0;
 }
 
-/* Entries of a BPF map, up to @max: --max-allocs, --max-stacks, --max-unwind-rows. */
-static int parse_entries(int opt, const char *arg, uint32_t max, uint32_t *out)
-{
-	unsigned long long v;
-
-	if (parse_uint(arg, 1, max, &v)) {
-		pr_err("invalid value '%s' for --%s: expected a number from 1 to %u", arg,
-		       option_name(opt), max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 /* The kernel's rule for a ring buffer: a power of two, whole pages. */
 static int parse_ringbuf_size(const char *s, uint32_t *out)
 {
@@ -306,7 +153,7 @@ static int parse_ringbuf_size(const char *s, uint32_t *out)
 #define MAX_REGEX_LEN	  256
 #define MAX_REGEX_REPEATS 16
 
-static int check_regex(const char *opt, const char *re)
+static int check_regex(const struct option_def *d, const char *re)
 {
 	int repeats = 0, err;
 	regex_t compiled;
@@ -315,9 +162,9 @@ static int check_regex(const char *opt, const char *re)
 	for (const char *c = re; *c; c++)
 		repeats += !!strchr("*+?{", *c);
 	if (strlen(re) > MAX_REGEX_LEN || repeats > MAX_REGEX_REPEATS) {
-		pr_err("invalid value for %s: a regular expression of at most %d characters and "
+		pr_err("invalid value for --%s: a regular expression of at most %d characters and "
 		       "%d repetitions, please",
-		       opt, MAX_REGEX_LEN, MAX_REGEX_REPEATS);
+		       d->name, MAX_REGEX_LEN, MAX_REGEX_REPEATS);
 		return -EINVAL;
 	}
 	err = regcomp(&compiled, re, REG_EXTENDED | REG_NOSUB);
@@ -327,7 +174,7 @@ static int check_regex(const char *opt, const char *re)
 		return 0;
 	}
 	regerror(err, &compiled, msg, sizeof(msg));
-	pr_err("invalid value '%s' for %s: not a regular expression (%s)", re, opt, msg);
+	pr_err("invalid value '%s' for --%s: not a regular expression (%s)", re, d->name, msg);
 	return -EINVAL;
 }
 
@@ -398,7 +245,7 @@ static int parse_listen(const char *arg, struct listen_addr *out)
 }
 
 /* "12,34,56": added to the processes of earlier -p options. */
-static int parse_pids(struct options *opts, const char *arg)
+static int set_pids(struct options *opts, char *arg, const struct option_def *d)
 {
 	unsigned long long v;
 	char word[16];
@@ -407,11 +254,11 @@ static int parse_pids(struct options *opts, const char *arg)
 	for (const char *p = arg;; p += len + 1) {
 		len = strcspn(p, ",");
 		if (len >= sizeof(word))
-			return bad_value("--pid", arg, "process ids separated by commas");
+			return bad_value(d, arg);
 		memcpy(word, p, len);
 		word[len] = '\0';
 		if (parse_uint(word, 1, INT_MAX, &v))
-			return bad_value("--pid", arg, "process ids separated by commas");
+			return bad_value(d, arg);
 		for (size_t i = 0; i < opts->nr_pids; i++) {
 			if (opts->pids[i] == (pid_t)v) {
 				pr_err("invalid value '%s' for --pid: pid %llu is given twice", arg,
@@ -430,177 +277,504 @@ static int parse_pids(struct options *opts, const char *arg)
 	}
 }
 
-static int parse_one(struct options *opts, int opt, char *arg)
+static int set_flag(struct options *o, char *arg, const struct option_def *d)
+{
+	*(bool *)field_of(o, d) = true;
+	return 0;
+}
+
+/* A number in [min, max] into a field of 4 or 8 bytes. */
+static int set_uint(struct options *o, char *arg, const struct option_def *d)
 {
 	unsigned long long v;
 
-	switch (opt) {
-	case 'p':
-		return parse_pids(opts, arg);
-	case OPT_ALL:
-		opts->all = true;
-		return 0;
-	case OPT_FOLLOW_FORKS:
-		opts->follow_forks = true;
-		return 0;
-	case OPT_CGROUP:
-		if (!*arg)
-			return bad_value("--cgroup", arg, "a cgroup v2 directory");
-		opts->choice.cgroup = arg;
-		return 0;
-	case OPT_COMM:
-		if (!*arg || strlen(arg) > COMM_MAX || strchr(arg, '/'))
-			return bad_value("--comm", arg,
-					 "a program name of 1 to 15 characters, not a path");
-		opts->choice.comm = arg;
-		return 0;
-	case OPT_MAX_PER_PROCESS:
-		if (parse_uint(arg, 1, UINT32_MAX, &v))
-			return bad_value("--max-per-process", arg,
-					 "a number of blocks, at least 1");
-		opts->max_per_proc = v;
-		return 0;
-	case OPT_TOP_PROCESSES:
-		if (parse_uint(arg, 0, UINT_MAX, &v))
-			return bad_value("--top-processes", arg, "a number of processes (0 = all)");
-		opts->top_procs = v;
-		return 0;
-	case 'i':
-		if (parse_seconds(arg, 0.01, &opts->interval))
-			return bad_value("--interval", arg, "seconds between 0.01 and 86400");
-		return 0;
-	case 'n':
-		if (parse_uint(arg, 1, UINT_MAX, &v))
-			return bad_value("--count", arg, "a number of reports, at least 1");
-		opts->count = v;
-		return 0;
-	case 'T':
-		if (parse_uint(arg, 0, UINT_MAX, &v))
-			return bad_value("--top", arg, "a number of stacks (0 = all)");
-		opts->top = v;
-		return 0;
-	case OPT_BIG:
-		if (parse_size(arg, &opts->big) || !opts->big)
-			return bad_value("--big", arg, "a size in bytes such as 8M, 512K or 1G");
-		return 0;
-	case OPT_BIG_ONLY:
-		opts->big_only = true;
-		return 0;
-	case OPT_GROWTH:
-		opts->growth = true;
-		return 0;
-	case OPT_FORMAT:
-		if (parse_format(arg, &opts->format))
-			return bad_value("--format", arg, "'text' or 'json'");
-		return 0;
-	case OPT_MAX_DEPTH:
-		if (parse_uint(arg, 1, MAX_STACK_DEPTH, &v))
-			return bad_value("--max-depth", arg, "a number of frames from 1 to 127");
-		opts->stack_depth = v;
-		return 0;
-	case OPT_UNWIND:
-		if (parse_unwind(arg, &opts->unwind_cfi))
-			return bad_value("--unwind", arg,
-					 "'cfi', 'fp' or 'auto' (cfi: x86-64 only)");
-		return 0;
-	case OPT_ALLOCATOR:
-		if (allocator_opts__parse_spec(&opts->alloc, arg))
-			return bad_value("--allocator", arg, "PATH or PATH:PREFIX");
-		return 0;
-	case OPT_MMAP:
-		opts->alloc.mmap = true;
-		return 0;
-	case OPT_SAMPLE:
-		if (parse_size(arg, &opts->sample) || !opts->sample)
-			return bad_value("--sample", arg, "a mean number of bytes such as 512K");
-		return 0;
-	case OPT_MIN_AGE:
-		if (parse_seconds(arg, 0, &opts->filter.min_age))
-			return bad_value("--min-age", arg, "seconds from 0 to 86400");
-		return 0;
-	case OPT_TID:
-		if (parse_uint(arg, 1, INT_MAX, &v))
-			return bad_value("--tid", arg, "a thread id (a positive number)");
-		opts->filter.tid = v;
-		return 0;
-	case OPT_THREAD_NAME:
-		opts->filter.thread_name = arg;
-		return check_regex("--thread-name", arg);
-	case OPT_MODULE:
-		opts->filter.module = arg;
-		return check_regex("--module", arg);
-	case OPT_MIN_SIZE:
-		if (parse_size(arg, &opts->filter.min_size))
-			return bad_value("--min-size", arg, "a size in bytes such as 64, 4K or 1M");
-		return 0;
-	case OPT_MAX_SIZE:
-		if (parse_size(arg, &opts->filter.max_size) || !opts->filter.max_size)
-			return bad_value("--max-size", arg, "a size in bytes such as 64, 4K or 1M");
-		return 0;
-	case OPT_THREADS:
-		opts->threads = true;
-		return 0;
-	case OPT_SHOW_DATA:
-		if (parse_uint(arg, 1, 256, &v))
-			return bad_value("--show-data", arg, "a number of bytes from 1 to 256");
-		opts->show_data = v;
-		return 0;
-	case OPT_LEAK_CHECK:
-		opts->leak_check = true;
-		return 0;
-	case OPT_LEAK_HEURISTICS:
-		if (leak_heuristics__parse(arg, &opts->leak_heuristics))
-			return bad_value("--leak-check-heuristics", arg,
-					 "all, none or a list of stdstring, length64, newarray, "
-					 "multipleinheritance");
-		return 0;
-	case OPT_MAX_ALLOCS:
-		return parse_entries(opt, arg, MAX_LIVE_BLOCKS, &opts->maps.allocs);
-	case OPT_MAX_STACKS:
-		return parse_entries(opt, arg, MAX_MAP_ENTRIES, &opts->maps.stacks);
-	case OPT_MAX_UNWIND_ROWS:
-		return parse_entries(opt, arg, MAX_MAP_ENTRIES, &opts->maps.unwind_rows);
-	case OPT_RINGBUF_SIZE:
-		if (parse_ringbuf_size(arg, &opts->maps.ringbuf))
-			return bad_value("--ringbuf-size", arg,
-					 "a power of two from the page size to 1G, such as 256K");
-		return 0;
-	case OPT_LISTEN:
-		if (parse_listen(arg, &opts->listen))
-			return bad_value(
-			    "--listen", arg,
-			    "a numeric address and port such as 127.0.0.1:9464 or [::1]:9464");
-		opts->listen.text = arg;
-		return 0;
-	case OPT_WEB_CONFIG:
-		opts->listen.web_config = arg;
-		return 0;
-	case 'o':
-	case OPT_EXPORT ... OPT_EXPORT_LAST:
-	case OPT_PPROF_DIR:
-		if (!*arg) {
-			pr_err("invalid value '' for --%s: expected a %s name", option_name(opt),
-			       opt == OPT_PPROF_DIR ? "directory" : "file");
-			return -EINVAL;
-		}
-		if (opt == 'o')
-			opts->output = arg;
-		else if (opt == OPT_PPROF_DIR)
-			opts->pprof_dir = arg;
-		else
-			opts->exports[opt - OPT_EXPORT] = arg;
-		return 0;
-	case OPT_PPROF_KEEP:
-		if (parse_uint(arg, 1, 1000000, &v))
-			return bad_value("--pprof-keep", arg,
-					 "a number of files from 1 to 1000000");
-		opts->pprof_keep = v;
-		return 0;
-	case 'v':
-		opts->verbose++;
-		return 0;
+	if (parse_uint(arg, d->min, d->max, &v))
+		return bad_value(d, arg);
+	if (d->field_size == sizeof(uint64_t))
+		*(uint64_t *)field_of(o, d) = v;
+	else
+		*(uint32_t *)field_of(o, d) = v;
+	return 0;
+}
+
+/* A size of at least min bytes ("8M") into a uint64_t. */
+static int set_size(struct options *o, char *arg, const struct option_def *d)
+{
+	uint64_t *out = field_of(o, d);
+
+	if (parse_size(arg, out) || *out < d->min)
+		return bad_value(d, arg);
+	return 0;
+}
+
+static int set_seconds(struct options *o, char *arg, const struct option_def *d)
+{
+	if (parse_seconds(arg, d->min / 100.0, field_of(o, d)))
+		return bad_value(d, arg);
+	return 0;
+}
+
+/* A name that must not be empty: -o, the exports, --pprof-dir. */
+static int set_path(struct options *o, char *arg, const struct option_def *d)
+{
+	if (!*arg)
+		return bad_value(d, arg);
+	*(const char **)field_of(o, d) = arg;
+	return 0;
+}
+
+static int set_regex(struct options *o, char *arg, const struct option_def *d)
+{
+	*(const char **)field_of(o, d) = arg;
+	return check_regex(d, arg);
+}
+
+/* Entries of a BPF map, up to max: --max-allocs, --max-stacks, --max-unwind-rows. */
+static int set_entries(struct options *o, char *arg, const struct option_def *d)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, d->min, d->max, &v)) {
+		pr_err("invalid value '%s' for --%s: expected a number from 1 to %llu", arg,
+		       d->name, d->max);
+		return -EINVAL;
 	}
-	return -EINVAL;
+	*(uint32_t *)field_of(o, d) = v;
+	return 0;
+}
+
+static int set_cgroup(struct options *o, char *arg, const struct option_def *d)
+{
+	if (!*arg)
+		return bad_value(d, arg);
+	o->choice.cgroup = arg;
+	return 0;
+}
+
+static int set_comm(struct options *o, char *arg, const struct option_def *d)
+{
+	if (!*arg || strlen(arg) > COMM_MAX || strchr(arg, '/'))
+		return bad_value(d, arg);
+	o->choice.comm = arg;
+	return 0;
+}
+
+static int set_format(struct options *o, char *arg, const struct option_def *d)
+{
+	return parse_format(arg, &o->format) ? bad_value(d, arg) : 0;
+}
+
+static int set_unwind(struct options *o, char *arg, const struct option_def *d)
+{
+	return parse_unwind(arg, &o->unwind_cfi) ? bad_value(d, arg) : 0;
+}
+
+static int set_allocator(struct options *o, char *arg, const struct option_def *d)
+{
+	return allocator_opts__parse_spec(&o->alloc, arg) ? bad_value(d, arg) : 0;
+}
+
+static int set_ringbuf_size(struct options *o, char *arg, const struct option_def *d)
+{
+	return parse_ringbuf_size(arg, &o->maps.ringbuf) ? bad_value(d, arg) : 0;
+}
+
+static int set_listen(struct options *o, char *arg, const struct option_def *d)
+{
+	if (parse_listen(arg, &o->listen))
+		return bad_value(d, arg);
+	o->listen.text = arg;
+	return 0;
+}
+
+static int set_leak_heuristics(struct options *o, char *arg, const struct option_def *d)
+{
+	return leak_heuristics__parse(arg, field_of(o, d)) ? bad_value(d, arg) : 0;
+}
+
+static int set_verbose(struct options *o, char *arg, const struct option_def *d)
+{
+	o->verbose++;
+	return 0;
+}
+
+static int show_help(struct options *o, char *arg, const struct option_def *d);
+
+static int show_version(struct options *o, char *arg, const struct option_def *d)
+{
+	printf("alloctrace %s\n", VERSION);
+	return 1;
+}
+
+/*
+ * Every option, in --help's order. A new one is an entry here (its names,
+ * value, handler and help) and, if it needs one, a field of struct
+ * options: getopt's tables and --help are made from this.
+ */
+static const struct option_def option_defs[] = {
+    {.name = "pid",
+     .short_name = 'p',
+     .arg = "PID[,PID...]",
+     .set = set_pids,
+     .expected = "process ids separated by commas",
+     .help = "trace running processes (-p may be repeated)"},
+    {.name = "all",
+     .set = set_flag,
+     FIELD(all),
+     .help = "trace every process that uses the allocator\n"
+	     "alloctrace uses (the C library's, or --allocator's)"},
+    {.name = "cgroup",
+     .arg = "PATH",
+     .set = set_cgroup,
+     .expected = "a cgroup v2 directory",
+     .help = "trace every process in the cgroup v2 PATH and below it\n"
+	     "(e.g. /sys/fs/cgroup/system.slice/NAME.service), those\n"
+	     "that join it later too"},
+    {.name = "comm",
+     .arg = "NAME",
+     .set = set_comm,
+     .expected = "a program name of 1 to 15 characters, not a path",
+     .help = "trace every process named NAME (exactly, as pgrep -x), those\n"
+	     "running now and those that start later (a restarted service)"},
+    {.name = "follow-forks",
+     .set = set_flag,
+     FIELD(follow_forks),
+     .help = "trace the children of traced processes too"},
+    {.name = "max-per-process",
+     .arg = "N",
+     .set = set_uint,
+     FIELD(max_per_proc),
+     .min = 1,
+     .max = UINT32_MAX,
+     .expected = "a number of blocks, at least 1",
+     .help = "live blocks tracked per process (default 65536\n"
+	     "with --all, else no limit); more are counted lost"},
+    {.name = "top-processes",
+     .arg = "N",
+     .set = set_uint,
+     FIELD(top_procs),
+     .max = UINT_MAX,
+     .expected = "a number of processes (0 = all)",
+     .help = "processes per report, by outstanding bytes\n"
+	     "(default 10, 0 = all)"},
+    {.name = "interval",
+     .short_name = 'i',
+     .arg = "SECS",
+     .set = set_seconds,
+     FIELD(interval),
+     .min = 1,
+     .expected = "seconds between 0.01 and 86400",
+     .help = "seconds between reports (default 5)"},
+    {.name = "count",
+     .short_name = 'n',
+     .arg = "N",
+     .set = set_uint,
+     FIELD(count),
+     .min = 1,
+     .max = UINT_MAX,
+     .expected = "a number of reports, at least 1",
+     .help = "stop after N reports, the last one final (default: until stopped)"},
+    {.name = "top",
+     .short_name = 'T',
+     .arg = "N",
+     .set = set_uint,
+     FIELD(top),
+     .max = UINT_MAX,
+     .expected = "a number of stacks (0 = all)",
+     .help = "stacks per report (per process), by outstanding bytes\n"
+	     "(default 10, 0 = all)"},
+    {.name = "big",
+     .arg = "SIZE",
+     .set = set_size,
+     FIELD(big),
+     .min = 1,
+     .expected = "a size in bytes such as 8M, 512K or 1G",
+     .help = "alert, with its stack, on each allocation >= SIZE (e.g. 8M)"},
+    {.name = "big-only",
+     .set = set_flag,
+     FIELD(big_only),
+     .help = "with --big: no probes on the allocator at all; see only\n"
+	     "blocks that reach the kernel (mmap, mremap, brk), for\n"
+	     "near-zero cost on programs making many small allocations"},
+    {.name = "growth",
+     .set = set_flag,
+     FIELD(growth),
+     .help = "no probes on the allocator at all: resident memory by the\n"
+	     "stack that first touched each page, and its trend"},
+    {.name = "format",
+     .arg = "FMT",
+     .set = set_format,
+     .expected = "'text' or 'json'",
+     .help = "text (default) or json (one JSON object per line)"},
+    {.name = "output",
+     .short_name = 'o',
+     .arg = "FILE",
+     .set = set_path,
+     FIELD(output),
+     .expected = "a file name",
+     .help = "write the reports to FILE instead of standard output"},
+    {.name = "listen",
+     .arg = "ADDR:PORT",
+     .set = set_listen,
+     .expected = "a numeric address and port such as 127.0.0.1:9464 or [::1]:9464",
+     .help = "serve each report as Prometheus metrics at /metrics\n"
+	     "(ADDR numeric: 127.0.0.1, [::1])"},
+    {.name = "web-config",
+     .arg = "FILE",
+     .set = set_path,
+     FIELD(listen.web_config),
+     .expected = "a file name",
+     .help = "TLS and basic authentication for --listen, from a file\n"
+	     "like Prometheus exporters' --web.config.file"},
+    {.name = "max-depth",
+     .arg = "N",
+     .set = set_uint,
+     FIELD(stack_depth),
+     .min = 1,
+     .max = MAX_STACK_DEPTH,
+     .expected = "a number of frames from 1 to 127",
+     .help = "frames per stack, 1-127 (default 64)"},
+    {.name = "unwind",
+     .arg = "HOW",
+     .set = set_unwind,
+     .expected = "'cfi', 'fp' or 'auto' (cfi: x86-64 only)",
+     .help = "walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
+	     "frame pointers), 'fp' (frame pointers: cheaper) or 'auto'\n"
+	     "(default: cfi on x86-64, else fp)"},
+    {.name = "allocator",
+     .arg = "PATH[:PREFIX]",
+     .set = set_allocator,
+     .expected = "PATH or PATH:PREFIX",
+     .help = "probe the allocator in PATH (symbols PREFIXmalloc, ...)\n"
+	     "instead of the one symbol lookup finds"},
+    {.name = "mmap",
+     .set = set_flag,
+     FIELD(alloc.mmap),
+     .help = "also count anonymous mmap/munmap/mremap calls"},
+    {.name = "sample",
+     .arg = "BYTES",
+     .set = set_size,
+     FIELD(sample),
+     .min = 1,
+     .expected = "a mean number of bytes such as 512K",
+     .help = "record about one allocation per BYTES allocated (Poisson,\n"
+	     "like heapprofd) and report estimates: far cheaper"},
+    {.name = "min-age",
+     .arg = "SECS",
+     .set = set_seconds,
+     FIELD(filter.min_age),
+     .expected = "seconds from 0 to 86400",
+     .help = "count only blocks at least SECS old"},
+    {.name = "tid",
+     .arg = "TID",
+     .set = set_uint,
+     FIELD(filter.tid),
+     .min = 1,
+     .max = INT_MAX,
+     .expected = "a thread id (a positive number)",
+     .help = "count only blocks allocated by thread TID"},
+    {.name = "thread-name",
+     .arg = "RE",
+     .set = set_regex,
+     FIELD(filter.thread_name),
+     .help = "count only blocks allocated by threads whose name matches RE"},
+    {.name = "module",
+     .arg = "RE",
+     .set = set_regex,
+     FIELD(filter.module),
+     .help = "show only stacks through an object whose path matches RE"},
+    {.name = "min-size",
+     .arg = "SIZE",
+     .set = set_size,
+     FIELD(filter.min_size),
+     .expected = "a size in bytes such as 64, 4K or 1M",
+     .help = "count only blocks of at least SIZE bytes"},
+    {.name = "max-size",
+     .arg = "SIZE",
+     .set = set_size,
+     FIELD(filter.max_size),
+     .min = 1,
+     .expected = "a size in bytes such as 64, 4K or 1M",
+     .help = "count only blocks of at most SIZE bytes"},
+    {.name = "threads",
+     .set = set_flag,
+     FIELD(threads),
+     .help = "which threads hold the memory, and through which stacks"},
+    {.name = "show-data",
+     .arg = "N",
+     .set = set_uint,
+     FIELD(show_data),
+     .min = 1,
+     .max = 256,
+     .expected = "a number of bytes from 1 to 256",
+     .help = "print the first N bytes (up to 256) of one live block per\n"
+	     "stack: this shows the target's data, secrets included"},
+    {.name = "leak-check",
+     .set = set_flag,
+     FIELD(leak_check),
+     .help = "classify live blocks as valgrind does (definitely, indirectly,\n"
+	     "possibly lost, reachable) at each report; a launched command\n"
+	     "at its exit. Pauses the target briefly (ptrace)"},
+    {.name = "leak-check-heuristics",
+     .arg = "LIST",
+     .set = set_leak_heuristics,
+     FIELD(leak_heuristics),
+     .expected = "all, none or a list of stdstring, length64, newarray, multipleinheritance",
+     .help = "interior pointers of valgrind's shapes count as start pointers:\n"
+	     "all (default, as valgrind), none, or some of stdstring,\n"
+	     "length64, newarray, multipleinheritance"},
+    {.name = "max-allocs",
+     .arg = "N",
+     .set = set_entries,
+     FIELD(maps.allocs),
+     .min = 1,
+     .max = MAX_LIVE_BLOCKS,
+     .help = "room for N live blocks at once (default 1048576); kernel memory:\n"
+	     "2N slots rounded up to a power of 2, 48 bytes each, up front"},
+    {.name = "max-stacks",
+     .arg = "N",
+     .set = set_entries,
+     FIELD(maps.stacks),
+     .min = 1,
+     .max = MAX_MAP_ENTRIES,
+     .help = "distinct stacks recorded (default 65536); kernel memory: about\n"
+	     "48 bytes each up front, 176 + 8 x max-depth + 32 x CPUs per\n"
+	     "stack recorded"},
+    {.name = "max-unwind-rows",
+     .arg = "N",
+     .set = set_entries,
+     FIELD(maps.unwind_rows),
+     .min = 1,
+     .max = MAX_MAP_ENTRIES,
+     .help = "most rows of CFI unwind tables, every object's together\n"
+	     "(default 67108864); kernel memory: 1 MiB per 64K rows, taken\n"
+	     "as objects load (a C program 1 MiB, clang 23 MiB)"},
+    {.name = "ringbuf-size",
+     .arg = "SIZE",
+     .set = set_ringbuf_size,
+     .expected = "a power of two from the page size to 1G, such as 256K",
+     .help = "room for alerts not yet read, a power of two (default 256K,\n"
+	     "about 240 alerts); kernel memory: SIZE + 13K"},
+    {.name = "folded",
+     .arg = "FILE",
+     .set = set_path,
+     FIELD(exports[EXPORT_FOLDED]),
+     .expected = "a file name",
+     .help = "folded stacks by outstanding bytes (flamegraph.pl, inferno)"},
+    {.name = "folded-count",
+     .arg = "FILE",
+     .set = set_path,
+     FIELD(exports[EXPORT_FOLDED_COUNT]),
+     .expected = "a file name",
+     .help = "folded stacks by outstanding blocks"},
+    {.name = "pprof",
+     .arg = "FILE",
+     .set = set_path,
+     FIELD(exports[EXPORT_PPROF]),
+     .expected = "a file name",
+     .help = "gzipped pprof profile (go tool pprof, speedscope)"},
+    {.name = "html",
+     .arg = "FILE",
+     .set = set_path,
+     FIELD(exports[EXPORT_HTML]),
+     .expected = "a file name",
+     .help = "one self-contained page: flame graphs, timeline, alerts"},
+    {.name = "pprof-dir",
+     .arg = "DIR",
+     .set = set_path,
+     FIELD(pprof_dir),
+     .expected = "a directory name",
+     .help = "a gzipped pprof profile per report in DIR, for continuous\n"
+	     "profiling (Pyroscope, Parca): alloctrace-PID-TIME-SEQ.pb.gz"},
+    {.name = "pprof-keep",
+     .arg = "N",
+     .set = set_uint,
+     FIELD(pprof_keep),
+     .min = 1,
+     .max = 1000000,
+     .expected = "a number of files from 1 to 1000000",
+     .help = "files kept in DIR, the oldest removed first (default 60)"},
+    {.name = "verbose",
+     .short_name = 'v',
+     .set = set_verbose,
+     .help = "say what is attached where, and libbpf's messages"},
+    {.name = "help", .short_name = 'h', .set = show_help, .help = "this text"},
+    {.name = "version", .short_name = 'V', .set = show_version, .help = "the version"},
+};
+
+#define NR_OPTIONS (sizeof(option_defs) / sizeof(option_defs[0]))
+
+/* Where --help's option texts begin, past "  -p, --pid PID[,PID...] ". */
+#define HELP_COLUMN 25
+
+/* One option of --help: its names, then its text from HELP_COLUMN on, or from the next line. */
+static void print_option(FILE *f, const struct option_def *d)
+{
+	int len;
+
+	if (d->short_name)
+		len = fprintf(f, "  -%c, --%s", d->short_name, d->name);
+	else
+		len = fprintf(f, "      --%s", d->name);
+	if (d->arg)
+		len += fprintf(f, " %s", d->arg);
+	if (len < HELP_COLUMN)
+		fprintf(f, "%*s", HELP_COLUMN - len, "");
+	else if (len == HELP_COLUMN)
+		fputs("  ", f);
+	else
+		fprintf(f, "\n%*s", HELP_COLUMN, "");
+	for (const char *p = d->help; *p; p++) {
+		fputc(*p, f);
+		if (*p == '\n')
+			fprintf(f, "%*s", HELP_COLUMN, "");
+	}
+	fputc('\n', f);
+}
+
+static int show_help(struct options *o, char *arg, const struct option_def *d)
+{
+	fputs(usage_head, stdout);
+	for (size_t i = 0; i < NR_OPTIONS; i++)
+		print_option(stdout, &option_defs[i]);
+	fputs(usage_tail, stdout);
+	return 1;
+}
+
+/* getopt_long's view of the table: long options valued by their index, short ones by their letter.
+ */
+static void getopt_tables(struct option *longs, char *shorts)
+{
+	char *s = shorts;
+
+	/* '+': the first word that is not an option starts the command; ':': say a missing value.
+	 */
+	*s++ = '+';
+	*s++ = ':';
+	for (size_t i = 0; i < NR_OPTIONS; i++) {
+		const struct option_def *d = &option_defs[i];
+
+		longs[i] = (struct option){d->name, d->arg ? required_argument : no_argument, NULL,
+					   d->short_name ? d->short_name : OPT_LONG_ONLY + (int)i};
+		if (d->short_name) {
+			*s++ = d->short_name;
+			if (d->arg)
+				*s++ = ':';
+		}
+	}
+	longs[NR_OPTIONS] = (struct option){0};
+	*s = '\0';
+}
+
+/* The entry getopt_long's @val names. */
+static const struct option_def *option_def_of(int val)
+{
+	for (size_t i = 0; i < NR_OPTIONS; i++) {
+		if (option_defs[i].short_name ? val == option_defs[i].short_name
+					      : val == OPT_LONG_ONLY + (int)i)
+			return &option_defs[i];
+	}
+	return NULL;
 }
 
 bool options__multi_proc(const struct options *opts)
@@ -688,6 +862,9 @@ static int check_target(struct options *opts)
 
 int options__parse(struct options *opts, int argc, char **argv)
 {
+	struct option longs[NR_OPTIONS + 1];
+	char shorts[3 + 2 * NR_OPTIONS];
+	const struct option_def *d;
 	int opt, err;
 
 	*opts = (struct options){
@@ -699,28 +876,28 @@ int options__parse(struct options *opts, int argc, char **argv)
 	    .leak_heuristics = LEAK_HEUR_ALL, /* valgrind's default */
 	};
 	parse_unwind("auto", &opts->unwind_cfi);
+	getopt_tables(longs, shorts);
 	opterr = 0;
-	/* '+': the first word that is not an option starts the command. */
-	while ((opt = getopt_long(argc, argv, "+:p:i:n:T:o:vhV", long_options, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(usage, stdout);
-			return 1;
-		case 'V':
-			printf("alloctrace %s\n", VERSION);
-			return 1;
-		case ':':
+	while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		if (opt == ':') {
 			pr_err("option %s needs a value (see --help)", argv[optind - 1]);
 			return -EINVAL;
-		case '?':
+		}
+		d = option_def_of(opt);
+		if (!d) {
 			pr_err("unknown option '%s' (see --help)", argv[optind - 1]);
 			return -EINVAL;
 		}
-		err = parse_one(opts, opt, optarg);
+		err = d->set(opts, optarg, d);
 		if (err)
 			return err;
 	}
 	if (optind < argc)
 		opts->argv = &argv[optind];
 	return check_target(opts);
+}
+
+int options__exit_code(int parse_result)
+{
+	return parse_result > 0 ? EXIT_OK : EXIT_USAGE;
 }

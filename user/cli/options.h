@@ -77,6 +77,9 @@ bool options__multi_proc(const struct options *opts);
  */
 int options__parse(struct options *opts, int argc, char **argv);
 
+/* The exit status for options__parse()'s non-zero result: EXIT_OK after help, else EXIT_USAGE. */
+int options__exit_code(int parse_result);
+
 /*
  * The BPF side's settings for @o (cli/config.c), the one process being
  * @pid, --cgroup's cgroup @cg (NULL without); the loader sets what only it

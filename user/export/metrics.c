@@ -175,7 +175,9 @@ static void write_counters(FILE *f, const struct proc_list *l)
 {
 	char name[64];
 
-	for (int c = CNT_FREES + 1; c < CNT_MAX; c++) {
+	for (int c = 0; c < CNT_MAX; c++) {
+		if (c == CNT_ALLOCS || c == CNT_FREES)
+			continue;
 		snprintf(name, sizeof(name), "alloctrace_%s_total", counter_name(c));
 		family(f, name, "counter", "A counter of the JSON report's \"counters\".");
 		for (size_t i = 0; i < l->nr; i++) {

@@ -14,6 +14,7 @@
 #include <zlib.h>
 #include "export/exporters.h"
 #include "export/protobuf.h"
+#include "lib/hashmap.h"
 #include "lib/util.h"
 
 /* Field numbers of profile.proto. */
@@ -126,21 +127,21 @@ struct pprof {
 struct string_table {
 	const char **strs; /* the report's own strings, alive while encoding */
 	size_t nr, cap;
-	size_t *slots;	 /* index + 1 of the string hashed there; 0 is free */
-	size_t nr_slots; /* a power of two */
+	struct hashmap index; /* of struct string_index */
 };
 
-/* Ids by a pair of numbers; ids count from 1, 0 marks a free slot. */
-struct id_slot {
+struct string_index {
+	const char *str;
+	size_t index;
+};
+
+/* Ids by a pair of numbers, counting from 1 in the order met. */
+struct pair_id {
 	uint64_t a, b;
 	uint64_t id;
 };
 
-struct id_table {
-	struct id_slot *slots;
-	size_t cap; /* a power of two, or 0 */
-	size_t nr;
-};
+#define PAIR_IDS HASHMAP_INIT(2 * sizeof(uint64_t), sizeof(struct pair_id), NULL, NULL)
 
 struct pprof_mapping {
 	uint64_t start, limit;
@@ -151,9 +152,9 @@ struct pprof_mapping {
 /* One report being turned into a profile. */
 struct builder {
 	struct string_table strings;
-	struct id_table mapping_ids;	/* (filename, load bias) */
-	struct id_table location_ids;	/* (address, 0), or (0, 1) for the lost stack */
-	struct id_table function_ids;	/* (name, filename) */
+	struct hashmap mapping_ids;	/* (filename, load bias) */
+	struct hashmap location_ids;	/* (address, 0), or (0, 1) for the lost stack */
+	struct hashmap function_ids;	/* (name, filename) */
 	struct pprof_mapping *mappings; /* by id - 1 */
 	size_t nr_mappings, cap_mappings;
 	/* Messages are encoded as they are met, each kind apart. */
@@ -190,121 +191,61 @@ static void pprof_free(void *state)
 	free(p);
 }
 
-static size_t hash_pair(uint64_t a, uint64_t b)
-{
-	uint64_t h = (a * 0x9e3779b97f4a7c15ULL ^ b) * 0xbf58476d1ce4e5b9ULL;
-
-	return (size_t)(h ^ h >> 32);
-}
-
-static size_t string_table__slot(const struct string_table *t, const char *str)
-{
-	size_t mask = t->nr_slots - 1, i;
-
-	for (i = hash_str(str) & mask; t->slots[i]; i = (i + 1) & mask)
-		if (!strcmp(t->strs[t->slots[i] - 1], str))
-			break;
-	return i;
-}
-
-static int string_table__rehash(struct string_table *t)
-{
-	size_t nr_slots = t->nr_slots ? t->nr_slots * 2 : 256, i;
-	size_t *slots = calloc(nr_slots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	free(t->slots);
-	t->slots = slots;
-	t->nr_slots = nr_slots;
-	for (i = 0; i < t->nr; i++)
-		t->slots[string_table__slot(t, t->strs[i])] = i + 1;
-	return 0;
-}
-
 /* The index of @str, added if new; NULL is "". 0 on failure, with @err set. */
 static uint64_t builder__string(struct builder *b, const char *str)
 {
 	struct string_table *t = &b->strings;
+	struct string_index *e;
 	const char **grown;
-	size_t i;
+	bool added;
 
 	if (!str)
 		str = "";
 	if (b->err)
 		return 0;
-	if (2 * (t->nr + 1) > t->nr_slots && (b->err = string_table__rehash(t)))
-		return 0;
-	i = string_table__slot(t, str);
-	if (t->slots[i])
-		return t->slots[i] - 1;
 	grown = array__grow(t->strs, &t->cap, t->nr, sizeof(*grown));
-	if (!grown) {
+	e = grown ? hashmap__insert(&t->index, &str, &added) : NULL;
+	if (!e) {
 		b->err = -ENOMEM;
 		return 0;
 	}
 	t->strs = grown;
-	t->strs[t->nr++] = str;
-	t->slots[i] = t->nr;
-	return t->nr - 1;
-}
-
-static size_t id_table__slot(const struct id_table *t, uint64_t a, uint64_t b)
-{
-	size_t mask = t->cap - 1, i;
-
-	for (i = hash_pair(a, b) & mask; t->slots[i].id; i = (i + 1) & mask)
-		if (t->slots[i].a == a && t->slots[i].b == b)
-			break;
-	return i;
-}
-
-static int id_table__grow(struct id_table *t)
-{
-	struct id_table bigger = {.cap = t->cap ? t->cap * 2 : 256, .nr = t->nr};
-	size_t i;
-
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++)
-		if (t->slots[i].id)
-			bigger.slots[id_table__slot(&bigger, t->slots[i].a, t->slots[i].b)] =
-			    t->slots[i];
-	free(t->slots);
-	*t = bigger;
-	return 0;
+	if (added) {
+		e->index = t->nr;
+		t->strs[t->nr++] = str;
+	}
+	return e->index;
 }
 
 /*
  * The id of (@a, @b), made the next one if new: *@added then tells the
  * caller to write what it names. 0 on failure, with @err set.
  */
-static uint64_t builder__id(struct builder *b, struct id_table *t, uint64_t a, uint64_t key_b,
+static uint64_t builder__id(struct builder *b, struct hashmap *ids, uint64_t a, uint64_t key_b,
 			    bool *added)
 {
-	struct id_slot *slot;
+	struct pair_id *e;
 
 	*added = false;
 	if (b->err)
 		return 0;
-	if (2 * (t->nr + 1) > t->cap && (b->err = id_table__grow(t)))
+	e = hashmap__insert(ids, &(uint64_t[2]){a, key_b}, added);
+	if (!e) {
+		b->err = -ENOMEM;
 		return 0;
-	slot = &t->slots[id_table__slot(t, a, key_b)];
-	if (!slot->id) {
-		*slot = (struct id_slot){.a = a, .b = key_b, .id = ++t->nr};
-		*added = true;
 	}
-	return slot->id;
+	if (*added)
+		e->id = ids->nr;
+	return e->id;
 }
 
 static void builder__release(struct builder *b)
 {
 	free(b->strings.strs);
-	free(b->strings.slots);
-	free(b->mapping_ids.slots);
-	free(b->location_ids.slots);
-	free(b->function_ids.slots);
+	hashmap__release(&b->strings.index);
+	hashmap__release(&b->mapping_ids);
+	hashmap__release(&b->location_ids);
+	hashmap__release(&b->function_ids);
 	free(b->mappings);
 	pb_buf__release(&b->samples);
 	pb_buf__release(&b->locations);
@@ -574,7 +515,13 @@ static void builder__encode(struct builder *b, const struct report *r, double st
 /* The profile of @r into @out, which is empty. 0 or -errno. */
 static int pprof__encode(const struct pprof *p, const struct report *r, struct pb_buf *out)
 {
-	struct builder b = {0};
+	struct builder b = {
+	    .strings.index = HASHMAP_INIT(sizeof(const char *), sizeof(struct string_index),
+					  hashmap_str_hash, hashmap_str_equal),
+	    .mapping_ids = PAIR_IDS,
+	    .location_ids = PAIR_IDS,
+	    .function_ids = PAIR_IDS,
+	};
 	size_t i;
 	int err;
 

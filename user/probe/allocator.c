@@ -14,69 +14,20 @@
 #include "proc/mapfile.h"
 #include "proc/procmaps.h"
 
-enum func_group {
-	GROUP_C,       /* C entry points: take the allocator's prefix */
-	GROUP_CXX,     /* C++ operators: mangled names, never prefixed */
-	GROUP_MMAP,    /* probed only with --mmap, where mmap is defined */
-	GROUP_SYSCALL, /* seen at the syscall by --big-only, never probed */
-};
-
 /* @nr_args: its parameters, which probe placement keeps readable (see placement.c). */
 struct func_desc {
 	const char *symbol;
 	const char *display;
 	enum func_group group;
+	enum func_kind kind;
 	unsigned int nr_args;
 };
 
-#define C_FUNC(id, sym, args)	      [id] = {sym, sym, GROUP_C, args}
-#define CXX_FUNC(id, sym, name, args) [id] = {sym, name, GROUP_CXX, args}
-
 static const struct func_desc funcs[FUNC_MAX] = {
-    C_FUNC(FUNC_MALLOC, "malloc", 1),
-    C_FUNC(FUNC_CALLOC, "calloc", 2),
-    C_FUNC(FUNC_REALLOC, "realloc", 2),
-    C_FUNC(FUNC_REALLOCARRAY, "reallocarray", 3),
-    C_FUNC(FUNC_POSIX_MEMALIGN, "posix_memalign", 3),
-    C_FUNC(FUNC_MEMALIGN, "memalign", 2),
-    C_FUNC(FUNC_ALIGNED_ALLOC, "aligned_alloc", 2),
-    C_FUNC(FUNC_VALLOC, "valloc", 1),
-    C_FUNC(FUNC_PVALLOC, "pvalloc", 1),
-    C_FUNC(FUNC_FREE, "free", 1),
-    C_FUNC(FUNC_MALLOCX, "mallocx", 2),
-    C_FUNC(FUNC_RALLOCX, "rallocx", 3),
-    C_FUNC(FUNC_DALLOCX, "dallocx", 2),
-    C_FUNC(FUNC_SDALLOCX, "sdallocx", 3),
-    C_FUNC(FUNC_FREE_SIZED, "free_sized", 2),
-    C_FUNC(FUNC_FREE_ALIGNED_SIZED, "free_aligned_sized", 3),
-    CXX_FUNC(FUNC_NEW, "_Znwm", "operator new", 1),
-    CXX_FUNC(FUNC_NEW_NOTHROW, "_ZnwmRKSt9nothrow_t", "operator new", 2),
-    CXX_FUNC(FUNC_NEW_ALIGNED, "_ZnwmSt11align_val_t", "operator new", 2),
-    CXX_FUNC(FUNC_NEW_ALIGNED_NOTHROW, "_ZnwmSt11align_val_tRKSt9nothrow_t", "operator new", 3),
-    CXX_FUNC(FUNC_NEW_ARRAY, "_Znam", "operator new[]", 1),
-    CXX_FUNC(FUNC_NEW_ARRAY_NOTHROW, "_ZnamRKSt9nothrow_t", "operator new[]", 2),
-    CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED, "_ZnamSt11align_val_t", "operator new[]", 2),
-    CXX_FUNC(FUNC_NEW_ARRAY_ALIGNED_NOTHROW, "_ZnamSt11align_val_tRKSt9nothrow_t", "operator new[]",
-	     3),
-    CXX_FUNC(FUNC_DELETE, "_ZdlPv", "operator delete", 1),
-    CXX_FUNC(FUNC_DELETE_SIZED, "_ZdlPvm", "operator delete", 2),
-    CXX_FUNC(FUNC_DELETE_ALIGNED, "_ZdlPvSt11align_val_t", "operator delete", 2),
-    CXX_FUNC(FUNC_DELETE_SIZED_ALIGNED, "_ZdlPvmSt11align_val_t", "operator delete", 3),
-    CXX_FUNC(FUNC_DELETE_NOTHROW, "_ZdlPvRKSt9nothrow_t", "operator delete", 2),
-    CXX_FUNC(FUNC_DELETE_ALIGNED_NOTHROW, "_ZdlPvSt11align_val_tRKSt9nothrow_t", "operator delete",
-	     3),
-    CXX_FUNC(FUNC_DELETE_ARRAY, "_ZdaPv", "operator delete[]", 1),
-    CXX_FUNC(FUNC_DELETE_ARRAY_SIZED, "_ZdaPvm", "operator delete[]", 2),
-    CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED, "_ZdaPvSt11align_val_t", "operator delete[]", 2),
-    CXX_FUNC(FUNC_DELETE_ARRAY_SIZED_ALIGNED, "_ZdaPvmSt11align_val_t", "operator delete[]", 3),
-    CXX_FUNC(FUNC_DELETE_ARRAY_NOTHROW, "_ZdaPvRKSt9nothrow_t", "operator delete[]", 2),
-    CXX_FUNC(FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, "_ZdaPvSt11align_val_tRKSt9nothrow_t",
-	     "operator delete[]", 3),
-    [FUNC_MMAP] = {"mmap", "mmap", GROUP_MMAP, 6},
-    [FUNC_MUNMAP] = {"munmap", "munmap", GROUP_MMAP, 2},
-    /* the fifth, new_address, only with MREMAP_FIXED */
-    [FUNC_MREMAP] = {"mremap", "mremap", GROUP_MMAP, 5},
-    [FUNC_BRK] = {"brk", "brk", GROUP_SYSCALL, 1},
+#define ALLOC_FUNC(id, group, kind, nr_args, symbol, display, entry)                               \
+	[FUNC_##id] = {symbol, display, FUNC_GROUP_##group, FUNC_KIND_##kind, nr_args},
+#include "alloc_funcs.def"
+#undef ALLOC_FUNC
 };
 
 const char *alloc_func_name(enum alloc_func func)
@@ -99,7 +50,12 @@ int allocator_opts__parse_spec(struct allocator_opts *opts, char *arg)
 
 bool alloc_func_has_return_probe(enum alloc_func func)
 {
-	return func != FUNC_FREE && func != FUNC_MUNMAP;
+	return func < FUNC_MAX && funcs[func].kind != FUNC_KIND_FREES;
+}
+
+bool alloc_func_releases(enum alloc_func func)
+{
+	return func < FUNC_MAX && funcs[func].kind != FUNC_KIND_ALLOCS;
 }
 
 /* Past the instructions the kernel would single-step, on x86-64 (see placement.c). */
@@ -150,11 +106,11 @@ static bool in_set(enum alloc_func f, enum site_set set)
 {
 	switch (set) {
 	case SITES_ALLOCATOR:
-		return funcs[f].group == GROUP_C || funcs[f].group == GROUP_CXX;
+		return funcs[f].group == FUNC_GROUP_C || funcs[f].group == FUNC_GROUP_CXX;
 	case SITES_NEW:
-		return f >= FUNC_NEW && f <= FUNC_NEW_ARRAY_ALIGNED_NOTHROW;
+		return funcs[f].group == FUNC_GROUP_CXX && funcs[f].kind == FUNC_KIND_ALLOCS;
 	case SITES_MMAP:
-		return funcs[f].group == GROUP_MMAP;
+		return funcs[f].group == FUNC_GROUP_MMAP;
 	}
 	return false;
 }
@@ -189,7 +145,7 @@ struct symbol_names {
 static void symbol_names__init(struct symbol_names *sn, const char *prefix)
 {
 	for (int f = 0; f < FUNC_MAX; f++) {
-		bool prefixed = funcs[f].group == GROUP_C && prefix;
+		bool prefixed = funcs[f].group == FUNC_GROUP_C && prefix;
 
 		snprintf(sn->buf[f], sizeof(sn->buf[f]), "%s%s", prefixed ? prefix : "",
 			 funcs[f].symbol);

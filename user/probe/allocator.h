@@ -74,4 +74,7 @@ const char *alloc_func_name(enum alloc_func func);
 /* free and munmap need nothing at return; everything else does. */
 bool alloc_func_has_return_probe(enum alloc_func func);
 
+/* Does @func release or replace blocks (alloc_funcs.def's kind is not ALLOCS)? */
+bool alloc_func_releases(enum alloc_func func);
+
 #endif

@@ -15,7 +15,7 @@
 #include <sys/vfs.h>
 #include "proc/access.h"
 #include "proc/choose.h"
-#include "proc/procs.h"
+#include "proc/procfs.h"
 #include "lib/log.h"
 
 int cgroup__resolve(const char *path, struct cgroup_ref *cg)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <linux/ptrace.h>
 #include "lib/log.h"
-#include "proc/procs.h"
+#include "proc/procfs.h"
 #include "proc/target.h"
 
 #define PF_KTHREAD 0x00200000

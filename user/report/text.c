@@ -100,39 +100,19 @@ static void text_exit(FILE *f, const struct target_exit *e)
 		fputs(" from the kernel's OOM killer", f);
 }
 
-/* Why a counter makes the numbers incomplete; NULL for the plain counts. */
-static const char *const counter_reasons[CNT_MAX] = {
-    [CNT_LOST_ALLOCS] = "live-allocation map full",
-    [CNT_LOST_STATS] = "per-stack statistics map full",
-    [CNT_LOST_INFLIGHT] = "in-flight record unavailable",
-    [CNT_LOST_STACKS] = "stack map full, counted under an unknown stack",
-    [CNT_STACK_ERRORS] = "user stack not walkable, counted under an unknown stack",
-    [CNT_LOST_EVENTS] = "ring buffer full, big-allocation alerts lost",
-    [CNT_LOST_CAP] = "over --max-per-process, not recorded",
-    [CNT_LOST_PROCS] = "per-process map full, calls of processes not traced",
-};
-
-/* Why a counter makes some stacks incomplete, though every byte is counted. */
-static const char *const stack_reasons[CNT_MAX] = {
-    [CNT_STACKS_CUT] = "the walk stopped before the outermost frame",
-    [CNT_UNWIND_MISSES] = "frames in code without unwind tables yet, walked by frame pointers",
-    [CNT_UNWIND_FULL] = "objects without unwind tables, full: walked by frame pointers",
-    [CNT_UNOPENED] = "objects not opened safely: walked by frame pointers, unnamed",
-};
-
-/* One line naming each counter of @reasons that is not 0, or nothing. */
+/* One line naming each counter of kind @kind or @or_kind that is not 0, or nothing. */
 static void text_counters_line(FILE *f, const struct profile_totals *t, const char *title,
-			       const char *const reasons[CNT_MAX])
+			       enum counter_kind kind, enum counter_kind or_kind)
 {
 	const char *sep = title;
 	bool any = false;
 	int c;
 
 	for (c = 0; c < CNT_MAX; c++) {
-		if (!reasons[c] || !t->counters[c])
+		if ((counter_kind(c) != kind && counter_kind(c) != or_kind) || !t->counters[c])
 			continue;
 		fprintf(f, "%s%s=%s (%s)", sep, counter_name(c), text_count(t->counters[c]).s,
-			reasons[c]);
+			counter_reason(c));
 		sep = ", ";
 		any = true;
 	}
@@ -142,8 +122,9 @@ static void text_counters_line(FILE *f, const struct profile_totals *t, const ch
 
 static void text_warning(FILE *f, const struct profile_totals *t)
 {
-	text_counters_line(f, t, "  warning: numbers incomplete: ", counter_reasons);
-	text_counters_line(f, t, "  warning: stacks incomplete: ", stack_reasons);
+	text_counters_line(f, t, "  warning: numbers incomplete: ", CNT_KIND_LOST,
+			   CNT_KIND_UNKNOWN_STACK);
+	text_counters_line(f, t, "  warning: stacks incomplete: ", CNT_KIND_STACK, CNT_KIND_STACK);
 }
 
 /*
