@@ -255,7 +255,7 @@ warned() {
 	run_tool wide 60 -n 1 -i 1 --listen "$addr" "$@" -- "$WL/leaks"
 	grep -cF "alloctrace: warning: --listen $addr serves beyond this machine without" "$TMP/wide.err"
 }
-WIDE=$((PORT + 5))
+WIDE=$(free_port)
 expect_eq "0.0.0.0: warned, once" "0 1" "$RC $(warned "0.0.0.0:$WIDE")"
 expect_eq "0.0.0.0: the warning says what is missing" \
 	"alloctrace: warning: --listen 0.0.0.0:$WIDE serves beyond this machine without TLS or authentication: add them with --web-config" \
