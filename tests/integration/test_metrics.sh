@@ -248,26 +248,27 @@ expect_eq "--listen elsewhere: nothing ran" "" "$(cat "$TMP/elsewhere.out")"
 
 # --- beyond loopback ----------------------------------------------------------------
 
-# warned ADDR [ARGS]: the warning lines of a one-report run listening on ADDR.
+# warned ADDR [ARGS]: "STATUS WARNINGS" of a one-report run listening on ADDR.
 warned() {
 	local addr=$1
 	shift
 	run_tool wide 60 -n 1 -i 1 --listen "$addr" "$@" -- "$WL/leaks"
-	grep -cF "alloctrace: warning: --listen $addr serves beyond this machine without" "$TMP/wide.err"
+	echo "$RC $(grep -cF "alloctrace: warning: --listen $addr serves beyond this machine without" \
+		"$TMP/wide.err")"
 }
-WIDE=$((PORT + 5))
-expect_eq "0.0.0.0: warned, once" "0 1" "$RC $(warned "0.0.0.0:$WIDE")"
+WIDE=$(free_port)
+expect_eq "0.0.0.0: warned, once" "0 1" "$(warned "0.0.0.0:$WIDE")"
 expect_eq "0.0.0.0: the warning says what is missing" \
 	"alloctrace: warning: --listen 0.0.0.0:$WIDE serves beyond this machine without TLS or authentication: add them with --web-config" \
 	"$(grep -F -- "--listen 0.0.0.0" "$TMP/wide.err")"
-expect_eq "[::]: warned" "0 1" "$RC $(warned "[::]:$WIDE")"
+expect_eq "[::]: warned" "0 1" "$(warned "[::]:$WIDE")"
 expect_eq "0.0.0.0 with TLS and users: no warning" "0 0" \
-	"$RC $(warned "0.0.0.0:$WIDE" --web-config "$TMP/web.yml")"
+	"$(warned "0.0.0.0:$WIDE" --web-config "$TMP/web.yml")"
 printf 'basic_auth_users:\n  prometheus: %s\n' "$HASH" >"$TMP/auth-only.yml"
 expect_eq "0.0.0.0 with users, no TLS: warned" "0 1" \
-	"$RC $(warned "0.0.0.0:$WIDE" --web-config "$TMP/auth-only.yml")"
+	"$(warned "0.0.0.0:$WIDE" --web-config "$TMP/auth-only.yml")"
 expect_eq "0.0.0.0 with users, no TLS: it says TLS" 1 "$(grep -c "without TLS: add" "$TMP/wide.err")"
-expect_eq "127.0.0.1: no warning" "0 0" "$RC $(warned "127.0.0.1:$WIDE")"
+expect_eq "127.0.0.1: no warning" "0 0" "$(warned "127.0.0.1:$WIDE")"
 
 # --- bad web configurations ---------------------------------------------------------
 
