@@ -31,7 +31,7 @@ FUZZ_SRCS_procmaps := proc/procmaps.c
 FUZZ_SRCS_webconfig := lib/webconfig.c lib/log.c
 FUZZ_SRCS_options := cli/options.c probe/allocator.c probe/elfsym.c probe/linkmap.c \
 		     proc/procmaps.c proc/mapfile.c lib/log.c lib/safeopen.c probe/placement.c \
-		     probe/x86_insn.c
+		     probe/x86_insn.c leakcheck/heuristics.c
 FUZZ_SRCS_elf := probe/elfsym.c lib/safeopen.c
 FUZZ_SRCS_x86_insn := probe/x86_insn.c probe/placement.c
 FUZZ_LIBS_options := -lelf

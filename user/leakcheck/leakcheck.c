@@ -22,50 +22,6 @@ const char *leak_class__name(enum leak_class cls)
 	return cls < LEAK_CLASSES ? names[cls] : "?";
 }
 
-static const char *const heuristic_names[LEAK_HEURISTICS] = {
-    [LEAK_HEUR_NONE] = "none",
-    [LEAK_HEUR_STDSTRING] = "stdstring",
-    [LEAK_HEUR_LENGTH64] = "length64",
-    [LEAK_HEUR_NEWARRAY] = "newarray",
-    [LEAK_HEUR_MULTIPLE_INHERITANCE] = "multipleinheritance",
-};
-
-const char *leak_heuristic__name(enum leak_heuristic h)
-{
-	return h < LEAK_HEURISTICS ? heuristic_names[h] : "?";
-}
-
-static int heuristic_bit(const char *name, size_t len, unsigned int *set)
-{
-	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEURISTICS; h++) {
-		if (strlen(heuristic_names[h]) == len && !strncmp(name, heuristic_names[h], len)) {
-			*set |= 1u << h;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-int leak_heuristics__parse(const char *list, unsigned int *set)
-{
-	const char *at = list, *comma;
-	size_t len;
-
-	*set = 0;
-	if (!strcmp(list, "all") || !strcmp(list, "none")) {
-		*set = list[0] == 'a' ? LEAK_HEUR_ALL : 0;
-		return 0;
-	}
-	do {
-		comma = strchr(at, ',');
-		len = comma ? (size_t)(comma - at) : strlen(at);
-		if (heuristic_bit(at, len, set))
-			return -EINVAL;
-		at = comma + 1;
-	} while (comma);
-	return 0;
-}
-
 static const struct {
 	enum leak_assumption bit;
 	const char *name, *text;
