@@ -114,6 +114,9 @@ swapped_lib() {
 	chmod 755 "$priv"
 	ctr=$priv/ctr
 	mkdir -p "$ctr/copy" "$ctr/over" "$ctr/state"
+	# The target is nobody's too: without root, alloctrace traces only
+	# what its caller could ptrace without capabilities.
+	chmod 777 "$ctr/state"
 	cp "$WL/target" "$ctr/target"
 	# The copied directory also serves mount(8), which covers it.
 	mapfile -t libs < <(ldd "$(command -v mount)" | awk '$2 == "=>" { print $3 }')
@@ -123,7 +126,8 @@ swapped_lib() {
 	cp "$TOOL" "$priv/alloctrace"
 	# shellcheck disable=SC2016 # the inner shell's arguments
 	unshare -m --propagation private sh -c '
-		mount --bind "$1/copy" "$2" && "$1/target" "$1/state" 60 &
+		mount --bind "$1/copy" "$2" &&
+			setpriv --reuid=65534 --regid=65534 --clear-groups "$1/target" "$1/state" 60 &
 		while [ ! -e "$1/state/ready" ]; do sleep 0.05; done
 		mount --bind "$1/over" "$2" && : >"$1/state/swapped"
 		wait' sh "$ctr" "$lib" &

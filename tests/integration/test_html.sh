@@ -30,8 +30,11 @@ fi
 ok "page written"
 
 blob >"$TMP/blob.json"
-expect_true "blob is JSON" "$(head -c 300 "$TMP/blob.json")" \
-	jq -e -s 'length == 1 and (.[0] | type == "object")' "$TMP/blob.json" >/dev/null
+# One JSON object, said quietly: a redirection of expect_true would hide its result.
+json_object() {
+	jq -e -s 'length == 1 and (.[0] | type == "object")' "$1" >/dev/null
+}
+expect_true "blob is JSON" "$(head -c 300 "$TMP/blob.json")" json_object "$TMP/blob.json"
 expect_true "blob has no '<'" "a '<' could end the <script> element" \
 	test "$(tr -cd '<' <"$TMP/blob.json" | wc -c)" -eq 0
 expect_true "page needs no network" "$(grep -Eo '(src|href)="?https?:[^ >]*' "$PAGE" | head -n 3)" \

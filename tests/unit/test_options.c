@@ -22,7 +22,7 @@ static char err_line[512];
 /* Parse "alloctrace ARGS...", NULL-terminated, keeping stderr's text in err_line. */
 static int parse(const char *first, ...)
 {
-	static char *argv[32];
+	static char *argv[64];
 	FILE *errs = tmpfile();
 	int argc = 0, saved, ret;
 	va_list ap;
