@@ -114,7 +114,7 @@ expect_eq "the last file's inuse_space total is the final report's" \
 
 M=$TMP/multi
 mkdir "$M"
-run_tool multi 60 --format json -i 0.3 -n 2 --follow-forks --pprof-dir "$M" \
+run_tool multi 60 --format json -i 1 -n 2 --follow-forks --pprof-dir "$M" \
 	-- sh -c '"$1" 0 60 & "$1" 0 60 & wait' sh "$WL/leaks"
 expect_tool_ok multi
 mapfile -t PIDS2 < <(jq -r 'select(.final) | .processes[] | select(.comm == "leaks") | .pid' \
