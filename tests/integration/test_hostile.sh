@@ -118,8 +118,10 @@ swapped_lib() {
 	# what its caller could ptrace without capabilities.
 	chmod 777 "$ctr/state"
 	cp "$WL/target" "$ctr/target"
-	# The copied directory also serves mount(8), which covers it.
-	mapfile -t libs < <(ldd "$(command -v mount)" | awk '$2 == "=>" { print $3 }')
+	# The copied directory also serves mount(8), which covers it, and
+	# setpriv(1), which starts the target as nobody under it.
+	mapfile -t libs < <(ldd "$(command -v mount)" "$(command -v setpriv)" |
+		awk '$2 == "=>" { print $3 }' | sort -u)
 	cp "$lib/libc.so.6" "$lib/ld-linux-x86-64.so.2" "${libs[@]}" "$ctr/copy/"
 	ln -s "$lib/libc.so.6" "$ctr/over/libc.so.6"
 	ln -s "$lib/ld-linux-x86-64.so.2" "$ctr/over/ld-linux-x86-64.so.2"
