@@ -184,7 +184,12 @@ if [[ -d $CG ]]; then
 	LINKED=$(keeper_extra_fds)
 	# The scan's next 256 KiB are over the limit: the cgroup's OOM killer
 	# ends alloctrace. Its pages gone, the keeper has room for its own.
+	LOADER=$(loader_pid)
 	limit $(($(usage) + (256 << 10)))
+	# A scan that already had what it needs goes on under that limit (a
+	# loaded machine's was past its allocations): then whatever alloctrace
+	# does next is over a limit below what it holds.
+	wait_for 10 dead "$LOADER" || limit $((1 << 20))
 	wait_tool 2>/dev/null
 	limit max 2>/dev/null || limit -1
 	expect_eq "oom: alloctrace was OOM-killed (SIGKILL)" 137 "$RC"
