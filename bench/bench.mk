@@ -2,7 +2,8 @@
 # The benchmark suite, included from the top Makefile: `make bench` builds
 # the workloads and the empty-probe loader, prints the verifier's figures of
 # each BPF program (bench/verifier.c), then runs bench/run.sh, which
-# ends with the unwind tables of clang (bench/tables.sh, alone: `make bench-tables`)
+# ends with the unwind tables of clang (bench/tables.sh, alone: `make bench-tables`),
+# the metrics endpoint during scans (bench/scrape.sh, alone: `make bench-scrape`)
 # and the real services (bench/services.sh, alone: `make bench-services`).
 # Names are prefixed BENCH_ so that nothing here changes the main build.
 
@@ -17,10 +18,10 @@ BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor \
 	       $(BENCH_BUILD)/depth-cfi $(BENCH_BUILD)/depth-fp $(BENCH_BUILD)/leakheap \
 	       $(BENCH_BUILD)/churn $(BENCH_BUILD)/verifier
 
-.PHONY: bench bench-build bench-services bench-growth bench-tables bench-verifier
+.PHONY: bench bench-build bench-services bench-growth bench-tables bench-verifier bench-scrape
 # `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
 # The verifier's figures first: they take seconds and do not vary by round.
-bench: alloctrace bench-build build/tests/leakscan
+bench: alloctrace bench-build build/tests/leakscan build/workloads/bigheap
 	$(BENCH_BUILD)/verifier
 	./bench/run.sh
 
@@ -35,6 +36,9 @@ bench-growth: alloctrace $(BENCH_BUILD)/churn
 
 bench-tables: alloctrace
 	./bench/tables.sh
+
+bench-scrape: alloctrace build/workloads/bigheap
+	./bench/scrape.sh
 
 bench-build: $(BENCH_PROGS)
 

@@ -35,11 +35,7 @@ ADDED_LIMIT=5	# percent
 cleanup() {
 	[[ -n ${APID:-} ]] && kill -INT "$APID" 2>/dev/null && wait "$APID"
 	[[ -n ${NPID:-} ]] && kill "$NPID" 2>/dev/null && wait "$NPID"
-	if [[ ${BENCH_KEEP:-0} == 1 ]]; then
-		echo "bench: scratch files kept in $TMP" >&2
-	else
-		rm -rf "$TMP"
-	fi
+	drop_scratch
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
@@ -65,10 +61,7 @@ churn_round() {
 	"$TOOL" --growth -i 1 --format json -o "$TMP/$r.json" -- "$B/churn" "$SECS" \
 		>"$TMP/$r.traced" 2>"$TMP/$r.err" &
 	APID=$!
-	until grep -q '^alloctrace: tracing pid' "$TMP/$r.err" 2>/dev/null; do
-		kill -0 "$APID" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_until 60 "$APID" grep -q '^alloctrace: tracing pid' "$TMP/$r.err"
 	"$B/churn" "$SECS" >"$TMP/$r.native" &
 	NPID=$!
 	wait "$APID" || rc=$?

@@ -1,12 +1,43 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # shellcheck shell=bash
-# bench/lib.sh: what bench/run.sh and bench/services.sh share, sourced by
-# both: error exit, installing a missing peer, medians and ranges, and
-# following a tracer to its exit for its peak RSS.
+# bench/lib.sh: what the bench scripts share, sourced by each: error exit,
+# the scratch directory, free ports and waits, installing a missing peer,
+# medians and ranges, and following a tracer to its exit for its peak RSS.
 
 die() {
 	echo "bench: $*" >&2
 	exit 1
+}
+
+# The scratch directory $TMP goes, unless BENCH_KEEP=1 (or a failed round) keeps it.
+drop_scratch() {
+	if [[ ${BENCH_KEEP:-0} == 1 ]]; then
+		echo "bench: scratch files kept in $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
+}
+
+# A TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+	local port
+
+	for _ in {1..50}; do
+		port=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
+	done
+	return 1
+}
+
+# wait_until SECONDS PID COMMAND...: poll COMMAND while PID lives.
+wait_until() {
+	local deadline=$((SECONDS + $1)) pid=$2
+	shift 2
+
+	until "$@"; do
+		kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
 }
 
 # Install a peer's Debian package when it is missing; 1 if still missing.

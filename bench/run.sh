@@ -79,11 +79,7 @@ cleanup() {
 	# An interrupted scale run leaves its tracer and target behind.
 	[[ -n ${APID:-} ]] && kill "$APID" 2>/dev/null
 	[[ -n ${TPID:-} ]] && kill "$TPID" 2>/dev/null
-	if [[ ${BENCH_KEEP:-0} == 1 ]]; then
-		echo "bench: scratch files kept in $TMP" >&2
-	else
-		rm -rf "$TMP"
-	fi
+	drop_scratch
 }
 trap cleanup EXIT
 
@@ -721,6 +717,7 @@ main() {
 	# --growth as a production mode would run, then the same tracer on
 	# real services, which the pair loop cannot stand for.
 	"$ROOT/bench/churn.sh"
+	"$ROOT/bench/scrape.sh"
 	"$ROOT/bench/services.sh"
 }
 

@@ -60,38 +60,12 @@ cleanup() {
 	for pid in "${SERVER_PID[@]}"; do
 		kill "$pid" 2>/dev/null && wait "$pid"
 	done
-	if [[ ${BENCH_KEEP:-0} == 1 ]]; then
-		echo "bench: scratch files kept in $TMP" >&2
-	else
-		rm -rf "$TMP"
-	fi
+	drop_scratch
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 # --- servers -----------------------------------------------------------------
-
-# A TCP port on 127.0.0.1 that nothing listens on.
-free_port() {
-	local port
-
-	for _ in {1..50}; do
-		port=$((20000 + RANDOM % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
-	done
-	return 1
-}
-
-# wait_until SECONDS PID COMMAND...: poll COMMAND while PID lives.
-wait_until() {
-	local deadline=$((SECONDS + $1)) pid=$2
-	shift 2
-
-	until "$@"; do
-		kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)) || return 1
-		sleep 0.1
-	done
-}
 
 redis_answers() {
 	[[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]]

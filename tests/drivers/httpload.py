@@ -7,11 +7,12 @@ httpload.py flood HOST PORT SOURCE CLIENTS SECONDS
     server drops is opened again at once. Prints
     "clients N reconnects R".
 httpload.py scrape URL SECONDS INTERVAL [CAFILE USER:PASSWORD]
-    A GET every INTERVAL seconds, each allowed 2 s; one succeeds with a 200
-    and a body. Prints "scrapes N ok K max_ms M p99_ms P".
+    A GET every INTERVAL seconds, each allowed $SCRAPE_TIMEOUT seconds (2 by
+    default); one succeeds with a 200 and a body. Prints "scrapes N ok K max_ms M p99_ms P".
 """
 import base64
 import http.client
+import os
 import resource
 import selectors
 import socket
@@ -56,10 +57,11 @@ def flood(host, port, source, clients, secs):
 
 def scrape_once(url, ctx, auth):
     u = urllib.parse.urlsplit(url)
+    limit = float(os.environ.get("SCRAPE_TIMEOUT", "2"))
     if u.scheme == "https":
-        c = http.client.HTTPSConnection(u.hostname, u.port, timeout=2, context=ctx)
+        c = http.client.HTTPSConnection(u.hostname, u.port, timeout=limit, context=ctx)
     else:
-        c = http.client.HTTPConnection(u.hostname, u.port, timeout=2)
+        c = http.client.HTTPConnection(u.hostname, u.port, timeout=limit)
     headers = {"Authorization": "Basic " + auth} if auth else {}
     try:
         c.request("GET", u.path, headers=headers)
