@@ -338,6 +338,16 @@ void symbolizer__free(struct symbolizer *s)
 	debugfile__put();
 }
 
+static bool process__has_mappings(pid_t pid)
+{
+	struct proc_maps maps = {0};
+	bool has;
+
+	has = !proc_maps__read(pid, &maps) && maps.nr;
+	proc_maps__release(&maps);
+	return has;
+}
+
 int symbolizer__refresh(struct symbolizer *s)
 {
 	struct layout fresh = {0};
@@ -356,6 +366,15 @@ int symbolizer__refresh(struct symbolizer *s)
 	err = layout__build(&fresh, s->pid);
 	if (err)
 		return err;
+	/*
+	 * A process that exits while its objects are opened loses its
+	 * mappings and root on the way (map_files and /proc/PID/root say
+	 * ENOENT): those objects would be left unnamed, over the good layout.
+	 */
+	if (!process__has_mappings(s->pid)) {
+		layout__release(&fresh);
+		return 0;
+	}
 	addr_cache__prune(&s->cache, layout__still_at,
 			  (const struct layout *[]){&s->layout, &fresh});
 	layout__release(&s->layout);
