@@ -31,7 +31,7 @@ static int collect(void *ctx, struct leakcheck *lc)
 	int err = 0;
 
 	for (i = 0; i < nr_blocks && !err; i++)
-		err = leakcheck__add_block(lc, blocks[i].b.addr, blocks[i].b.size, i);
+		err = leakcheck__add_block(lc, &blocks[i].b);
 	return err;
 }
 
@@ -72,7 +72,8 @@ static int read_blocks(FILE *out, pid_t *pid)
 		if (!blocks)
 			return -ENOMEM;
 		if (sscanf(line, "block %llx %llu %63s", &addr, &size, blocks[nr_blocks].fn) == 3) {
-			blocks[nr_blocks].b = (struct leak_block){addr, size, nr_blocks};
+			blocks[nr_blocks].b =
+			    (struct leak_block){.addr = addr, .size = size, .id = nr_blocks};
 			nr_blocks++;
 		}
 	}
@@ -117,7 +118,7 @@ static void print_stats(const struct leakcheck *lc)
 	printf("root_bytes %llu\nblock_bytes %llu\nassumptions 0x%x\n",
 	       (unsigned long long)st->root_bytes, (unsigned long long)st->block_bytes,
 	       st->assumptions);
-	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEURISTICS; h++)
+	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEUR_WRAPPER; h++)
 		printf("heuristic %s %llu %llu\n", leak_heuristic__name(h),
 		       (unsigned long long)st->heur_bytes[h],
 		       (unsigned long long)st->heur_blocks[h]);

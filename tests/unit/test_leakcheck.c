@@ -110,7 +110,7 @@ static void run_case(const struct heap_case *hc)
 
 	memset(space, 0, sizeof(space));
 	for (i = 0; i < hc->nr_blocks; i++)
-		blocks[i] = (struct leak_block){BLK(i), 64, i};
+		blocks[i] = (struct leak_block){.addr = BLK(i), .size = 64, .id = i};
 	for (i = 0; i < 6 && hc->ptrs[i].at; i++) {
 		if (hc->ptrs[i].at == REG)
 			regs[nr_regs++] = hc->ptrs[i].to;
@@ -150,7 +150,8 @@ static void test_heap_cases(void **state)
 static void test_overlapping_blocks(void **state)
 {
 	struct leak_memory mem = {read_space, NULL};
-	struct leak_block b[2] = {{BLK(0), 64, 0}, {BLK(0) + 32, 64, 1}};
+	struct leak_block b[2] = {{.addr = BLK(0), .size = 64},
+				  {.addr = BLK(0) + 32, .size = 64, .id = 1}};
 
 	assert_null(classifier__new(b, 2, &mem, NULL, NULL));
 	assert_int_equal(errno, EINVAL);
@@ -159,7 +160,7 @@ static void test_overlapping_blocks(void **state)
 static void test_stop_flag(void **state)
 {
 	struct leak_memory mem = {read_space, NULL};
-	struct leak_block b = {BLK(0), 64, 0};
+	struct leak_block b = {.addr = BLK(0), .size = 64};
 	volatile sig_atomic_t stop = 1;
 	struct classifier *c = classifier__new(&b, 1, &mem, NULL, &stop);
 
@@ -171,7 +172,7 @@ static void test_stop_flag(void **state)
 static void test_unreadable_roots(void **state)
 {
 	struct leak_memory mem = {read_space, NULL};
-	struct leak_block b = {BLK(0), 64, 0};
+	struct leak_block b = {.addr = BLK(0), .size = 64};
 	struct classifier *c = classifier__new(&b, 1, &mem, NULL, NULL);
 
 	assert_non_null(c);
@@ -180,13 +181,98 @@ static void test_unreadable_roots(void **state)
 	classifier__free(c);
 }
 
+/* Blocks 0 and 1 of a wrapper with a 16-byte header (@offset) and pointers in .bss or blocks. */
+struct wrapper_case {
+	const char *name;
+	uint32_t offset;
+	struct ptr ptrs[3];
+	const char *want;
+	enum leak_heuristic heur; /* block 0's */
+};
+
+static const struct wrapper_case wrapper_cases[] = {
+    {"the pointer the wrapper returned", 16, {{BSS, BLK(0) + 16}}, "RD", LEAK_HEUR_WRAPPER},
+    {"no wrapper declared: interior", 0, {{BSS, BLK(0) + 16}}, "PD", LEAK_HEUR_NONE},
+    {"another offset: interior", 16, {{BSS, BLK(0) + 24}}, "PD", LEAK_HEUR_NONE},
+    {"the block's start too: no wrapper needed",
+     16,
+     {{BSS, BLK(0) + 16}, {BSS + 8, BLK(0)}},
+     "RD",
+     LEAK_HEUR_NONE},
+    {"a chain of wrapped blocks",
+     16,
+     {{BSS, BLK(0) + 16}, {BLK(0) + 16, BLK(1) + 16}},
+     "RR",
+     LEAK_HEUR_WRAPPER},
+    {"a lost wrapped block holds another", 16, {{BLK(0) + 16, BLK(1) + 16}}, "DI", LEAK_HEUR_NONE},
+    {"held from a possibly lost block",
+     16,
+     {{BSS, BLK(0) + 8}, {BLK(0) + 16, BLK(1) + 16}},
+     "PP",
+     LEAK_HEUR_NONE},
+};
+
+static void run_wrapper_case(const struct wrapper_case *wc)
+{
+	struct leak_memory mem = {read_space, NULL};
+	struct leak_block b[2];
+	struct classifier *c;
+
+	memset(space, 0, sizeof(space));
+	for (size_t i = 0; i < 2; i++)
+		b[i] =
+		    (struct leak_block){.addr = BLK(i), .size = 64, .id = i, .offset = wc->offset};
+	for (size_t i = 0; i < 3 && wc->ptrs[i].at; i++)
+		poke(wc->ptrs[i].at, wc->ptrs[i].to);
+	c = classifier__new(b, 2, &mem, NULL, NULL);
+	assert_non_null(c);
+	assert_int_equal(classifier__scan_range(c, BSS, BSS + 0x1000), 0);
+	assert_int_equal(classifier__finish(c), 0);
+	for (size_t i = 0; i < 2; i++)
+		if (letter[classifier__class(c, i)] != wc->want[i])
+			fail_msg("%s: block %zu is %c, want %c", wc->name, i,
+				 letter[classifier__class(c, i)], wc->want[i]);
+	if (classifier__heuristic(c, 0) != wc->heur)
+		fail_msg("%s: block 0 reached via %s", wc->name,
+			 leak_heuristic__name(classifier__heuristic(c, 0)));
+	classifier__free(c);
+}
+
+static void test_wrapper_offsets(void **state)
+{
+	for (size_t i = 0; i < sizeof(wrapper_cases) / sizeof(wrapper_cases[0]); i++)
+		run_wrapper_case(&wrapper_cases[i]);
+}
+
+static void test_wrapper_specs(void **state)
+{
+	struct leak_wrapper w[2];
+
+	assert_int_equal(leak_wrapper__parse("my_malloc:24", &w[0]), 0);
+	assert_int_equal(w[0].len, strlen("my_malloc"));
+	assert_int_equal(w[0].offset, 24);
+	assert_int_equal(leak_wrapper__parse("ns::alloc:16", &w[1]), 0);
+	assert_int_equal(w[1].len, strlen("ns::alloc"));
+	assert_int_equal(w[1].offset, 16);
+	assert_int_equal(leak_wrapper__offset(w, 2, "my_malloc"), 24);
+	assert_int_equal(leak_wrapper__offset(w, 2, "ns::alloc(unsigned long)"), 16);
+	assert_int_equal(leak_wrapper__offset(w, 2, "my_malloc_other"), 0);
+	assert_int_equal(leak_wrapper__offset(w, 2, "my_mallo"), 0);
+	assert_int_equal(leak_wrapper__offset(w, 2, NULL), 0);
+	assert_int_equal(leak_wrapper__parse("f:0", &w[0]), -EINVAL);
+	assert_int_equal(leak_wrapper__parse("f:4097", &w[0]), -EINVAL);
+	assert_int_equal(leak_wrapper__parse(":8", &w[0]), -EINVAL);
+	assert_int_equal(leak_wrapper__parse("f:8x", &w[0]), -EINVAL);
+	assert_int_equal(leak_wrapper__parse("f:-8", &w[0]), -EINVAL);
+	assert_int_equal(leak_wrapper__parse("f", &w[0]), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_heap_cases),
-	    cmocka_unit_test(test_overlapping_blocks),
-	    cmocka_unit_test(test_stop_flag),
-	    cmocka_unit_test(test_unreadable_roots),
+	    cmocka_unit_test(test_heap_cases),	    cmocka_unit_test(test_overlapping_blocks),
+	    cmocka_unit_test(test_stop_flag),	    cmocka_unit_test(test_unreadable_roots),
+	    cmocka_unit_test(test_wrapper_offsets), cmocka_unit_test(test_wrapper_specs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

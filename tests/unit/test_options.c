@@ -115,9 +115,17 @@ static void test_values(void **state)
 	assert_false(opts.unwind_cfi);
 	assert_true(opts.alloc.mmap);
 	assert_int_equal(opts.verbose, 2);
+
 	assert_string_equal(opts.argv[0], "/bin/true");
 	assert_string_equal(opts.argv[1], "-x");
 	assert_null(opts.argv[2]);
+
+	assert_int_equal(parse("--leak-check", "--leak-check-wrapper", "my_malloc:24",
+			       "--leak-check-wrapper", "hdr_alloc:16", "-p", "1", NULL),
+			 0);
+	assert_int_equal(opts.nr_leak_wrappers, 2);
+	assert_int_equal(leak_wrapper__offset(opts.leak_wrappers, 2, "my_malloc"), 24);
+	assert_int_equal(leak_wrapper__offset(opts.leak_wrappers, 2, "hdr_alloc"), 16);
 }
 
 static void test_config(void **state)
@@ -181,6 +189,12 @@ static void test_bad(void **state)
 	assert_bad(parse(NULL),
 		   "alloctrace: nothing to trace: give -p PID, -- COMMAND, --all, --cgroup or "
 		   "--comm (see --help)\n");
+	assert_bad(parse("--leak-check", "--leak-check-wrapper", "my_malloc", "-p", "1", NULL),
+		   "alloctrace: invalid value 'my_malloc' for --leak-check-wrapper: expected "
+		   "FUNCTION:OFFSET, OFFSET from 1 to 4096\n");
+	assert_bad(parse("--leak-check-wrapper", "my_malloc:24", "-p", "1", NULL),
+		   "alloctrace: --leak-check-wrapper tells --leak-check of a wrapper: give it "
+		   "too\n");
 	assert_bad(parse("--all", "-p", "1", NULL),
 		   "alloctrace: --all traces every process: give no -p PID or command with it\n");
 }
@@ -214,7 +228,7 @@ static void test_help_and_version(void **state)
 	}
 	fclose(out);
 	assert_int_equal(found, 4);
-	assert_int_equal(lines, 85);
+	assert_int_equal(lines, 89);
 	assert_int_equal(parse("-V", NULL), 1);
 }
 

@@ -5,9 +5,11 @@
 #include <string.h>
 #include "app/leaks.h"
 #include "bpf/tracer.h"
+#include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proc/target.h"
+#include "symbolize/symbolize.h"
 
 /* One process's verdicts, or why it has none. */
 struct leak_result {
@@ -22,16 +24,51 @@ struct block_pass {
 	struct tracer *tracer;
 	const struct proc *p;
 	struct leakcheck *lc;
+	/* --leak-check-wrapper: the declared ones, and each stack's header */
+	const struct options *opts;
+	struct symbolizer *syms;
+	struct hashmap offsets; /* struct stack_offset */
 };
+
+struct stack_offset {
+	uint64_t stack_id;
+	uint32_t offset;
+};
+
+/*
+ * The header of a declared wrapper that made stack @stack_id's blocks:
+ * the function that called the allocator, the innermost of its first
+ * return address's frames, is the wrapper. Not one further up: a wrapper's
+ * caller may allocate blocks of its own, which the wrapper never returned.
+ */
+static uint32_t wrapper_offset(struct block_pass *bp, uint64_t stack_id)
+{
+	struct frame_info frames[REPORT_MAX_INLINE];
+	struct stack_offset *so;
+	struct stack_trace trace;
+	bool added;
+
+	so = hashmap__insert(&bp->offsets, &stack_id, &added);
+	if (!so || !added)
+		return so ? so->offset : 0;
+	tracer__read_stack(bp->tracer, stack_id, &trace);
+	if (trace.nr && symbolizer__resolve(bp->syms, trace.ips[0], frames, REPORT_MAX_INLINE))
+		so->offset = leak_wrapper__offset(bp->opts->leak_wrappers,
+						  bp->opts->nr_leak_wrappers, frames[0].function);
+	return so->offset;
+}
 
 /* A block's id is its stack: the verdicts go to stacks by it. */
 static int add_block(void *ctx, const struct alloc_key *key, const struct alloc_info *info)
 {
 	struct block_pass *bp = ctx;
+	struct leak_block b = {.addr = key->addr, .size = info->size, .id = info->stack_id};
 
 	if (key->tgid != (__u32)bp->p->pid || key->gen != bp->p->gen)
 		return 0;
-	return leakcheck__add_block(bp->lc, key->addr, info->size, info->stack_id);
+	if (bp->syms)
+		b.offset = wrapper_offset(bp, info->stack_id);
+	return leakcheck__add_block(bp->lc, &b);
 }
 
 static int collect_blocks(void *ctx, struct leakcheck *lc)
@@ -72,6 +109,12 @@ static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc, unsi
 	r->a.check.assumptions = st->assumptions;
 	r->a.check.heuristics = heuristics;
 	return 0;
+}
+
+/* The wrapper's count is in the report when wrappers are declared. */
+static unsigned int wrapper_bit(const struct options *opts)
+{
+	return opts->nr_leak_wrappers ? 1u << LEAK_HEUR_WRAPPER : 0;
 }
 
 static const int interrupts[] = {SIGINT, SIGTERM, SIGHUP};
@@ -123,7 +166,13 @@ static int run_check(struct session *s, struct proc *p, bool ours, struct leak_r
 	    .heuristics = s->opts->leak_heuristics,
 	    .stop = ours ? NULL : &interrupted,
 	};
-	struct block_pass bp = {.tracer = s->tracer, .p = p};
+	struct block_pass bp = {
+	    .tracer = s->tracer,
+	    .p = p,
+	    .opts = s->opts,
+	    .syms = s->opts->nr_leak_wrappers ? proc__symbolizer(&s->procs, p, false) : NULL,
+	    .offsets = HASHMAP_INIT(sizeof(uint64_t), sizeof(struct stack_offset), NULL, NULL),
+	};
 	struct leakcheck *lc = leakcheck__new(p->pid, &o);
 	int err;
 
@@ -132,8 +181,9 @@ static int run_check(struct session *s, struct proc *p, bool ours, struct leak_r
 	/* One pending since before, delivered on unblocking: no new pause. */
 	err = o.stop && *o.stop ? -EINTR : leakcheck__run(lc, collect_blocks, &bp);
 	if (!err)
-		err = keep_verdicts(r, lc, o.heuristics);
+		err = keep_verdicts(r, lc, o.heuristics | wrapper_bit(s->opts));
 	leakcheck__free(lc);
+	hashmap__release(&bp.offsets);
 	return err;
 }
 

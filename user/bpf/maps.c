@@ -235,23 +235,28 @@ static void sum_cpus(const struct tracer *t, const struct stack_counts *cpus,
 	};
 }
 
+void tracer__read_stack(struct tracer *t, uint64_t stack_id, struct stack_trace *trace)
+{
+	int fd = bpf_map__fd(t->skel->maps.stacks);
+
+	trace->nr = 0;
+	if (stack_id != STACK_ID_NONE && bpf_map_lookup_elem(fd, &stack_id, trace))
+		trace->nr = 0;
+	if (trace->nr > t->stack_depth)
+		trace->nr = t->stack_depth;
+}
+
 static int walk_stats(void *ctx, const void *key_, const void *value)
 {
 	const struct stack_key *key = key_;
 	struct stats_walk *w = ctx;
-	int fd = bpf_map__fd(w->t->skel->maps.stacks);
 	struct profile *p = w->profile_of(w->ctx, key->tgid, key->gen);
-	struct stack_trace *trace = &w->trace;
 
 	if (!p)
 		return 0;
 	sum_cpus(w->t, value, &w->stats);
-	trace->nr = 0;
-	if (key->stack_id != STACK_ID_NONE && bpf_map_lookup_elem(fd, &key->stack_id, trace))
-		trace->nr = 0;
-	if (trace->nr > w->t->stack_depth)
-		trace->nr = w->t->stack_depth;
-	return profile__add(p, key->stack_id, &w->stats, trace);
+	tracer__read_stack(w->t, key->stack_id, &w->trace);
+	return profile__add(p, key->stack_id, &w->stats, &w->trace);
 }
 
 int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx)

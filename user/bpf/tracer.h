@@ -123,6 +123,9 @@ int tracer__for_each_proc(struct tracer *t, proc_fn fn, void *ctx);
 typedef struct profile *(*profile_fn)(void *ctx, pid_t pid, uint32_t gen);
 int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx);
 
+/* Stack @stack_id's return addresses into *@trace (none: nr 0, as STACK_ID_NONE's). */
+void tracer__read_stack(struct tracer *t, uint64_t stack_id, struct stack_trace *trace);
+
 /*
  * Call @fn for every live block the maps hold, in batches; stops at the
  * first non-zero return of @fn, which it returns. 0 or -errno.

@@ -392,6 +392,19 @@ static int set_leak_heuristics(struct options *o, char *arg, const struct option
 	return leak_heuristics__parse(arg, field_of(o, d)) ? bad_value(d, arg) : 0;
 }
 
+/* FUNC:OFFSET, added to those of earlier --leak-check-wrapper options. */
+static int set_leak_wrapper(struct options *o, char *arg, const struct option_def *d)
+{
+	if (o->nr_leak_wrappers == LEAK_MAX_WRAPPERS) {
+		pr_err("too many wrappers for --leak-check-wrapper: at most %d", LEAK_MAX_WRAPPERS);
+		return -EINVAL;
+	}
+	if (leak_wrapper__parse(arg, &o->leak_wrappers[o->nr_leak_wrappers]))
+		return bad_value(d, arg);
+	o->nr_leak_wrappers++;
+	return 0;
+}
+
 static int set_verbose(struct options *o, char *arg, const struct option_def *d)
 {
 	o->verbose++;
@@ -623,6 +636,13 @@ static const struct option_def option_defs[] = {
      .help = "interior pointers of valgrind's shapes count as start pointers:\n"
 	     "all (default, as valgrind), none, or some of stdstring,\n"
 	     "length64, newarray, multipleinheritance"},
+    {.name = "leak-check-wrapper",
+     .arg = "FUNC:OFFSET",
+     .set = set_leak_wrapper,
+     .expected = "FUNCTION:OFFSET, OFFSET from 1 to 4096",
+     .help = "FUNC wraps the allocator and returns its block + OFFSET, past\n"
+	     "a header (MariaDB's my_malloc: 24): a pointer there counts as\n"
+	     "a start pointer (reachable via heuristic: wrapper). Repeatable"},
     {.name = "max-allocs",
      .arg = "N",
      .set = set_entries,
@@ -799,6 +819,21 @@ static int check_choice(struct options *opts)
 	return 0;
 }
 
+static int check_leak_check(const struct options *opts)
+{
+	if (opts->nr_leak_wrappers && !opts->leak_check) {
+		pr_err("--leak-check-wrapper tells --leak-check of a wrapper: give it too");
+		return -EINVAL;
+	}
+	/* A verdict needs every block: one not tracked would count as a root. */
+	if (opts->leak_check && (opts->big_only || opts->growth || opts->sample || opts->all)) {
+		pr_err("--leak-check needs every block of named processes: "
+		       "not with --big-only, --growth, --sample or --all");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_target(struct options *opts)
 {
 	if (check_choice(opts))
@@ -821,12 +856,8 @@ static int check_target(struct options *opts)
 		       "it counts pages, not allocations");
 		return -EINVAL;
 	}
-	/* A verdict needs every block: one not tracked would count as a root. */
-	if (opts->leak_check && (opts->big_only || opts->growth || opts->sample || opts->all)) {
-		pr_err("--leak-check needs every block of named processes: "
-		       "not with --big-only, --growth, --sample or --all");
+	if (check_leak_check(opts))
 		return -EINVAL;
-	}
 	if (opts->listen.web_config && !opts->listen.text) {
 		pr_err("--web-config secures the endpoint of --listen ADDR:PORT: give it too");
 		return -EINVAL;

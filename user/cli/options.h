@@ -12,6 +12,7 @@
 #include "report/report.h"
 #include "config.h"
 #include "analysis/filter.h"
+#include "leakcheck/leakcheck.h"
 
 /* Exit codes, documented in alloctrace(8). */
 enum exit_code {
@@ -62,7 +63,9 @@ struct options {
 	unsigned int show_data;	      /* bytes of one live block per stack */
 	bool leak_check;	      /* --leak-check: valgrind's classes per block */
 	unsigned int leak_heuristics; /* --leak-check-heuristics: 1 << enum leak_heuristic */
-	uint64_t sample;	      /* --sample: mean bytes between samples, 0 = all */
+	struct leak_wrapper leak_wrappers[LEAK_MAX_WRAPPERS]; /* --leak-check-wrapper */
+	size_t nr_leak_wrappers;
+	uint64_t sample;       /* --sample: mean bytes between samples, 0 = all */
 	struct map_sizes maps; /* --max-allocs, --max-stacks, --ringbuf-size, --max-unwind-rows */
 	int verbose;
 };

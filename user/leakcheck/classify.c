@@ -26,6 +26,7 @@ struct sorted_block {
 	uint64_t addr;
 	uint64_t size;
 	size_t orig;
+	uint32_t offset; /* a declared wrapper's header: addr + offset is a start too */
 };
 
 struct classifier {
@@ -57,7 +58,8 @@ static int sort_blocks(struct classifier *c, const struct leak_block *blocks)
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		c->blocks[i] = (struct sorted_block){blocks[i].addr, blocks[i].size, i};
+		c->blocks[i] =
+		    (struct sorted_block){blocks[i].addr, blocks[i].size, i, blocks[i].offset};
 	qsort(c->blocks, c->n, sizeof(*c->blocks), cmp_block);
 	for (i = 1; i < c->n; i++)
 		if (c->blocks[i - 1].addr + c->blocks[i - 1].size > c->blocks[i].addr ||
@@ -147,13 +149,20 @@ static int push(struct classifier *c, size_t i)
 /*
  * Interior pointer @word to block @i: a start pointer by a heuristic?
  * Its verdict is kept, as valgrind keeps it, until a start pointer
- * reaches the block.
+ * reaches the block. The pointer a declared wrapper returned is one
+ * whatever the heuristics: it is where the caller's pointer is.
  */
 static bool via_heuristic(struct classifier *c, uint64_t word, size_t i)
 {
+	const struct sorted_block *b = &c->blocks[i];
+
+	if (b->offset && word == b->addr + b->offset) {
+		c->heur[i] = LEAK_HEUR_WRAPPER;
+		return true;
+	}
 	if (!c->heuristics)
 		return false;
-	c->heur[i] = heuristics__match(c->heuristics, word, c->blocks[i].addr, c->blocks[i].size);
+	c->heur[i] = heuristics__match(c->heuristics, word, b->addr, b->size);
 	return c->heur[i] != LEAK_HEUR_NONE;
 }
 

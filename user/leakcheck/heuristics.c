@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include "leakcheck/heuristics.h"
 #include "leakcheck/leakcheck.h"
@@ -96,6 +97,7 @@ static const char *const heuristic_names[LEAK_HEURISTICS] = {
     [LEAK_HEUR_LENGTH64] = "length64",
     [LEAK_HEUR_NEWARRAY] = "newarray",
     [LEAK_HEUR_MULTIPLE_INHERITANCE] = "multipleinheritance",
+    [LEAK_HEUR_WRAPPER] = "wrapper",
 };
 
 const char *leak_heuristic__name(enum leak_heuristic h)
@@ -103,9 +105,10 @@ const char *leak_heuristic__name(enum leak_heuristic h)
 	return h < LEAK_HEURISTICS ? heuristic_names[h] : "?";
 }
 
+/* valgrind's names only: the wrapper's is on by --leak-check-wrapper. */
 static int heuristic_bit(const char *name, size_t len, unsigned int *set)
 {
-	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEURISTICS; h++) {
+	for (int h = LEAK_HEUR_NONE + 1; h < LEAK_HEUR_WRAPPER; h++) {
 		if (strlen(heuristic_names[h]) == len && !strncmp(name, heuristic_names[h], len)) {
 			*set |= 1u << h;
 			return 0;
@@ -131,5 +134,35 @@ int leak_heuristics__parse(const char *list, unsigned int *set)
 			return -EINVAL;
 		at = comma + 1;
 	} while (comma);
+	return 0;
+}
+
+int leak_wrapper__parse(const char *spec, struct leak_wrapper *w)
+{
+	const char *colon = strrchr(spec, ':');
+	unsigned long off;
+	char *end;
+
+	if (!colon || colon == spec || colon[1] < '0' || colon[1] > '9')
+		return -EINVAL;
+	errno = 0;
+	off = strtoul(colon + 1, &end, 10);
+	if (errno || *end || !off || off > LEAK_MAX_HEADER)
+		return -EINVAL;
+	*w = (struct leak_wrapper){.func = spec, .len = colon - spec, .offset = off};
+	return 0;
+}
+
+/* @function is @name, or @name followed by its parameters (a demangled C++ name). */
+static bool same_function(const char *function, const char *name, size_t len)
+{
+	return !strncmp(function, name, len) && (!function[len] || function[len] == '(');
+}
+
+uint32_t leak_wrapper__offset(const struct leak_wrapper *w, size_t n, const char *function)
+{
+	for (size_t i = 0; function && i < n; i++)
+		if (same_function(function, w[i].func, w[i].len))
+			return w[i].offset;
 	return 0;
 }

@@ -39,6 +39,9 @@ static const struct {
     {LEAK_ASSUME_RED_ZONE, "red_zone_as_roots",
      "a thread stopped in user code: the 128 bytes below its stack pointer (the red zone) "
      "were roots"},
+    {LEAK_ASSUME_WRAPPER, "wrapper_offset_as_start",
+     "blocks of a wrapper given by --leak-check-wrapper: a pointer at its offset was a start "
+     "pointer"},
 };
 
 static const char *assumption_text(enum leak_assumption a, bool name)
@@ -105,14 +108,14 @@ static int cmp_block(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-int leakcheck__add_block(struct leakcheck *lc, uint64_t addr, uint64_t size, uint64_t id)
+int leakcheck__add_block(struct leakcheck *lc, const struct leak_block *b)
 {
-	struct leak_block *b = array__grow(lc->blocks, &lc->cap, lc->nr, sizeof(*b));
+	struct leak_block *blocks = array__grow(lc->blocks, &lc->cap, lc->nr, sizeof(*blocks));
 
-	if (!b)
+	if (!blocks)
 		return -ENOMEM;
-	lc->blocks = b;
-	lc->blocks[lc->nr++] = (struct leak_block){addr, size, id};
+	lc->blocks = blocks;
+	lc->blocks[lc->nr++] = *b;
 	return 0;
 }
 
@@ -167,6 +170,8 @@ static int record(struct leakcheck *lc, const struct classifier *c)
 		lc->stats.bytes[cls] += lc->blocks[i].size;
 		lc->stats.blocks[cls]++;
 		lc->stats.block_bytes += lc->blocks[i].size;
+		if (lc->blocks[i].offset)
+			lc->stats.assumptions |= LEAK_ASSUME_WRAPPER;
 	}
 	if (classifier__unreadable(c))
 		lc->stats.assumptions |= LEAK_ASSUME_ROOTS_UNREADABLE;

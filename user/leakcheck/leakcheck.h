@@ -37,10 +37,16 @@ enum leak_heuristic {
 	LEAK_HEUR_LENGTH64,		/* an 8-byte length of the rest before the data */
 	LEAK_HEUR_NEWARRAY,		/* new T[n]'s element count before the elements */
 	LEAK_HEUR_MULTIPLE_INHERITANCE, /* a second base class's vtable pointer */
+	/*
+	 * alloctrace's own, not valgrind's: a declared allocator wrapper's
+	 * header (--leak-check-wrapper), the pointer it returned
+	 */
+	LEAK_HEUR_WRAPPER,
 	LEAK_HEURISTICS
 };
 
-#define LEAK_HEUR_ALL (((1u << LEAK_HEURISTICS) - 1) & ~(1u << LEAK_HEUR_NONE))
+/* valgrind's four, its default; the wrapper's is on only for declared wrappers. */
+#define LEAK_HEUR_ALL (((1u << LEAK_HEUR_WRAPPER) - 1) & ~(1u << LEAK_HEUR_NONE))
 
 /* valgrind's name of each (LEAK_HEUR_NONE: "none"). */
 const char *leak_heuristic__name(enum leak_heuristic h);
@@ -48,11 +54,43 @@ const char *leak_heuristic__name(enum leak_heuristic h);
 /* "all", "none" or a comma-separated list of names into *@set: 0 or -EINVAL. */
 int leak_heuristics__parse(const char *list, unsigned int *set);
 
-/* A tracked block: its address, size and identity (an allocation stamp). */
+/*
+ * --leak-check-wrapper FUNC:OFFSET: an allocator wrapper @func that calls
+ * the allocator itself and returns the block + @offset, past a header of
+ * its own (MariaDB's my_malloc), so that the caller holds that pointer.
+ */
+struct leak_wrapper {
+	const char *func; /* its first @len bytes */
+	size_t len;
+	uint32_t offset;
+};
+
+/* Wrappers a run may declare, and the largest header. */
+#define LEAK_MAX_WRAPPERS 16
+#define LEAK_MAX_HEADER	  4096
+
+/*
+ * "FUNC:OFFSET" (the last colon's) into *@w, OFFSET from 1 to
+ * LEAK_MAX_HEADER: @spec stays the name's storage. 0 or -EINVAL.
+ */
+int leak_wrapper__parse(const char *spec, struct leak_wrapper *w);
+
+/*
+ * The offset of the wrapper named @function (a demangled name matches
+ * without its parameters) among @n of @w, or 0 when it is none of them.
+ */
+uint32_t leak_wrapper__offset(const struct leak_wrapper *w, size_t n, const char *function);
+
+/*
+ * A tracked block: its address, size and identity (an allocation stamp);
+ * @offset, when not 0: a pointer to addr + offset is a start pointer too
+ * (the block was allocated by a declared wrapper).
+ */
 struct leak_block {
 	uint64_t addr;
 	uint64_t size;
 	uint64_t id;
+	uint32_t offset;
 };
 
 /* What a verdict rests on (leakcheck__assumptions). */
@@ -69,7 +107,9 @@ enum leak_assumption {
 	LEAK_ASSUME_STOPPED = 1 << 4,
 	/* a thread stopped in user code: the 128 bytes below its stack pointer were roots */
 	LEAK_ASSUME_RED_ZONE = 1 << 5,
-	LEAK_ASSUME_LAST = LEAK_ASSUME_RED_ZONE,
+	/* blocks of a declared wrapper: a pointer at its offset was a start pointer */
+	LEAK_ASSUME_WRAPPER = 1 << 6,
+	LEAK_ASSUME_LAST = LEAK_ASSUME_WRAPPER,
 };
 
 /* Each assumption bit's name (a JSON string), and what it means to a reader. */
@@ -112,7 +152,7 @@ void leakcheck__free(struct leakcheck *lc);
  * only they were surely live when the snapshot was taken.
  */
 typedef int (*leakcheck_collect_fn)(void *ctx, struct leakcheck *lc);
-int leakcheck__add_block(struct leakcheck *lc, uint64_t addr, uint64_t size, uint64_t id);
+int leakcheck__add_block(struct leakcheck *lc, const struct leak_block *b);
 
 /*
  * Stop, snapshot and resume the target, then classify. The target is

@@ -1,0 +1,142 @@
+#!/bin/bash
+# --leak-check-wrapper: tests/workloads/leakwrap.c's wrappers return their
+# block + 16 and + 24, past a header of their own (MariaDB's my_malloc).
+# Declared, the blocks their callers hold are reachable (via "wrapper"),
+# the lost ones still lost; not declared, alloctrace equals valgrind,
+# which knows no wrapper and calls the held ones possibly lost. Checked at
+# the launched command's exit, per function calling a wrapper, in bytes
+# and blocks.
+set -u
+source "$(dirname "$0")/../lib.sh"
+require_built "$WL/leakwrap"
+
+WRAPPERS=(--leak-check-wrapper wrap16_malloc:16 --leak-check-wrapper wrap24_malloc:24)
+
+# valgrind's answer: it knows no wrapper.
+EXPECTED_VALGRIND="inside possibly lost 80 1
+keep16 possibly lost 348 3
+keep24 possibly lost 128 2
+leak16 definitely lost 128 2
+leak24 definitely lost 40 1
+leak24 indirectly lost 80 2"
+
+# Declared: the pointers the wrappers returned are start pointers. inside()
+# holds its block 8 bytes past that: still possibly lost.
+EXPECTED_WRAPPED="inside possibly lost 80 1
+keep16 reachable 348 3
+keep24 reachable 128 2
+leak16 definitely lost 128 2
+leak24 definitely lost 40 1
+leak24 indirectly lost 80 2"
+
+# "CALLER CLASS BYTES BLOCKS" of a report's stacks whose first frame is a wrapper.
+report_classes() {
+	jq -r '.stacks[] | select(.frames[0].function | test("^wrap(16|24)_malloc$")) |
+		.frames[1].function as $fn |
+		[["reachable", .reachable_bytes, .reachable_allocs],
+		 ["possibly lost", .possibly_lost_bytes, .possibly_lost_allocs],
+		 ["indirectly lost", .indirectly_lost_bytes, .indirectly_lost_allocs],
+		 ["definitely lost", .definitely_lost_bytes, .definitely_lost_allocs]][] |
+		select(.[2] > 0) | "\($fn) \(.[0]) \(.[1]) \(.[2])"' <<<"$1" |
+		awk '{ k = $1 " " $2 (NF == 5 ? " " $3 : ""); b[k] += $(NF-1); n[k] += $NF }
+		     END { for (k in b) print k, b[k], n[k] }' | sort
+}
+
+# The same from valgrind's loss records: malloc, a wrapper, its caller.
+valgrind_classes() {
+	sed -e 's/^==[0-9]*== //' "$1" | awk '
+	/ blocks are .* in loss record / {
+		bytes = $1
+		if ($2 ~ /^\(/) { bytes = substr($2, 2) }
+		kind = $0; sub(/.* blocks are /, "", kind); sub(/ in loss record.*/, "", kind)
+		sub(/^still /, "", kind)
+		blocks = $0; sub(/ blocks are .*/, "", blocks); sub(/.* in /, "", blocks)
+		first = 1; want = 0; next
+	}
+	first && /^ *by 0x/ { want = $3 ~ /^wrap(16|24)_malloc$/; first = 0; next }
+	want && /^ *by 0x/ { key = $3 " " kind; b[key] += bytes; n[key] += blocks; want = 0 }
+	END { for (k in b) print k, b[k], n[k] }' | sort
+}
+
+heuristics() {
+	jq -c '.leak_check.reachable_via_heuristic' <<<"$1"
+}
+
+declared() {
+	local r
+	run_tool wrapped 60 --leak-check -T 0 --format json -o "$TMP/wrapped.json" "${WRAPPERS[@]}" \
+		-- "$WL/leakwrap"
+	r=$(final_report "$TMP/wrapped.json")
+	expect_eq "declared: exit status" 0 "$RC"
+	expect_eq "declared: classes per function" "$EXPECTED_WRAPPED" "$(report_classes "$r")"
+	expect_eq "declared: counted as reachable via wrapper" '{"bytes":476,"allocs":5}' \
+		"$(jq -c '.leak_check.reachable_via_heuristic.wrapper' <<<"$r")"
+	expect_eq "declared: valgrind's heuristics found none" \
+		'[0,0,0,0]' "$(jq -c '[.leak_check.reachable_via_heuristic[] | .allocs] | .[:4]' <<<"$r")"
+	expect_eq "declared: the assumption said" \
+		'["untracked_blocks_as_roots","target_stopped_for_scan","wrapper_offset_as_start"]' \
+		"$(jq -c '.leak_check.assumptions' <<<"$r")"
+	expect_eq "declared: no warning" "" "$(unsaid "$TMP/wrapped.err")"
+	WRAPPED=$r
+}
+
+undeclared() {
+	run_tool plain 60 --leak-check -T 0 --format json -o "$TMP/plain.json" -- "$WL/leakwrap"
+	PLAIN=$(final_report "$TMP/plain.json")
+	expect_eq "undeclared: exit status" 0 "$RC"
+	expect_eq "undeclared: classes per function" "$EXPECTED_VALGRIND" "$(report_classes "$PLAIN")"
+	expect_eq "undeclared: no wrapper counted" "null" \
+		"$(jq -c '.leak_check.reachable_via_heuristic.wrapper' <<<"$PLAIN")"
+	expect_eq "undeclared: no wrapper assumed" '["untracked_blocks_as_roots","target_stopped_for_scan"]' \
+		"$(jq -c '.leak_check.assumptions' <<<"$PLAIN")"
+}
+
+# valgrind at exit: the undeclared run's classes; the declared run's differ
+# exactly where a caller holds what a wrapper returned.
+# valgrind runs the code it reads: another tracer's uprobe there (a test
+# run beside this one) is an int3 to it, and it dies of SIGTRAP (133).
+run_valgrind() {
+	local tries=0 rc
+	while :; do
+		rc=0
+		valgrind --leak-check=full --show-leak-kinds=all --run-libc-freeres=no \
+			--run-cxx-freeres=no --log-file="$TMP/vg.log" "$WL/leakwrap" || rc=$?
+		((rc == 133 && ++tries < 5)) || return "$rc"
+	done
+}
+
+against_valgrind() {
+	local vg
+	run_valgrind
+	expect_eq "valgrind: exit status" 0 "$?"
+	vg=$(valgrind_classes "$TMP/vg.log")
+	expect_eq "valgrind: the classes known" "$EXPECTED_VALGRIND" "$vg"
+	expect_eq "undeclared: valgrind's classes" "$vg" "$(report_classes "$PLAIN")"
+	expect_eq "declared: valgrind's but the held blocks reachable" \
+		"$(sed -E 's/^(keep16|keep24) possibly lost /\1 reachable /' <<<"$vg")" \
+		"$(report_classes "$WRAPPED")"
+	expect_eq "declared: valgrind's possibly lost less the held blocks" \
+		"$(($(grep -o 'possibly lost: [0-9,]* bytes' "$TMP/vg.log" | tr -dc 0-9) - 476))" \
+		"$(jq '.totals.possibly_lost_bytes' <<<"$WRAPPED")"
+}
+
+text_line() {
+	run_tool text 60 --leak-check -T 0 "${WRAPPERS[@]}" -- "$WL/leakwrap"
+	expect_eq "text: reachable via heuristic: wrapper" "wrapper: 476 bytes in 5 blocks" \
+		"$(grep -A 8 'of which reachable via heuristic:' "$TMP/text.out" |
+			sed -n 's/^ *wrapper *: /wrapper: /p')"
+	expect_eq "text: the assumption said" 1 \
+		"$(grep -c 'assumed: blocks of a wrapper given by --leak-check-wrapper' "$TMP/text.out")"
+}
+
+bad_input() {
+	expect_error "bad input: no offset" --leak-check --leak-check-wrapper my_malloc -- true
+	expect_error "bad input: offset 0" --leak-check --leak-check-wrapper my_malloc:0 -- true
+	expect_error "bad input: offset past 4096" --leak-check --leak-check-wrapper my_malloc:4097 \
+		-- true
+	expect_error "bad input: no --leak-check" --leak-check-wrapper my_malloc:24 -- true
+}
+
+cases declared undeclared against_valgrind text_line bad_input
+plan
+finish
