@@ -352,6 +352,20 @@ proc_of() {
 	jq -c --argjson p "$2" '.processes[] | select(.pid == $p)' <<<"$1"
 }
 
+# leak_classes REPORT JQ: "FUNCTION CLASS BYTES BLOCKS" of --leak-check's
+# verdicts, summed per function over the stacks JQ yields, each as
+# [FUNCTION, STACK]; classes with blocks only, sorted.
+leak_classes() {
+	jq -r "$2"' | .[0] as $fn | .[1] |
+		[["reachable", .reachable_bytes, .reachable_allocs],
+		 ["possibly lost", .possibly_lost_bytes, .possibly_lost_allocs],
+		 ["indirectly lost", .indirectly_lost_bytes, .indirectly_lost_allocs],
+		 ["definitely lost", .definitely_lost_bytes, .definitely_lost_allocs]][] |
+		select(.[2] > 0) | "\($fn) \(.[0]) \(.[1]) \(.[2])"' <<<"$1" |
+		awk '{ k = $1 " " $2 (NF == 5 ? " " $3 : ""); b[k] += $(NF-1); n[k] += $NF }
+		     END { for (k in b) print k, b[k], n[k] }' | sort
+}
+
 # fn_sum REPORT FIELD NAME: FIELD summed over the stacks whose frames[0]
 # (the allocator's caller) is NAME.
 fn_sum() {

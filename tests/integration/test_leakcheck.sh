@@ -126,15 +126,8 @@ expect_eq "valgrind memcheck: the same blocks reachable via each heuristic" "$HE
 # The classes of a report's stacks per function calling tracked(), in the
 # same form: "FUNCTION CLASS BYTES BLOCKS", classes with blocks only.
 report_classes() {
-	jq -r '.stacks[] | select(.frames[0].function == "tracked") |
-		(.frames[1].function | sub("^alloc_for_register$"; "hold_register")) as $fn |
-		[["reachable", .reachable_bytes, .reachable_allocs],
-		 ["possibly lost", .possibly_lost_bytes, .possibly_lost_allocs],
-		 ["indirectly lost", .indirectly_lost_bytes, .indirectly_lost_allocs],
-		 ["definitely lost", .definitely_lost_bytes, .definitely_lost_allocs]][] |
-		select(.[2] > 0) | "\($fn) \(.[0]) \(.[1]) \(.[2])"' <<<"$1" |
-	awk '{ k = $1 " " $2 (NF == 5 ? " " $3 : ""); b[k] += $(NF-1); n[k] += $NF }
-	     END { for (k in b) print k, b[k], n[k] }' | sort
+	leak_classes "$1" '.stacks[] | select(.frames[0].function == "tracked") |
+		[(.frames[1].function | sub("^alloc_for_register$"; "hold_register")), .]'
 }
 
 # "NAME BYTES BLOCKS" for each heuristic of a report's leak check.

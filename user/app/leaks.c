@@ -265,12 +265,18 @@ void leaks__check(struct session *s, struct proc *p, bool ours)
 	check(s, p, ours, ours);
 }
 
-/* The launched command, which the session traces, or NULL. */
+/* The launched command or a child it made, which the session traces, or NULL. */
 static struct target *launched(struct session *s, const struct proc *p)
 {
-	if (!s->opts->argv || !s->nr_targets || target__pid(s->targets[0]) != p->pid)
+	if (!s->opts->argv || !s->nr_targets)
 		return NULL;
-	return s->targets[0];
+	if (target__pid(s->targets[0]) == p->pid)
+		return s->targets[0];
+	for (size_t i = 0; i < s->nr_followed; i++) {
+		if (target__pid(s->followed[i]) == p->pid)
+			return s->followed[i];
+	}
+	return NULL;
 }
 
 /*

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <string.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -10,7 +11,10 @@
 #include "app/leaks.h"
 #include "app/execs.h"
 #include "app/reports.h"
+#include "app/collect.h"
 #include "bpf/tracer.h"
+#include "lib/log.h"
+#include "lib/util.h"
 
 int loop__block_signals(struct session *s)
 {
@@ -88,31 +92,116 @@ static void target_gone(struct session *s, struct target *t)
 		s->done = true;
 }
 
+/* --follow-forks: @t is one of the command's children, not the command. */
+static size_t followed_index(const struct session *s, const struct target *t)
+{
+	size_t i = 0;
+
+	while (i < s->nr_followed && s->followed[i] != t)
+		i++;
+	return i;
+}
+
+/* A followed child ended: its verdicts, taken at its exit stop, stay. */
+static void followed_gone(struct session *s, size_t i)
+{
+	target__free(s->followed[i]);
+	s->followed[i] = s->followed[--s->nr_followed];
+}
+
+/*
+ * The process at its exit stop. A child met only now may have no entry
+ * yet: the BPF side's is read in, as a report would.
+ */
+static struct proc *exiting_proc(struct session *s, pid_t pid, bool child)
+{
+	struct proc_state st;
+
+	if (child && !tracer__proc_state(s->tracer, pid, &st))
+		collect__update_proc(s, pid, &st);
+	return procs__find(&s->procs, pid);
+}
+
+static void on_exit_stop(struct session *s, struct target *t, bool child)
+{
+	struct proc *p = exiting_proc(s, target__pid(t), child);
+
+	/* Last chance to read its mappings, and its memory: valgrind checks here too. */
+	if (p)
+		proc__symbolizer(&s->procs, p, true);
+	if (p && s->opts->leak_check)
+		leaks__check(s, p, true);
+	target__resume(t);
+}
+
+static void adopt_forked(struct session *s, struct target *parent);
+
 static void on_target_event(struct session *s, struct target *t)
 {
-	struct proc *p = procs__find(&s->procs, target__pid(t));
+	enum target_state state = target__update(t);
+	size_t i;
 
-	switch (target__update(t)) {
+	/* Before a parent that exited is let go with what it told. */
+	adopt_forked(s, t);
+	i = followed_index(s, t);
+	switch (state) {
 	case TARGET_EXECED:
-		execs__reattach(s, target__pid(t), t);
+		/* A child's new program is followed by the BPF side's exec event. */
+		if (i < s->nr_followed)
+			target__resume(t);
+		else
+			execs__reattach(s, target__pid(t), t);
 		break;
 	case TARGET_EXITING:
-		/* Last chance to read its mappings, and its memory: valgrind checks here too. */
-		if (p)
-			proc__symbolizer(&s->procs, p, true);
-		if (p && s->opts->leak_check)
-			leaks__check(s, p, true);
-		target__resume(t);
+		on_exit_stop(s, t, i < s->nr_followed);
 		break;
 	case TARGET_HELD:
 		/* The loader's probe held it: its new objects' tables first (else not ours). */
 		target__release(t, !tracer__release_hold(s->tracer, target__pid(t)));
 		break;
 	case TARGET_GONE:
-		target_gone(s, t);
+		if (i < s->nr_followed)
+			followed_gone(s, i);
+		else
+			target_gone(s, t);
 		break;
 	case TARGET_RUNNING:
 		break;
+	}
+}
+
+/* Children @parent made: traced, each heard from at once. */
+static void adopt_forked(struct session *s, struct target *parent)
+{
+	struct target **f, *t;
+	pid_t pid;
+
+	while ((pid = target__take_forked(parent))) {
+		f = array__grow(s->followed, &s->followed_cap, s->nr_followed, sizeof(*f));
+		t = f ? target__adopt(pid) : NULL;
+		if (!t) {
+			pr_warn("child %d of process %d is not followed: %s", pid,
+				target__pid(parent), strerror(errno));
+			continue;
+		}
+		s->followed = f;
+		s->followed[s->nr_followed++] = t;
+		on_target_event(s, t);
+	}
+}
+
+/* A SIGCHLD: news of the launched command or of any child it made. */
+static void on_children(struct session *s)
+{
+	size_t i = 0;
+
+	on_target_event(s, s->targets[0]);
+	while (i < s->nr_followed) {
+		struct target *t = s->followed[i];
+
+		on_target_event(s, t);
+		/* A child gone leaves its slot to another, not yet heard. */
+		i += i < s->nr_followed && s->followed[i] == t;
 	}
 }
 
@@ -124,7 +213,7 @@ static void on_signal(struct session *s)
 		switch (si.ssi_signo) {
 		case SIGCHLD:
 			if (s->opts->argv)
-				on_target_event(s, s->targets[0]);
+				on_children(s);
 			break;
 		case SIGUSR1:
 			reports__write(s, false);

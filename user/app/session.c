@@ -45,6 +45,7 @@ static int open_targets(struct session *s)
 {
 	size_t n = s->opts->argv ? 1 : s->opts->nr_pids;
 	struct target *t;
+	int err;
 
 	if (s->opts->choice.cgroup && cgroup__resolve(s->opts->choice.cgroup, &s->cgroup))
 		return -EINVAL;
@@ -64,7 +65,12 @@ static int open_targets(struct session *s)
 			return -errno;
 		s->targets[s->nr_targets++] = t;
 	}
-	return 0;
+	/* Each child is checked at its own exit stop, as the command is. */
+	err = s->opts->argv && s->opts->follow_forks ? target__follow_forks(s->targets[0]) : 0;
+	if (err)
+		pr_err("cannot follow the forks of '%s' (ptrace): %s", s->opts->argv[0],
+		       strerror(-err));
+	return err;
 }
 
 static int start(struct session *s)
@@ -142,6 +148,9 @@ static void session__close(struct session *s)
 	for (size_t i = 0; i < s->nr_targets; i++)
 		target__free(s->targets[i]);
 	free(s->targets);
+	for (size_t i = 0; i < s->nr_followed; i++)
+		target__free(s->followed[i]);
+	free(s->followed);
 	procs__release(&s->procs);
 	free(s->all_alloc);
 	filter__free(s->filter);

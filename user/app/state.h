@@ -31,6 +31,9 @@ struct session {
 	struct target **targets;
 	size_t nr_targets;
 	size_t nr_gone; /* of them, ended */
+	/* --follow-forks: the launched command's children, traced to their exit stops */
+	struct target **followed;
+	size_t nr_followed, followed_cap;
 	struct tracer *tracer;
 	struct procs procs;	     /* every process traced, named or not */
 	struct allocator *all_alloc; /* --all: the C library's, probed for every process */

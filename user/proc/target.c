@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <linux/ptrace.h>
 #include "lib/log.h"
+#include "lib/util.h"
 #include "proc/procfs.h"
 #include "proc/target.h"
 
@@ -34,6 +35,8 @@ struct target {
 	bool held;	   /* stopped as that signal reached it */
 	bool interrupted;  /* held in a stop of ours until target__continue() */
 	int pending;	   /* a stop met while interrupting: target__update()'s to handle */
+	pid_t *forked;	   /* children it made, traced since: for target__take_forked() */
+	size_t nr_forked, forked_cap;
 	char comm[32];
 	struct target_exit exit;
 };
@@ -399,12 +402,65 @@ static bool stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/*
+ * A child the target made, traced from its first instruction (the options
+ * of target__follow_forks()): kept for the session to adopt. One that
+ * cannot be kept is let go rather than left stopped for nobody.
+ */
+static void note_forked(struct target *t)
+{
+	unsigned long child;
+	pid_t *f;
+
+	if (ptrace(PTRACE_GETEVENTMSG, t->pid, 0, &child))
+		return;
+	f = array__grow(t->forked, &t->forked_cap, t->nr_forked, sizeof(*f));
+	if (!f) {
+		pr_warn("process %d: its child %lu is not followed: %s", t->pid, child,
+			strerror(ENOMEM));
+		ptrace(PTRACE_DETACH, (pid_t)child, 0, 0);
+		return;
+	}
+	t->forked = f;
+	t->forked[t->nr_forked++] = child;
+}
+
+pid_t target__take_forked(struct target *t)
+{
+	return t->nr_forked ? t->forked[--t->nr_forked] : 0;
+}
+
+int target__follow_forks(struct target *t)
+{
+	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD |
+		    PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+
+	if (!t->launched)
+		return 0;
+	return ptrace(PTRACE_SETOPTIONS, t->pid, 0, opts) ? -errno : 0;
+}
+
+struct target *target__adopt(pid_t pid)
+{
+	struct target *t = target__alloc(pid);
+
+	if (!t)
+		return NULL;
+	t->launched = t->resumed = true;
+	read_comm(t);
+	return t;
+}
+
 /* One ptrace stop of a running launched target: pass signals on, keep job control. */
 static enum target_state handle_stop(struct target *t, int status)
 {
 	int event = status >> 16;
 
 	switch (event) {
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		note_forked(t);
+		break;
 	case PTRACE_EVENT_EXIT:
 		t->at_exit_stop = true;
 		return TARGET_EXITING;
@@ -534,5 +590,6 @@ void target__free(struct target *t)
 	}
 	if (t->pidfd >= 0)
 		close(t->pidfd);
+	free(t->forked);
 	free(t);
 }

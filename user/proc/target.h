@@ -34,6 +34,20 @@ struct target *target__launch(char *const argv[]);
  */
 int target__run_until(struct target *t, int (*found)(void *ctx), void *ctx);
 
+/*
+ * --follow-forks: a launched target's children (and theirs) are traced
+ * from their first instruction, each stopping at its exit while its
+ * memory can still be read, as the target does. Call while it is
+ * stopped. 0 or -errno.
+ */
+int target__follow_forks(struct target *t);
+
+/* A child target__update() met being made, traced since, or 0: each is told once. */
+pid_t target__take_forked(struct target *t);
+
+/* Such a child, as a launched target let go past its loader. NULL with errno set. */
+struct target *target__adopt(pid_t pid);
+
 /* Let a stopped launched target go on (after EXITING or EXECED). 0 or -errno. */
 int target__resume(struct target *t);
 
