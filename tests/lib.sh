@@ -173,9 +173,10 @@ start_workload() {
 	wait_for 10 test -e "$dir/ready"
 }
 
-# wait_line NAME REGEX: wait for the tool started as NAME to say REGEX.
+# wait_line NAME REGEX [SECONDS]: wait (20 s by default) for the tool
+# started as NAME to say REGEX.
 wait_line() {
-	wait_for 20 grep -qE "$2" "$TMP/$1.err" 2>/dev/null
+	wait_for "${3:-20}" grep -qE "$2" "$TMP/$1.err" 2>/dev/null
 }
 
 # trace_new_target NAME SECONDS ARGS...: start_target NAME, the tool on it
