@@ -33,9 +33,6 @@ trap 'rm -rf "$WORK"' EXIT
 UNIT_LIMIT=120
 INTEGRATION_LIMIT=${INTEGRATION_LIMIT:-300}
 JOBS=${TEST_JOBS:-$(nproc)}
-# Serial, though their files cannot say so yet (others were changing them
-# when the marker came): --all, cgroups, other users.
-SERIAL_NAMES=" test_multiproc.sh test_containers.sh test_privileges.sh "
 # Each script's time of the last run here, to start the slowest first.
 TIMES=$ROOT/build/tests/times
 
@@ -51,8 +48,7 @@ add_job() {
 }
 
 is_serial() {
-	[[ $1 == script ]] || return 1
-	[[ $SERIAL_NAMES == *" $(basename "$2") "* ]] || grep -q '^# test: serial' "$2"
+	[[ $1 == script ]] && grep -q '^# test: serial' "$2"
 }
 
 # run_job N: the job's command, its output to WORK/N.out, its status to

@@ -8,6 +8,7 @@
 # its start it shows 14 allocs, 5 frees, 12 untracked frees; traced from
 # its exec 26 allocs, 17 frees, none untracked; 9000 bytes in 9 blocks
 # (target_leak) either way.
+# test: serial (makes cgroups and namespaces, and --comm follows a name machine-wide)
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"

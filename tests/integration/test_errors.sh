@@ -1,25 +1,17 @@
 #!/bin/bash
-# Bad input, a table of cases. Each exits with its documented status (2: a
-# bad command line or an export file that cannot be created, 3: a target
-# problem, 1: a failure while tracing), prints nothing on stdout (but the
-# run that fails writing its export) and exactly one line on stderr,
-# "alloctrace: " and what is wrong; and it leaves nothing behind: no
-# process of its own (a launched command reaped, not a zombie), no probe on
-# the target, and a target that goes on working.
-# The table runs twice: with the loader, and with its ASan + UBSan build
-# (build/asan/alloctrace, `make tool-asan`), which must say nothing more:
-# no sanitizer report, no leak.
+# shellcheck disable=SC2317 # the cases are called by name, by errors_lib.sh's table
+# Bad input that reaches the kernel, a table of cases (tests/errors_lib.sh
+# says what each must do, with the loader and its ASan build): targets that
+# are gone, zombies, kernel threads or alloctrace itself; commands launched
+# that cannot run or have no allocator; allocator files that are not whole;
+# cgroups; an export that fails at the end of a trace; a target killed
+# while alloctrace attaches. The command line's and the export files' cases,
+# refused before anything is traced, are test_errors_cli.sh's.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
-
-ASAN_TOOL=$ROOT/build/asan/alloctrace
-require_built "$WL/leaks" "$WL/target" "$ASAN_TOOL"
-
-# Leaks in our code fail the case; libelf's and libdw's own are suppressed.
-export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export LSAN_OPTIONS=suppressions=$ROOT/fuzz/lsan.supp:print_suppressions=0
+# shellcheck source=../errors_lib.sh
+. "$(dirname "$0")/../errors_lib.sh"
 
 # --- what the cases run on ---------------------------------------------------
 
@@ -33,7 +25,7 @@ dead "$GONE" || fail "setup" "pid $GONE was reused"
 # The child ends only once its parent is that program: one that ended
 # sooner could be reaped by bash before its exec (seen under load).
 # shellcheck disable=SC2016 # $$ is the inner shell's
-# It and the live target below live until cleanup kills them: in QEMU
+# It and the live target (errors_lib.sh) live until cleanup kills them: in QEMU
 # without KVM this script took 20 minutes, and lifetimes of 120 s, then
 # 600 s, ended them before the last cases ran.
 bash -c '(until [ "$(cat /proc/$$/comm)" = sleep ]; do sleep 0.01; done; exec sleep 0) &
@@ -44,13 +36,6 @@ zombie_child() {
 	ZOMBIE=$(pgrep -P "$ZOMBIE_PARENT") && [[ "$(ps -o stat= -p "$ZOMBIE")" == Z* ]]
 }
 wait_for 10 zombie_child || fail "setup" "no zombie"
-
-# A live target that must come through every case unharmed.
-mkdir -p "$TMP/live"
-"$WL/target" "$TMP/live" 86400 &
-LIVE=$!
-track "$LIVE"
-wait_for 10 test -e "$TMP/live/ready" || fail "setup" "target not ready"
 
 # Programs without an allocator: static and stripped (musl), and static
 # without any C library. Named after this test's pid, so that what they
@@ -73,163 +58,12 @@ strip --strip-all "$TMP/nomalloc.so"
 # A file of the cgroup v2 hierarchy that is not a cgroup.
 CG_FILE=$(awk '$3 == "cgroup2" { print $2 "/cgroup.procs"; exit }' /proc/mounts)
 
-mkfifo "$TMP/fifo"
-mkdir "$TMP/ro" "$TMP/small"
-
-# --- checking one case ---------------------------------------------------------
-
-# leftovers: processes of the tool under test (its copy has a name of its
-# own) or of the commands it launched, zombies included.
-leftovers() {
-	ps -eo pid=,stat=,comm= | awk -v a="$COMM" -v s="$STATIC" -v n="$NOLIBC" \
-		'$3 == a || $3 == s || $3 == n'
-}
-
-# expect_clean_exit NAME: what every case must leave as it was: no process
-# that was not there before it (LEFT), no probe on the live target.
-expect_clean_exit() {
-	local left
-	left=$(comm -13 <(sort <<<"$LEFT") <(leftovers | sort))
-	if [[ -n "$left" ]]; then
-		fail "$1" "left behind: $left"
-		return 1
-	fi
-	if [[ -n "$(uprobe_links "$LIVE")" ]]; then
-		fail "$1" "probes left on pid $LIVE"
-		return 1
-	fi
-}
-
-# one_line NAME CODE REGEX: the run NAME (its files are $TMP/$N.*) exited
-# CODE with one line on stderr matching "^alloctrace: REGEX", besides the
-# "tracing pid" line of a run that got that far, and the warning about
-# single-stepped probes (glibc's reallocarray) of one that attached them.
-one_line() {
-	local name=$1 err
-	err=$(unsaid "$TMP/$N.err")
-	if ((RC != $2)); then
-		fail "$name" "exit status $RC, want $2: $(head -c 300 <<<"$err")"
-	elif (($(wc -l <<<"$err") != 1)); then
-		fail "$name" "$(wc -l <<<"$err") lines on stderr: $(head -c 300 <<<"$err")"
-	elif [[ ! "$err" =~ ^alloctrace:\ $3 ]]; then
-		fail "$name" "stderr '$err' does not match /alloctrace: $3/"
-	else
-		return 0
-	fi
-	return 1
-}
-
-# expect_run CODE NAME REGEX COMMAND...: a case that runs the tool through
-# COMMAND (a shell, unshare).
-expect_run() {
-	local code=$1 name="$LABEL$2" re=$3
-	shift 3
-	N=$((N + 1))
-	LEFT=$(leftovers)
-	RC=0
-	timeout -k 5 30 "$@" >"$TMP/$N.out" 2>"$TMP/$N.err" || RC=$?
-	one_line "$name" "$code" "$re" || return
-	if [[ -s "$TMP/$N.out" ]]; then
-		fail "$name" "stdout not empty: $(head -c 200 "$TMP/$N.out")"
-	elif expect_clean_exit "$name"; then
-		ok "$name"
-	fi
-}
-
-# expect_error CODE NAME REGEX ARGS...: the tool with ARGS.
-expect_error() {
-	expect_run "$1" "$2" "$3" "$TOOL" "${@:4}"
-}
+# The programs the cases launch, for leftovers.
+# shellcheck disable=SC2034 # read by errors_lib.sh's leftovers
+LAUNCHED="$STATIC $NOLIBC"
+mkdir "$TMP/small"
 
 # --- the table -----------------------------------------------------------------
-
-NUMBERS=(--pid --interval --count --top --max-depth --tid --show-data --min-age
-	--max-allocs --max-stacks --top-processes)
-SIZES=(--big --sample --min-size --max-size --ringbuf-size)
-
-# Every option that takes a number, with a value that is not one: a word,
-# a negative number, one past any range, trailing garbage, a leading blank.
-bad_numbers() {
-	local opt v
-	for opt in "${NUMBERS[@]}"; do
-		for v in abc -5 99999999999999999999 5x ' 5'; do
-			expect_error 2 "$opt '$v'" "invalid value '$v' for $opt: expected " \
-				"$opt" "$v" -- "$WL/leaks"
-		done
-	done
-	for opt in "${SIZES[@]}"; do
-		for v in 12Q 4KX -1K 16777216T 4K4 ' 4K'; do
-			expect_error 2 "$opt '$v'" "invalid value '$v' for $opt: expected " \
-				"$opt" "$v" -- "$WL/leaks"
-		done
-	done
-}
-
-# Values that are numbers, out of their option's range.
-out_of_range() {
-	local v
-	for v in "--pid 0" "--pid 4294967296" "--count 0" "--interval 0.001" \
-		"--interval 86401" "--interval nan" "--min-age inf" "--max-depth 0" \
-		"--max-depth 128" "--show-data 257" "--max-allocs 0" "--max-allocs 16777217" \
-		"--max-stacks 0" "--ringbuf-size 3K" "--ringbuf-size 2K" "--ringbuf-size 2G" \
-		"--big 0" "--sample 0" "--max-size 0"; do
-		# shellcheck disable=SC2086 # option and value
-		expect_error 2 "$v" "invalid value '${v#* }' for ${v% *}: expected " \
-			$v -- "$WL/leaks"
-	done
-}
-
-usage() {
-	expect_error 2 "--format xml" "invalid value 'xml' for --format" --format xml -- "$WL/leaks"
-	expect_error 2 "--thread-name bad regex" "invalid value '\(' for --thread-name: not a regular" \
-		--thread-name '(' -- "$WL/leaks"
-	expect_error 2 "--module regex that would eat memory" "invalid value for --module: " \
-		--module "a$(printf '+%.0s' {1..40})" -- "$WL/leaks"
-	expect_error 2 "--allocator ''" "invalid value '' for --allocator" --allocator '' -- "$WL/leaks"
-	expect_error 2 "--min-size above --max-size" "--min-size is larger than --max-size" \
-		--min-size 2K --max-size 1K -- "$WL/leaks"
-	expect_error 2 "an option without its value" "option --max-allocs needs a value" --max-allocs
-	expect_error 2 "an unknown option" "unknown option '--bogus'" --bogus -p 1
-	expect_error 2 "both -p and a command" "give either -p PID or a command" -p 1 -- "$WL/leaks"
-	expect_error 2 "nothing to trace" "nothing to trace"
-	expect_error 2 "--unwind dwarf" "invalid value 'dwarf' for --unwind: expected " \
-		--unwind dwarf -- "$WL/leaks"
-	expect_error 2 "--big-only without --big" "--big-only needs --big SIZE" \
-		--big-only -- "$WL/leaks"
-	expect_error 2 "--big-only with --sample" "--big-only takes neither --sample nor --mmap" \
-		--big 1M --big-only --sample 64K -- "$WL/leaks"
-	expect_error 2 "--all with -p" "--all traces every process: give no -p PID" --all -p 1
-	expect_error 2 "a pid given twice" "invalid value '1,1' for --pid: pid 1 is given twice" \
-		-p 1,1
-	expect_error 2 "--cgroup with -p" "--cgroup and --comm choose the processes: give no " \
-		--cgroup /sys/fs/cgroup -p 1
-	expect_error 2 "--comm with --all" "--cgroup and --comm choose the processes: give no " \
-		--comm leaks --all
-	expect_error 2 "--comm of 16 characters" \
-		"invalid value 'abcdefghijklmnop' for --comm: expected a program name of 1 to 15" \
-		--comm abcdefghijklmnop
-	expect_error 2 "--comm a path" "invalid value '/usr/bin/leaks' for --comm: expected " \
-		--comm /usr/bin/leaks
-}
-
-exports() {
-	expect_error 2 "--folded into a directory" "cannot create /tmp: Is a directory" \
-		--folded /tmp -- "$WL/leaks"
-	expect_error 2 "--pprof /proc/version" "cannot create /proc/version: it is a file of /proc" \
-		--pprof /proc/version -- "$WL/leaks"
-	expect_error 2 "--html in a directory that does not exist" \
-		"cannot create /nonexistent/x.html: No such file or directory" \
-		--html /nonexistent/x.html -- "$WL/leaks"
-	expect_error 2 "--folded a FIFO" "cannot create $TMP/fifo: it is not a regular file" \
-		--folded "$TMP/fifo" -- "$WL/leaks"
-	expect_error 2 "--folded-count a device" "cannot create /dev/null: it is not a regular file" \
-		--folded-count /dev/null -- "$WL/leaks"
-	# A read-only file system, mounted in a mount namespace of the tool's own.
-	expect_run 2 "--pprof on a read-only file system" \
-		"cannot create $TMP/ro/x.pb.gz: Read-only file system" \
-		unshare -m --propagation private sh -c 'mount -t tmpfs -o ro none "$1" && shift && exec "$@"' \
-		sh "$TMP/ro" "$TOOL" --pprof "$TMP/ro/x.pb.gz" -- "$WL/leaks"
-}
 
 targets() {
 	expect_error 3 "-p a pid that is gone" "no process with pid $GONE\$" -p "$GONE"
@@ -363,36 +197,7 @@ vanishing() {
 	fi
 }
 
-# table TOOL NAME LABEL: every case, with that build of the tool, copied
-# under a name of its own (COMM) so that what it leaves behind can be told
-# from other tests' processes.
-table() {
-	COMM=$2$$
-	COMM=${COMM:0:15}
-	TOOL=$TMP/$COMM
-	LABEL=$3
-	cp "$1" "$TOOL"
-	bad_numbers
-	out_of_range
-	usage
-	exports
-	targets
-	export_full
-	vanishing
-}
-
-N=0
-table "$TOOL" at ""
-table "$ASAN_TOOL" atasan "asan: "
-
-# The live target was -p'd, shown bad files and attached to once: it still
-# allocates, and ends as asked.
-kill -USR1 "$LIVE"
-expect_true "live target: still works after every case" "no done file in 10 s" \
-	wait_for 10 test -e "$TMP/live/done"
-kill -USR1 "$LIVE"
-RC=0
-wait "$LIVE" || RC=$?
-expect_eq "live target: exit status" 0 "$RC"
+error_tables targets export_full vanishing
+live_target_end
 
 finish

@@ -4,6 +4,7 @@
 # per-process cap, and a process traced with -p that runs execve. Exact
 # numbers on tests/workloads/forker.c and target.c; with --all only our
 # own processes are looked at.
+# test: serial (--all traces every process on the machine)
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"

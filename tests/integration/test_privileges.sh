@@ -9,6 +9,7 @@
 # with file capabilities (setcap) hands no user another's memory. A setuid
 # or setgid copy refuses to run at all (exit 4): it neither runs the command
 # nor writes root's files.
+# test: serial (runs as other users, with capabilities and setuid copies)
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"

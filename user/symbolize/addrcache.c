@@ -1,98 +1,64 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The frames each address resolved to, kept across refreshes that keep its object. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "symbolize/addrcache.h"
 
-static size_t hash_addr(uint64_t addr)
-{
-	uint64_t h = addr * 0x9e3779b97f4a7c15ULL;
-
-	return (size_t)(h ^ h >> 32);
-}
-
-static size_t addr_cache__slot(const struct addr_cache *cache, uint64_t addr)
-{
-	size_t mask = cache->cap - 1, i;
-
-	for (i = hash_addr(addr) & mask; cache->slots[i].frames; i = (i + 1) & mask)
-		if (cache->slots[i].addr == addr)
-			break;
-	return i;
-}
-
 const struct cache_entry *addr_cache__find(const struct addr_cache *cache, uint64_t addr)
 {
-	const struct cache_entry *e;
-
-	if (!cache->cap)
-		return NULL;
-	e = &cache->slots[addr_cache__slot(cache, addr)];
-	return e->frames ? e : NULL;
-}
-
-static int addr_cache__resize(struct addr_cache *cache, size_t cap)
-{
-	struct addr_cache resized = {.cap = cap, .nr = cache->nr};
-	size_t i;
-
-	resized.slots = calloc(resized.cap, sizeof(*resized.slots));
-	if (!resized.slots)
-		return -ENOMEM;
-	for (i = 0; i < cache->cap; i++)
-		if (cache->slots[i].frames)
-			resized.slots[addr_cache__slot(&resized, cache->slots[i].addr)] =
-			    cache->slots[i];
-	free(cache->slots);
-	*cache = resized;
-	return 0;
+	return hashmap__find(&cache->map, &addr);
 }
 
 /* Caching is best effort: on failure the address is just resolved again. */
 void addr_cache__add(struct addr_cache *cache, uint64_t addr, const struct frame_info *frames,
 		     int nr)
 {
+	struct frame_info *copy = malloc(nr * sizeof(*frames));
 	struct cache_entry *e;
+	bool added;
 
-	if (2 * (cache->nr + 1) > cache->cap &&
-	    addr_cache__resize(cache, cache->cap ? cache->cap * 2 : 1024))
+	if (!copy)
 		return;
-	e = &cache->slots[addr_cache__slot(cache, addr)];
-	e->frames = malloc(nr * sizeof(*frames));
-	if (!e->frames)
+	memcpy(copy, frames, nr * sizeof(*frames));
+	if (!cache->map.entry_size)
+		cache->map = HASHMAP_INIT(sizeof(uint64_t), sizeof(struct cache_entry), NULL, NULL);
+	e = hashmap__insert(&cache->map, &addr, &added);
+	if (!e) {
+		free(copy);
 		return;
-	memcpy(e->frames, frames, nr * sizeof(*frames));
-	e->addr = addr;
+	}
+	/* Added again (a caller that did not look first): the newer frames win. */
+	free(e->frames);
+	e->frames = copy;
 	e->nr = nr;
-	cache->nr++;
 }
 
 void addr_cache__release(struct addr_cache *cache)
 {
-	size_t i;
+	for (struct cache_entry *e = hashmap__next(&cache->map, NULL); e;
+	     e = hashmap__next(&cache->map, e))
+		free(e->frames);
+	hashmap__release(&cache->map);
+}
 
-	for (i = 0; i < cache->cap; i++)
-		free(cache->slots[i].frames);
-	free(cache->slots);
-	*cache = (struct addr_cache){0};
+struct prune_ctx {
+	bool (*keep)(uint64_t addr, const void *arg);
+	const void *arg;
+};
+
+static bool drop_entry(void *entry, void *ctx)
+{
+	struct cache_entry *e = entry;
+	const struct prune_ctx *p = ctx;
+
+	if (p->keep(e->addr, p->arg))
+		return false;
+	free(e->frames);
+	return true;
 }
 
 void addr_cache__prune(struct addr_cache *cache, bool (*keep)(uint64_t addr, const void *arg),
 		       const void *arg)
 {
-	size_t i;
-
-	if (!cache->cap)
-		return;
-	for (i = 0; i < cache->cap; i++) {
-		if (!cache->slots[i].frames || keep(cache->slots[i].addr, arg))
-			continue;
-		free(cache->slots[i].frames);
-		cache->slots[i].frames = NULL;
-		cache->nr--;
-	}
-	/* Emptied slots would break probe chains; rehashing closes them. */
-	if (addr_cache__resize(cache, cache->cap))
-		addr_cache__release(cache);
+	hashmap__prune(&cache->map, drop_entry, &(struct prune_ctx){keep, arg});
 }

@@ -5,18 +5,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "lib/hashmap.h"
 #include "symbolize/frame.h"
 
 struct cache_entry {
-	uint64_t addr;
-	struct frame_info *frames; /* NULL marks a free slot */
+	uint64_t addr; /* the key */
+	struct frame_info *frames;
 	int nr;
 };
 
+/* Zeroed, it is empty and ready (symbolizers are calloc()ed). */
 struct addr_cache {
-	struct cache_entry *slots;
-	size_t cap; /* a power of two, or 0 */
-	size_t nr;
+	struct hashmap map; /* of struct cache_entry */
 };
 
 const struct cache_entry *addr_cache__find(const struct addr_cache *cache, uint64_t addr);

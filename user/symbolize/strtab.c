@@ -3,56 +3,35 @@
  * Every string a symbolizer hands out, interned, so that frames stay valid
  * across refreshes.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "lib/util.h"
 #include "symbolize/demangle.h"
 #include "symbolize/strtab.h"
-
-static size_t strtab__slot(const struct strtab *tab, const char *str)
-{
-	size_t mask = tab->cap - 1, i;
-
-	for (i = hash_str(str) & mask; tab->slots[i]; i = (i + 1) & mask)
-		if (!strcmp(tab->slots[i], str))
-			break;
-	return i;
-}
-
-static int strtab__grow(struct strtab *tab)
-{
-	struct strtab bigger = {.cap = tab->cap ? tab->cap * 2 : 256, .nr = tab->nr};
-	size_t i;
-
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -ENOMEM;
-	for (i = 0; i < tab->cap; i++)
-		if (tab->slots[i])
-			bigger.slots[strtab__slot(&bigger, tab->slots[i])] = tab->slots[i];
-	free(tab->slots);
-	*tab = bigger;
-	return 0;
-}
 
 /* NULL for a NULL @str or when out of memory: the frame just knows less. */
 const char *strtab__intern(struct strtab *tab, const char *str)
 {
-	size_t i;
+	char **e, *copy;
+	bool added;
 
 	if (!str)
 		return NULL;
-	if (2 * (tab->nr + 1) > tab->cap && strtab__grow(tab))
+	e = hashmap__find(&tab->map, &str);
+	if (e)
+		return *e;
+	/* The key is the copy: the table must not point into the caller's string. */
+	copy = strdup(str);
+	if (!copy)
 		return NULL;
-	i = strtab__slot(tab, str);
-	if (!tab->slots[i]) {
-		tab->slots[i] = strdup(str);
-		if (!tab->slots[i])
-			return NULL;
-		tab->nr++;
+	if (!tab->map.entry_size)
+		tab->map = HASHMAP_INIT(sizeof(char *), sizeof(char *), hashmap_str_hash,
+					hashmap_str_equal);
+	e = hashmap__insert(&tab->map, &copy, &added);
+	if (!e) {
+		free(copy);
+		return NULL;
 	}
-	return tab->slots[i];
+	return *e;
 }
 
 const char *strtab__intern_symbol(struct strtab *tab, const char *name)
@@ -72,15 +51,12 @@ const char *strtab__intern_symbol(struct strtab *tab, const char *name)
 
 bool strtab__has(const struct strtab *tab, const char *str)
 {
-	return tab->cap && tab->slots[strtab__slot(tab, str)];
+	return hashmap__find(&tab->map, &str) != NULL;
 }
 
 void strtab__release(struct strtab *tab)
 {
-	size_t i;
-
-	for (i = 0; i < tab->cap; i++)
-		free(tab->slots[i]);
-	free(tab->slots);
-	*tab = (struct strtab){0};
+	for (char **e = hashmap__next(&tab->map, NULL); e; e = hashmap__next(&tab->map, e))
+		free(*e);
+	hashmap__release(&tab->map);
 }

@@ -4,11 +4,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "lib/hashmap.h"
 
+/* Zeroed, it is empty and ready: symbolizers are calloc()ed, debugfile's tables static. */
 struct strtab {
-	char **slots; /* open addressing; NULL marks a free slot */
-	size_t cap;   /* a power of two, or 0 */
-	size_t nr;
+	struct hashmap map; /* of char *, each owned and its own key */
 };
 
 /* @str's copy in @tab; NULL for a NULL @str or when out of memory. */
