@@ -24,7 +24,7 @@ BIG=$!
 track "$BIG"
 start_tool leakcheck 300 --leak-check -T 0 --format json -i 1 --listen "127.0.0.1:$LC_PORT" \
 	-p "$BIG"
-if wait_tracing leakcheck 30; then
+if wait_tracing leakcheck 90; then
 	echo go >"$TMP/big.in"
 	wait_for 150 grep -q "^tick 1$" "$TMP/big.ticks" || fail "leak check: target" "no tick in 150 s"
 	got=$(SCRAPE_TIMEOUT=10 python3 "$LOAD" scrape "http://127.0.0.1:$LC_PORT/metrics" 15 0.1 \
@@ -40,7 +40,7 @@ if wait_tracing leakcheck 30; then
 	kill -INT "$(loader_pid)"
 	wait_tool
 else
-	fail "leak check: tracing" "no 'tracing pid' line in 30 s"
+	fail "leak check: tracing" "no 'tracing pid' line in 90 s"
 fi
 
 finish
