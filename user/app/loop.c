@@ -11,6 +11,7 @@
 #include "app/execs.h"
 #include "app/reports.h"
 #include "bpf/tracer.h"
+#include "lib/log.h"
 
 int loop__block_signals(struct session *s)
 {
@@ -102,6 +103,11 @@ static void on_target_event(struct session *s, struct target *t)
 			proc__symbolizer(&s->procs, p, true);
 		if (p && s->opts->leak_check)
 			leaks__check(s, p, true);
+		/* --growth: what it holds at its end, read before it is gone. */
+		if (tracer__settle_pages(s->tracer, target__pid(t)))
+			pr_warn("--growth: the pages of process %d not read at its exit: its "
+				"final report holds none",
+				target__pid(t));
 		target__resume(t);
 		break;
 	case TARGET_HELD:
