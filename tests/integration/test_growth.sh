@@ -87,6 +87,35 @@ else
 	fi
 fi
 
+# --comm: each process of the name has its own pages, exact, as with -p.
+comm_growth() {
+	local name=gr$$ a b r
+	name=${name:0:15}
+	cp "$WL/growth" "$TMP/$name"
+	start_workload "$TMP/ca" "$TMP/$name" 30 "$TMP/ca" || return
+	a=$WPID
+	start_workload "$TMP/cb" "$TMP/$name" 30 "$TMP/cb" || return
+	b=$WPID
+	start_tool comm 60 -v --growth --format json -T 0 --top-processes 0 -i 1 --comm "$name"
+	wait_line comm "tracing every process named '$name'" || {
+		fail "comm: tracing" "no 'tracing every process named' line: $(head -c 300 "$TMP/comm.err")"
+		return
+	}
+	kill -USR1 "$a" "$b"
+	wait_for 10 test -e "$TMP/ca/done" -a -e "$TMP/cb/done" ||
+		fail "comm: targets" "no done files 10 s after SIGUSR1"
+	kill -INT "$TOOL_PID"
+	wait_tool
+	expect_tool_ok comm || return
+	r=$(final_report "$TMP/comm.out")
+	expect_eq "comm: labelled as growth" true "$(report_get "$r" .growth)"
+	expect_eq "comm: the two processes" "$(printf '%s\n' "$a" "$b" | sort -n | paste -sd ' ')" \
+		"$(jq -r '[.processes[].pid] | sort | map(tostring) | join(" ")' <<<"$r")"
+	check_pages "comm: first" "$(proc_of "$r" "$a")"
+	check_pages "comm: second" "$(proc_of "$r" "$b")"
+}
+comm_growth
+
 # --- the exports: resident growth, labelled so, with the same exact pages ----
 
 # fill_buffer's pages are those of the report (258 when every stack is whole,
