@@ -63,6 +63,9 @@ expect_eq "at_exit_text: exit status" 0 "$RC" &&
 	"$(grep -oE 'final report, .*resident in [0-9,]+ pages' "$TMP/at_exit_text.out" |
 		grep -oE 'resident in [0-9,]+ pages' |
 		tr -d , | awk '{ print ($3 >= 322 ? "yes" : $0) }')"
+# Its peak is pages too, as the header says, not blocks.
+expect_eq "at_exit_text: the peak in resident pages" 1 \
+	"$(grep -cE '^  Peak: .* resident in [0-9,]+ pages at ' "$TMP/at_exit_text.out")"
 
 # Attached before the work: exact pages per function, as when launched.
 mkdir -p "$TMP/wait"
