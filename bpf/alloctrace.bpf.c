@@ -554,6 +554,19 @@ int linkmap_change(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * --leak-check's snapshot (user/leakcheck/snapshot.c): a clone of a
+ * ptrace-stopped target that its tracer injected, born traced and with no
+ * exit signal (no wait() of the target's would ever see it). It is ours,
+ * not the target's child, and the keeper kills it: not a process to list.
+ * A program's own fork has an exit signal, under a debugger too.
+ */
+static __always_inline bool snapshot_clone(struct task_struct *parent, struct task_struct *child)
+{
+	return BPF_CORE_READ(parent, ptrace) && BPF_CORE_READ(child, ptrace) &&
+	       !BPF_CORE_READ(child, exit_signal);
+}
+
 /* --follow-forks: a traced process's child is traced from its first instruction. */
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
@@ -562,7 +575,8 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	struct proc_state *pps;
 
 	/* Not a new thread, and a parent with an entry (follow_forks is multi_proc). */
-	if (!cfg.follow_forks || ptgid == ctgid || !traced_task(parent, &pps) || !pps)
+	if (!cfg.follow_forks || ptgid == ctgid || !traced_task(parent, &pps) || !pps ||
+	    snapshot_clone(parent, child))
 		return 0;
 	proc_adopt(ptgid, pps, child, ctgid);
 	inherit_unwind_table(ptgid, ctgid);

@@ -74,6 +74,16 @@ usage() {
 	expect_error 2 "--big-only with --sample" "--big-only takes neither --sample nor --mmap" \
 		--big 1M --big-only --sample 64K -- "$WL/leaks"
 	expect_error 2 "--all with -p" "--all traces every process: give no -p PID" --all -p 1
+	# Only what was given is named; --comm and --cgroup are not --all.
+	expect_error 2 "--growth with --sample" \
+		"--growth takes no --sample: it counts pages, not allocations" \
+		--growth --sample 64K --comm leaks
+	expect_error 2 "--growth with --all and --min-age" \
+		"--growth takes no --all, --min-age: it counts pages, not allocations" \
+		--growth --all --min-age 1
+	expect_error 2 "--leak-check with --sample" \
+		"--leak-check takes no --sample: a verdict needs every block of the processes it" \
+		--leak-check --sample 64K --cgroup /sys/fs/cgroup
 	expect_error 2 "a pid given twice" "invalid value '1,1' for --pid: pid 1 is given twice" \
 		-p 1,1
 	expect_error 2 "--cgroup with -p" "--cgroup and --comm choose the processes: give no " \

@@ -5,7 +5,7 @@
 # memset, its mapping's header page by malloc, and malloc's first use of
 # the heap), released touches 32 pages and unmaps them. The same numbers
 # hold when the tool attaches with -p to a waiting process that then
-# does the work. The folded, pprof and HTML exports carry the same pages,
+# does the work, and when the command exits before the final report. The folded, pprof and HTML exports carry the same pages,
 # labelled as resident growth.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -19,21 +19,27 @@ pages_of() {
 		| .resident_pages] | add // 0' <<<"$1"
 }
 
+# check_pages NAME REPORT: the stacks of REPORT (a report, or a process of
+# one) hold the known pages exactly.
+check_pages() {
+	expect_eq "$1: map_pages: 64 pages resident" 64 "$(pages_of "$2" map_pages)"
+	expect_eq "$1: map_pages: bytes are pages * 4096" 262144 \
+		"$(jq '[.stacks[] | select(.frames[0].function == "touch_pages"
+			and .frames[1].function == "map_pages" and .frames[2].function == "main")
+			| .resident_bytes] | add' <<<"$2")"
+	expect_eq "$1: fill_buffer: 258 pages resident" 258 "$(pages_of "$2" fill_buffer)"
+	expect_eq "$1: fill_buffer's memset: 256 pages" 256 \
+		"$(jq '[.stacks[] | select(.frames[0].function == "fill_buffer") | .resident_pages]
+			| max' <<<"$2")"
+	expect_eq "$1: released: unmapped pages drop out" 0 "$(pages_of "$2" released)"
+}
+
 # check NAME: the final report of run NAME holds the known pages exactly.
 check() {
 	local r
 	r=$(final_report "$TMP/$1.out")
 	expect_eq "$1: labelled as growth" true "$(report_get "$r" .growth)"
-	expect_eq "$1: map_pages: 64 pages resident" 64 "$(pages_of "$r" map_pages)"
-	expect_eq "$1: map_pages: bytes are pages * 4096" 262144 \
-		"$(jq '[.stacks[] | select(.frames[0].function == "touch_pages"
-			and .frames[1].function == "map_pages" and .frames[2].function == "main")
-			| .resident_bytes] | add' <<<"$r")"
-	expect_eq "$1: fill_buffer: 258 pages resident" 258 "$(pages_of "$r" fill_buffer)"
-	expect_eq "$1: fill_buffer's memset: 256 pages" 256 \
-		"$(jq '[.stacks[] | select(.frames[0].function == "fill_buffer") | .resident_pages]
-			| max' <<<"$r")"
-	expect_eq "$1: released: unmapped pages drop out" 0 "$(pages_of "$r" released)"
+	check_pages "$1" "$r"
 	expect_eq "$1: nothing lost" 0 "$(report_get "$r" .totals.lost)"
 	expect_eq "$1: no uprobe attached" "" "$(grep -E '^alloctrace: (uprobe|uretprobe) ' \
 		"$TMP/$1.err")"
@@ -44,6 +50,22 @@ run_tool launched 60 -v --growth --format json -T 0 -n 2 -i 1 --pprof "$TMP/g.pb
 	-- "$WL/growth" 5
 expect_tool_ok launched || finish
 check launched
+
+# A launched command that exits at once: its final report comes after it is
+# gone, and holds what it had resident at its exit stop, read there.
+run_tool at_exit 60 -v --growth --format json -T 0 -- "$WL/growth" 0
+expect_tool_ok at_exit && check at_exit
+# The text header too ("0 bytes resident in 0 pages" once): at least
+# map_pages' 64 and fill_buffer's 258 pages.
+run_tool at_exit_text 60 --growth -T 0 -- "$WL/growth" 0
+expect_eq "at_exit_text: exit status" 0 "$RC" &&
+	expect_eq "at_exit_text: the final header's resident pages" yes \
+	"$(grep -oE 'final report, .*resident in [0-9,]+ pages' "$TMP/at_exit_text.out" |
+		grep -oE 'resident in [0-9,]+ pages' |
+		tr -d , | awk '{ print ($3 >= 322 ? "yes" : $0) }')"
+# Its peak is pages too, as the header says, not blocks.
+expect_eq "at_exit_text: the peak in resident pages" 1 \
+	"$(grep -cE '^  Peak: .* resident in [0-9,]+ pages at ' "$TMP/at_exit_text.out")"
 
 # Attached before the work: exact pages per function, as when launched.
 mkdir -p "$TMP/wait"
@@ -67,6 +89,35 @@ else
 		expect_tool_ok attached_before && check attached_before
 	fi
 fi
+
+# --comm: each process of the name has its own pages, exact, as with -p.
+comm_growth() {
+	local name=gr$$ a b r
+	name=${name:0:15}
+	cp "$WL/growth" "$TMP/$name"
+	start_workload "$TMP/ca" "$TMP/$name" 30 "$TMP/ca" || return
+	a=$WPID
+	start_workload "$TMP/cb" "$TMP/$name" 30 "$TMP/cb" || return
+	b=$WPID
+	start_tool comm 60 -v --growth --format json -T 0 --top-processes 0 -i 1 --comm "$name"
+	wait_line comm "tracing every process named '$name'" || {
+		fail "comm: tracing" "no 'tracing every process named' line: $(head -c 300 "$TMP/comm.err")"
+		return
+	}
+	kill -USR1 "$a" "$b"
+	wait_for 10 test -e "$TMP/ca/done" -a -e "$TMP/cb/done" ||
+		fail "comm: targets" "no done files 10 s after SIGUSR1"
+	kill -INT "$TOOL_PID"
+	wait_tool
+	expect_tool_ok comm || return
+	r=$(final_report "$TMP/comm.out")
+	expect_eq "comm: labelled as growth" true "$(report_get "$r" .growth)"
+	expect_eq "comm: the two processes" "$(printf '%s\n' "$a" "$b" | sort -n | paste -sd ' ')" \
+		"$(jq -r '[.processes[].pid] | sort | map(tostring) | join(" ")' <<<"$r")"
+	check_pages "comm: first" "$(proc_of "$r" "$a")"
+	check_pages "comm: second" "$(proc_of "$r" "$b")"
+}
+comm_growth
 
 # --- the exports: resident growth, labelled so, with the same exact pages ----
 

@@ -5,8 +5,8 @@
 # target left running, unharmed and without a zombie; an already-traced
 # target refused. Driven by build/tests/leakscan, without the BPF side;
 # then alloctrace --leak-check itself, with the BPF side: at a launched
-# command's exit against valgrind's check at exit, and with -p while the
-# target waits.
+# command's exit against valgrind's check at exit, and with -p (and
+# --comm) while the target waits.
 set -u
 source "$(dirname "$0")/../lib.sh"
 SCAN=$ROOT/build/tests/leakscan
@@ -274,18 +274,27 @@ if expect_page_drawn exit-page "$TMP/exit.html"; then
 			<<<"$flame")"
 fi
 
+# waiting PROG NAME: leakclasses as PROG, waiting to be told to go through
+# the fifo $TMP/NAME.in (held open by HOLD), its output in $TMP/NAME.wl, its
+# pid in WL_PID.
+waiting() {
+	mkfifo "$TMP/$2.in"
+	sleep 120 >"$TMP/$2.in" &
+	track $!
+	HOLD=$!
+	"$1" wait <"$TMP/$2.in" >"$TMP/$2.wl" &
+	track $!
+	WL_PID=$!
+}
+
 # With -p, while it waits: the final report (SIGINT) scans the running target.
-mkfifo "$TMP/pin"
-sleep 120 >"$TMP/pin" &
-track $!
-PHOLD=$!
-"$WL/leakclasses" wait <"$TMP/pin" >"$TMP/pwl.out" &
-track $!
-PWL=$!
+waiting "$WL/leakclasses" p
+PHOLD=$HOLD
+PWL=$WL_PID
 start_tool pid 60 --leak-check -T 0 --format json -i 3600 -p "$PWL"
 wait_tracing pid 30 || fail "-p --leak-check: tracing" "no 'tracing pid' line in 30 s"
-echo go >"$TMP/pin"
-wait_for 30 grep -q '^ready$' "$TMP/pwl.out" || fail "-p --leak-check: ready" "not ready in 30 s"
+echo go >"$TMP/p.in"
+wait_for 30 grep -q '^ready$' "$TMP/p.wl" || fail "-p --leak-check: ready" "not ready in 30 s"
 kill -INT "$(loader_pid)"
 wait_tool
 R=$(final_report "$TMP/pid.out")
@@ -298,6 +307,30 @@ expect_true "-p --leak-check: the target still runs" "pid $PWL gone" alive "$PWL
 kill "$PHOLD" 2>/dev/null
 wait "$PWL"
 expect_eq "-p --leak-check: the target exits 0" 0 "$?"
+
+# --comm: the process of that name running at the start is attached as -p
+# would, and its verdicts are -p's.
+CNAME=lc$$
+CNAME=${CNAME:0:15}
+cp "$WL/leakclasses" "$TMP/$CNAME"
+waiting "$TMP/$CNAME" c
+CHOLD=$HOLD
+CWL=$WL_PID
+start_tool comm 60 --leak-check -T 0 --top-processes 0 --format json -i 3600 --comm "$CNAME"
+wait_line comm "tracing every process named '$CNAME'" ||
+	fail "--comm --leak-check: tracing" "no 'tracing every process named' line in 20 s"
+echo go >"$TMP/c.in"
+wait_for 30 grep -q '^ready$' "$TMP/c.wl" || fail "--comm --leak-check: ready" "not ready in 30 s"
+kill -INT "$(loader_pid)"
+wait_tool
+R=$(proc_of "$(final_report "$TMP/comm.out")" "$CWL")
+expect_eq "--comm --leak-check: exit status" 0 "$RC"
+expect_eq "--comm --leak-check: classes per function, as -p's" "$EXPECTED" "$(report_classes "$R")"
+expect_eq "--comm --leak-check: reachable via each heuristic, as -p's" \
+	"$HEURISTICS" "$(report_heuristics "$R")"
+kill "$CHOLD" 2>/dev/null
+wait "$CWL"
+expect_eq "--comm --leak-check: the target exits 0" 0 "$?"
 
 # A launched command checked while it runs (-i 1): alloctrace traces it
 # itself, so it holds it in a stop of its own for each check; every

@@ -129,6 +129,43 @@ launch_followed() {
 	expect_proc "launch child" "$(child_of "$R" "$pid")" 2100 7 7 0 2 0
 }
 
+# --leak-check's snapshot of a running process is a clone of it, ours and
+# killed by us: never one of its children "killed by signal 9". The parent
+# is scanned at two reports after its child's exit, then exits itself; in
+# all the reports, two processes and their own exits.
+leakcheck_followed() {
+	local dir=$TMP/leakfollow scanned n
+	start_workload "$dir" "$WL/forker" "$dir" fork || {
+		fail "leakcheck_followed: forker" "not ready in 10 s"
+		return
+	}
+	start_tool leakfollow 60 --format json -T 0 -i 1 --follow-forks --leak-check -p "$WPID"
+	wait_line leakfollow 'tracing pid' || {
+		fail "leakcheck_followed: tracing" "no 'tracing pid' line in 20 s"
+		return
+	}
+	kill -USR1 "$WPID"
+	wait_for 10 test -e "$dir/done" || {
+		fail "leakcheck_followed: forker" "no done file 10 s after SIGUSR1"
+		return
+	}
+	scanned='.type == "report" and (.processes[] | select(.parent == null) | .leak_check != null)'
+	n=$(count_lines "$TMP/leakfollow.out" "$scanned")
+	expect_true "leakcheck_followed: two scans after the child's exit" \
+		"fewer than 2 more reports with the parent scanned in 30 s" \
+		wait_for 30 eval '(($(count_lines "$TMP/leakfollow.out" "$scanned") >= n + 2))'
+	kill -USR1 "$WPID"
+	wait_tool
+	expect_tool_ok leakfollow || return
+	# Each process as its last report showed it: the exited leave after it.
+	expect_eq "leakcheck_followed: the processes and their exits" \
+		"$(printf '{"parent":null,"status":0,"signal":null}\n{"parent":%s,"status":5,"signal":null}' \
+			"$WPID")" \
+		"$(jq -sc '[.[] | select(.type == "report") | .processes[]] | group_by(.pid) |
+			map(last | {parent, status: .exit.status, signal: .exit.signal}) |
+			sort_by(.parent // 0) | .[]' "$TMP/leakfollow.out")"
+}
+
 # two_targets NAME OPTIONS...: trace two target workloads, A and B, with
 # OPTIONS naming them @A@ and @B@; they leak and exit, which ends the run
 # (the tool's status in RC).
@@ -335,6 +372,7 @@ errors() {
 fork_ignored
 fork_followed
 launch_followed
+leakcheck_followed
 several_pids
 capped
 two_allocators

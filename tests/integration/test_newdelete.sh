@@ -12,6 +12,11 @@ require_built "$WL/newdelete"
 run_tool newdelete 60 --format json -T 0 -- "$WL/newdelete"
 expect_tool_ok newdelete || finish
 r=$(final_report "$TMP/newdelete.out")
+# libstdc++'s single-stepped overloads are named apart, never "operator new" twice.
+expect_eq "single-step warning: libstdc++'s overloads named distinctly" \
+	"operator new(align, nothrow)|operator new(nothrow)|operator new[](align, nothrow)|operator new[](nothrow)" \
+	"$(sed -n 's/.*libstdc++.* single-steps (\(.*\)): about.*/\1/p' "$TMP/newdelete.err" |
+		sed 's/), /)\n/g' | sort | paste -sd '|')"
 
 # expect_new NAME BYTES BLOCKS: exact, over stacks with NAME in any frame.
 expect_new() {

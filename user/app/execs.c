@@ -110,10 +110,15 @@ static void describe_allocator(const struct session *s, const struct allocator *
 		pr_debug("also probed: %s", a->objs[i].name);
 		len += snprintf(others + len, sizeof(others) - len, " and %s", a->objs[i].name);
 	}
-	if (s->opts->growth)
+	if (s->opts->growth && pid)
 		say("tracing pid %d (%s): the pages it touches first, by stack (page faults), "
 		    "no probes in %s",
 		    pid, comm, a->objs[0].name);
+	else if (s->opts->growth)
+		say("tracing every process%s: the pages each touches first, by stack (page "
+		    "faults), "
+		    "no probes",
+		    chosen(&s->opts->choice).s);
 	else if (s->opts->big_only && pid)
 		say("tracing pid %d (%s): blocks of %llu bytes or more from mmap, mremap and brk, "
 		    "no probes in %s",

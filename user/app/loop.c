@@ -131,6 +131,11 @@ static void on_exit_stop(struct session *s, struct target *t, bool child)
 		proc__symbolizer(&s->procs, p, true);
 	if (p && s->opts->leak_check)
 		leaks__check(s, p, true);
+	/* --growth: what it holds at its end, read before it is gone. */
+	if (tracer__settle_pages(s->tracer, target__pid(t)))
+		pr_warn("--growth: the pages of process %d not read at its exit: its final report "
+			"holds none",
+			target__pid(t));
 	target__resume(t);
 }
 

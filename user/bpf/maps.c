@@ -325,9 +325,37 @@ static int page_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* Were (@tgid, @gen)'s pages read at its exit stop (tracer__settle_pages)? */
+static bool settled(const struct tracer *t, uint32_t tgid, uint32_t gen)
+{
+	for (size_t i = 0; i < t->nr_settled; i++) {
+		if (t->settled[i].tgid == tgid && t->settled[i].gen == gen)
+			return true;
+	}
+	return false;
+}
+
+/* (@key's tgid, gen) was read at its exit stop. 0 or -ENOMEM. */
+static int mark_settled(struct tracer *t, const struct alloc_key *key)
+{
+	struct alloc_key *n;
+
+	if (settled(t, key->tgid, key->gen))
+		return 0;
+	n = realloc(t->settled, (t->nr_settled + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->settled = n;
+	t->settled[t->nr_settled++] = (struct alloc_key){.tgid = key->tgid, .gen = key->gen};
+	return 0;
+}
+
 /*
  * One process's @n pages at @p: the resident ones to @fn, the gone ones
- * out of the map. A process gone keeps its pages until tracer__drop().
+ * out of the map. A process gone keeps its pages until tracer__drop();
+ * those it had resident at its exit stop, if it was read there, are still
+ * what it held at its end. At the exit stop (@fn NULL) every page not
+ * resident leaves the map, and the process is marked settled.
  */
 static int settle_pages(struct tracer *t, struct live_block *p, size_t n, block_fn fn, void *ctx)
 {
@@ -341,22 +369,30 @@ static int settle_pages(struct tracer *t, struct live_block *p, size_t n, block_
 		addrs[i] = p[i].key.addr;
 	if (!err)
 		err = pagemap__states(p[0].key.tgid, addrs, n, states);
+	if (err == -ESRCH && fn && settled(t, p[0].key.tgid, p[0].key.gen)) {
+		for (size_t i = 0; i < n; i++)
+			states[i] = PAGE_RESIDENT;
+		err = 0;
+	}
 	for (size_t i = 0; i < n && !err; i++) {
-		if (states[i] == PAGE_RESIDENT)
+		if (states[i] == PAGE_RESIDENT && fn)
 			err = fn(ctx, &p[i].key, &p[i].info);
-		else if (states[i] == PAGE_GONE)
+		else if (states[i] == PAGE_GONE || (states[i] == PAGE_SWAPPED && !fn))
 			gone[nr_gone++] = p[i].key;
 	}
 	if (!err)
 		err = delete_keys(bpf_map__fd(t->skel->maps.pages), (const char *)gone, nr_gone,
 				  sizeof(*gone));
+	if (!err && !fn)
+		err = mark_settled(t, &p[0].key);
 	free(addrs);
 	free(states);
 	free(gone);
 	return err == -ESRCH ? 0 : err;
 }
 
-int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx)
+/* The pages of process @tgid (every image if @tgid is 0) to settle_pages(), by image. */
+static int for_each_page_of(struct tracer *t, uint32_t tgid, block_fn fn, void *ctx)
 {
 	struct page_list l = {};
 	size_t first = 0;
@@ -368,11 +404,22 @@ int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx)
 		if (i < l.nr && l.pages[i].key.tgid == l.pages[first].key.tgid &&
 		    l.pages[i].key.gen == l.pages[first].key.gen)
 			continue;
-		err = settle_pages(t, l.pages + first, i - first, fn, ctx);
+		if (!tgid || l.pages[first].key.tgid == tgid)
+			err = settle_pages(t, l.pages + first, i - first, fn, ctx);
 		first = i;
 	}
 	free(l.pages);
 	return err;
+}
+
+int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx)
+{
+	return for_each_page_of(t, 0, fn, ctx);
+}
+
+int tracer__settle_pages(struct tracer *t, pid_t pid)
+{
+	return t->growth ? for_each_page_of(t, pid, NULL, NULL) : 0;
 }
 
 int tracer__drop(struct tracer *t, keep_fn keep, void *ctx)
@@ -383,5 +430,11 @@ int tracer__drop(struct tracer *t, keep_fn keep, void *ctx)
 	/* A page's key begins as a stack's does: the tgid and image after 8 bytes. */
 	if (!err && t->growth)
 		err = walk_map(t->skel->maps.pages, walk_stale, &w);
+	for (size_t i = 0; i < t->nr_settled && !err;) {
+		if (keep(ctx, t->settled[i].tgid, t->settled[i].gen))
+			i++;
+		else
+			t->settled[i] = t->settled[--t->nr_settled];
+	}
 	return err ? err : live_table__drop(t->live, keep, ctx);
 }

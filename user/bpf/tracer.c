@@ -455,6 +455,7 @@ void tracer__free(struct tracer *t)
 	free(t->files);
 	free(t->watched);
 	free(t->percpu);
+	free(t->settled);
 	free(t);
 }
 

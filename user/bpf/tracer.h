@@ -140,6 +140,13 @@ int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx);
  */
 int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx);
 
+/*
+ * --growth: process @pid is in its exit stop, its memory still there: keep
+ * the pages it has resident now as what it held at its end, once it is
+ * gone (else nothing to do). 0 or -errno.
+ */
+int tracer__settle_pages(struct tracer *t, pid_t pid);
+
 /* Delete the blocks and statistics of every process and image @keep rejects. 0 or -errno. */
 typedef live_keep_fn keep_fn;
 int tracer__drop(struct tracer *t, keep_fn keep, void *ctx);

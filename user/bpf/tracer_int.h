@@ -74,6 +74,9 @@ struct tracer {
 	struct bpf_link *task_links[NR_TRACEPOINTS];
 	struct unwinder *unwinder; /* NULL unless unwinding by CFI */
 	struct live_table *live;
+	/* --growth: the images whose pages were read at their exit stop (tgid and gen). */
+	struct alloc_key *settled;
+	size_t nr_settled;
 	bool warned_procs_full;
 	void *ctx;
 };

@@ -802,95 +802,6 @@ bool options__multi_proc(const struct options *opts)
 	return opts->nr_pids > 1 || opts->follow_forks || opts->all;
 }
 
-/* --all's cap: sixteen processes at it fill the live-allocation map. */
-#define ALL_MAX_PER_PROC 65536
-
-/* --cgroup and --comm narrow --all: the rest of the checks see --all. */
-static int check_choice(struct options *opts)
-{
-	if (!proc_choice__narrows(&opts->choice))
-		return 0;
-	if (opts->all || opts->nr_pids || opts->argv) {
-		pr_err("--cgroup and --comm choose the processes: give no --all, -p PID or "
-		       "command with them");
-		return -EINVAL;
-	}
-	opts->all = true;
-	return 0;
-}
-
-static int check_leak_check(const struct options *opts)
-{
-	if (opts->nr_leak_wrappers && !opts->leak_check) {
-		pr_err("--leak-check-wrapper tells --leak-check of a wrapper: give it too");
-		return -EINVAL;
-	}
-	/* A verdict needs every block: one not tracked would count as a root. */
-	if (opts->leak_check && (opts->big_only || opts->growth || opts->sample || opts->all)) {
-		pr_err("--leak-check needs every block of named processes: "
-		       "not with --big-only, --growth, --sample or --all");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int check_target(struct options *opts)
-{
-	if (check_choice(opts))
-		return -EINVAL;
-	if (opts->filter.max_size && opts->filter.min_size > opts->filter.max_size) {
-		pr_err("--min-size is larger than --max-size: no block could count");
-		return -EINVAL;
-	}
-	if (opts->big_only && !opts->big) {
-		pr_err("--big-only needs --big SIZE: the smallest block to see");
-		return -EINVAL;
-	}
-	if (opts->big_only && (opts->sample || opts->alloc.mmap)) {
-		pr_err("--big-only takes neither --sample nor --mmap: it probes no allocator");
-		return -EINVAL;
-	}
-	if (opts->growth && (opts->big_only || opts->sample || opts->alloc.mmap || opts->all ||
-			     opts->filter.min_age)) {
-		pr_err("--growth takes none of --big-only, --sample, --mmap, --all, --min-age: "
-		       "it counts pages, not allocations");
-		return -EINVAL;
-	}
-	if (check_leak_check(opts))
-		return -EINVAL;
-	if (opts->listen.web_config && !opts->listen.text) {
-		pr_err("--web-config secures the endpoint of --listen ADDR:PORT: give it too");
-		return -EINVAL;
-	}
-	if (opts->pprof_keep && !opts->pprof_dir) {
-		pr_err("--pprof-keep bounds the files of --pprof-dir DIR: give it too");
-		return -EINVAL;
-	}
-	if (!opts->pprof_keep)
-		opts->pprof_keep = PPROF_DIR_KEEP;
-	if (opts->all && (opts->nr_pids || opts->argv)) {
-		pr_err("--all traces every process: give no -p PID or command with it");
-		return -EINVAL;
-	}
-	if (opts->nr_pids && opts->argv) {
-		pr_err("give either -p PID or a command, not both");
-		return -EINVAL;
-	}
-	if (!opts->nr_pids && !opts->argv && !opts->all) {
-		pr_err("nothing to trace: give -p PID, -- COMMAND, --all, --cgroup or --comm "
-		       "(see --help)");
-		return -EINVAL;
-	}
-	if (opts->max_per_proc && !options__multi_proc(opts)) {
-		pr_err("--max-per-process caps each of several processes: give it with "
-		       "-p PID,PID..., --follow-forks or --all");
-		return -EINVAL;
-	}
-	if (opts->all && !opts->max_per_proc)
-		opts->max_per_proc = ALL_MAX_PER_PROC;
-	return 0;
-}
-
 int options__parse(struct options *opts, int argc, char **argv)
 {
 	struct option longs[NR_OPTIONS + 1];
@@ -925,7 +836,7 @@ int options__parse(struct options *opts, int argc, char **argv)
 	}
 	if (optind < argc)
 		opts->argv = &argv[optind];
-	return check_target(opts);
+	return options__check(opts);
 }
 
 int options__exit_code(int parse_result)

@@ -74,6 +74,13 @@ struct options {
 bool options__multi_proc(const struct options *opts);
 
 /*
+ * The checks of a parsed command line (checks.c): options that cannot go
+ * together are said, one line, and -EINVAL; what they imply is set (--all
+ * for --cgroup and --comm, the caps). 0 or -EINVAL.
+ */
+int options__check(struct options *opts);
+
+/*
  * Fill @opts from the command line. Returns 0 to go on, 1 when help or the
  * version was printed (exit 0), or -EINVAL after printing one line that
  * says what is wrong.

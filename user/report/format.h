@@ -33,7 +33,8 @@ struct report_ops {
 	void (*list_begin)(FILE *f, const char *name, size_t n);
 	void (*list_end)(FILE *f);
 	void (*thread_begin)(FILE *f, const struct report_thread *th);
-	void (*peak_begin)(FILE *f, const struct report_peak *pk);
+	/* @resident: --growth's pages, not blocks. */
+	void (*peak_begin)(FILE *f, const struct report_peak *pk, bool resident);
 	void (*object_end)(FILE *f);
 	/* A stack in one of those lists: text shows one line for it. */
 	void (*brief_stack)(FILE *f, const struct report_stack *s);

@@ -215,7 +215,7 @@ static void json_thread_begin(FILE *f, const struct report_thread *th)
 		th->outstanding_bytes, th->outstanding_allocs);
 }
 
-static void json_peak_begin(FILE *f, const struct report_peak *pk)
+static void json_peak_begin(FILE *f, const struct report_peak *pk, bool resident)
 {
 	fprintf(f,
 		",\"peak\":{\"time\":%.3f,\"outstanding_bytes\":%" PRIu64

@@ -108,7 +108,7 @@ static void report_writer__threads(struct report_writer *w, const struct report 
 
 static void report_writer__peak(struct report_writer *w, const struct report_peak *pk)
 {
-	w->ops->peak_begin(w->out, pk);
+	w->ops->peak_begin(w->out, pk, w->resident);
 	w->ops->list_begin(w->out, "stacks", pk->nr_stacks);
 	report_writer__stacks(w, pk->stacks, pk->nr_stacks, true);
 	w->ops->list_end(w->out);

@@ -352,11 +352,12 @@ static void text_thread_begin(FILE *f, const struct report_thread *th)
 		text_count(th->outstanding_allocs).s, plural(th->outstanding_allocs));
 }
 
-static void text_peak_begin(FILE *f, const struct report_peak *pk)
+static void text_peak_begin(FILE *f, const struct report_peak *pk, bool resident)
 {
 	fputs("  Peak: ", f);
-	fprintf(f, "%s in %s block%s at ", text_size(pk->outstanding_bytes).s,
-		text_count(pk->outstanding_allocs).s, plural(pk->outstanding_allocs));
+	fprintf(f, "%s %s %s %s%s at ", text_size(pk->outstanding_bytes).s,
+		resident ? "resident in" : "in", text_count(pk->outstanding_allocs).s,
+		resident ? "page" : "block", plural(pk->outstanding_allocs));
 	text_clock(f, pk->time);
 	fputc('\n', f);
 }
