@@ -11,7 +11,7 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-require_built "$WL/growth" "$WL/bigmaps"
+require_built "$WL/growth" "$WL/bigmaps" "$WL/vdsofork"
 
 # pages_of REPORT FUNCTION: resident pages of the stacks through FUNCTION.
 pages_of() {
@@ -161,6 +161,32 @@ expect_eq "bigmaps: alerts at the addresses the mappings got" \
 		"$TMP/bigmaps.out" | sort | paste -sd ';')"
 expect_eq "bigmaps: four alerts" 4 "$(grep -c . "$TMP/bigmaps.truth")"
 expect_eq "bigmaps: no syscall tracepoint" "" "$(grep 'raw tracepoint sys_' "$TMP/bigmaps.err")"
+
+# A forked child's first time() and clock_gettime() fault in pages of the
+# kernel's [vdso] (fork copies none of it; glibc reads its symbols to bind
+# time()): not the child's memory. Its only growth is child_pages's 8
+# pages, every stack complete (issue 23, item 5).
+# child_report: the last report of the child once child_pages's 8 pages are in.
+child_report() {
+	jq -c 'select(.type == "report") | .processes[]? | select(.parent != null)
+		| select(([.stacks[] | select([.frames[].function] | index("child_pages"))
+			| .resident_pages] | add) == 8)' "$TMP/vdso.out" 2>/dev/null | tail -n 1
+}
+has_child_report() { [[ -n $(child_report) ]]; }
+mkdir -p "$TMP/vdso"
+start_tool vdso 120 --growth --follow-forks --format json -T 0 -i 1 -- "$WL/vdsofork" "$TMP/vdso"
+wait_for 60 has_child_report || fail "vdso child: report" "no report with its 8 pages in 60 s"
+touch "$TMP/vdso/done"
+wait_tool
+expect_tool_ok vdso
+r=$(child_report)
+expect_eq "vdso child: 8 pages resident, child_pages's alone" 8 \
+	"$(jq '[.stacks[].resident_pages] | add' <<<"$r")"
+expect_eq "vdso child: no frame in [vdso], none in dl_vdso_vsym" '[]' \
+	"$(jq -c '[.stacks[].frames[] | select(.module == "[vdso]" or .function == "dl_vdso_vsym")]' \
+		<<<"$r")"
+expect_eq "vdso child: stacks_complete" true "$(report_get "$r" .stacks_complete)"
+expect_eq "vdso child: no stack cut" 0 "$(report_get "$r" .counters.stacks_cut)"
 
 run_tool bad 10 --growth --big-only --big 1M -- "$WL/growth" 0
 expect_eq "--growth with --big-only: command-line error" 2 "$RC"
