@@ -77,6 +77,8 @@ expect_eq "C++ program: stacks_complete" true "$(report_get "$r" .stacks_complet
 # Allocations in a signal handler (issue 23, item 4): the walk crosses the
 # kernel's signal frame at libc's __restore_rt to the function the signal
 # interrupted, spin(), and on to _start, as gdb does; no frame pointers.
+# (gcc's DWARF gives on_signal's allocation an inlined frame of on_signal
+# itself: the frames are compared without inlined ones.)
 run_tool sigalloc 60 --format json -T 0 -- "$WL/sigalloc"
 expect_tool_ok sigalloc || finish
 r=$(final_report "$TMP/sigalloc.out")
@@ -84,7 +86,7 @@ expect_leak "$r" on_signal 12963 3 3
 expect_eq "signal handler: every stack through the signal frame to _start" \
 	'[["on_signal","__restore_rt","spin","main","__libc_start_call_main","__libc_start_main@GLIBC_2.2.5","_start"]]' \
 	"$(jq -c '[.stacks[] | select(.frames[0].function == "on_signal")
-		| [.frames[].function]] | unique' <<<"$r")"
+		| [.frames[] | select(.inlined | not) | .function]] | unique' <<<"$r")"
 expect_eq "signal handler: no stack cut" 0 "$(report_get "$r" .counters.stacks_cut)"
 expect_eq "signal handler: stacks_complete" true "$(report_get "$r" .stacks_complete)"
 
