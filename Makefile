@@ -105,6 +105,9 @@ NOFP_CFLAGS := -O2 -g -fomit-frame-pointer
 $(BUILD)/workloads/unwind: tests/workloads/unwind.cc $(BUILD)/workloads/libplugin.so
 	$(CXX) $(NOFP_CFLAGS) $< -o $@ -ldl
 
+$(BUILD)/workloads/sigalloc: tests/workloads/sigalloc.c | $(BUILD)/workloads
+	$(CC) $(NOFP_CFLAGS) $< -o $@
+
 $(BUILD)/workloads/twins-nofp: tests/workloads/twins.c tests/workloads/workload.h | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) $< -o $@
 

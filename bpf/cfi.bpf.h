@@ -23,6 +23,7 @@
 #include "events.bpf.h"
 #endif
 #include "alloctrace.h"
+#include "arch.bpf.h"
 #include "memo.bpf.h"
 
 /*
@@ -147,7 +148,8 @@ struct walk {
 	__u64 bp;
 	__u32 flags;
 	__u32 tgid;
-	bool done; /* reached the outermost frame */
+	bool done;	  /* reached the outermost frame */
+	bool interrupted; /* ip is where a signal came, not a return address */
 };
 
 /*
@@ -316,6 +318,30 @@ static __always_inline void frame_row(struct walk *w, __u64 pc, struct unwind_ro
 	}
 }
 
+/*
+ * The sigreturn trampoline: the handler returned to it with sp at the
+ * kernel's signal frame, which holds the interrupted registers. Its ip is
+ * not a return address: it is looked up as it is.
+ */
+static __always_inline long sigframe_step(struct walk *w)
+{
+	__u64 frame = w->sp;
+
+	if (stack_read(w->wc, frame + SIGFRAME_BP, 8, true))
+		goto cut;
+	memo_note_bp(w->memo, MEMO_BP_REPLACED);
+	w->bp = w->wc->got[0];
+	if (stack_read(w->wc, frame + SIGFRAME_SP, 16, false) || !w->wc->got[1])
+		goto cut;
+	w->sp = w->wc->got[0];
+	w->ip = w->wc->got[1];
+	w->interrupted = true;
+	return 0;
+cut:
+	w->flags |= STACK_CUT;
+	return 1;
+}
+
 static long unwind_step(__u32 i, struct walk *w)
 {
 	struct unwind_row row = {.kind = UNWIND_NONE};
@@ -327,7 +353,8 @@ static long unwind_step(__u32 i, struct walk *w)
 	w->st->ips[n] = w->ip;
 	w->st->nr = n + 1;
 	/* A return address may be the first byte of the next function: look up the call. */
-	frame_row(w, n ? w->ip - 1 : w->ip, &row);
+	frame_row(w, n && !w->interrupted ? w->ip - 1 : w->ip, &row);
+	w->interrupted = false;
 	switch (row.kind) {
 	case UNWIND_END:
 		w->done = true;
@@ -342,6 +369,8 @@ static long unwind_step(__u32 i, struct walk *w)
 	case UNWIND_CFA_PLT:
 		cfa = w->sp + 8 + ((w->ip & 15) >= (__u64)row.cfa_off ? 8 : 0);
 		break;
+	case UNWIND_SIGFRAME:
+		return sigframe_step(w);
 	default:
 		return frame_pointer_step(w);
 	}

@@ -30,12 +30,18 @@ struct {
 	__type(value, struct alloc_info);
 } pages SEC(".maps");
 
-/* The main thread's stack grows by faults too, but nobody allocated it. */
+/*
+ * Anonymous as the kernel means it (vma_is_anonymous()): no vm_ops. The
+ * kernel's own mappings have no file either but have ops, and are not the
+ * process's memory: the [vdso] a forked child faults in at its first
+ * time() (fork copies no page of it) and [vvar]. The main thread's stack
+ * grows by faults too, but nobody allocated it.
+ */
 static long vma_anonymous(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	bool *anon = data;
 
-	*anon = !vma->vm_file && !(vma->vm_flags & VM_GROWSDOWN);
+	*anon = !vma->vm_ops && !(vma->vm_flags & VM_GROWSDOWN);
 	return 0;
 }
 

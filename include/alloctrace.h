@@ -203,6 +203,12 @@ enum unwind_kind {
 	UNWIND_CFA_FP,	/* CFA = rbp + cfa_off */
 	UNWIND_CFA_PLT, /* a PLT stub: CFA = rsp + 8, or + 16 past its push */
 	UNWIND_END,	/* the outermost frame (_start, a thread's first) */
+	/*
+	 * The sigreturn trampoline (libc's __restore_rt, its CIE marked
+	 * 'S'): the interrupted registers are in the kernel's signal frame
+	 * at the CFA the handler returned to (bpf/arch.bpf.h), not in rules.
+	 */
+	UNWIND_SIGFRAME,
 };
 
 /* The return address is at CFA - 8; rbp, when saved, at CFA + 8 * rbp_off. */

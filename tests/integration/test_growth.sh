@@ -11,7 +11,7 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-require_built "$WL/growth" "$WL/bigmaps"
+require_built "$WL/growth" "$WL/bigmaps" "$WL/vdsofork"
 
 # pages_of REPORT FUNCTION: resident pages of the stacks through FUNCTION.
 pages_of() {
@@ -212,6 +212,37 @@ expect_eq "bigmaps: alerts at the addresses the mappings got" \
 		"$TMP/bigmaps.out" | sort | paste -sd ';')"
 expect_eq "bigmaps: four alerts" 4 "$(grep -c . "$TMP/bigmaps.truth")"
 expect_eq "bigmaps: no syscall tracepoint" "" "$(grep 'raw tracepoint sys_' "$TMP/bigmaps.err")"
+
+# A forked child's first time() and clock_gettime() fault in pages of the
+# kernel's [vdso] (fork copies none of it; glibc reads its symbols to bind
+# time()): not the child's memory. Its growth is child_pages's 8 pages and
+# the page clock_gettime's vDSO code touched first in vdso_touch, whose
+# stack starts in [vdso] and is walked with the vDSO's own CFI (by frame
+# pointers without it); every stack complete (issue 23, item 5).
+# child_report: the last report of the child once child_pages's 8 pages are in.
+child_report() {
+	jq -c 'select(.type == "report") | .processes[]? | select(.parent != null)
+		| select(([.stacks[] | select([.frames[].function] | index("child_pages"))
+			| .resident_pages] | add) == 8)' "$TMP/vdso.out" 2>/dev/null | tail -n 1
+}
+has_child_report() { [[ -n $(child_report) ]]; }
+mkdir -p "$TMP/vdso"
+start_tool vdso 120 --growth --follow-forks --format json -T 0 -i 1 -- "$WL/vdsofork" "$TMP/vdso"
+wait_for 60 has_child_report || fail "vdso child: report" "no report with its 8 pages in 60 s"
+touch "$TMP/vdso/done"
+wait_tool
+expect_tool_ok vdso
+r=$(child_report)
+expect_eq "vdso child: 9 pages resident, child_pages's and vdso_touch's" 9 \
+	"$(jq '[.stacks[].resident_pages] | add' <<<"$r")"
+expect_eq "vdso child: no page of dl_vdso_vsym's" 0 \
+	"$(jq '[.stacks[] | select([.frames[].function] | index("dl_vdso_vsym"))] | length' <<<"$r")"
+expect_eq "vdso child: the vDSO's first touch walked by its CFI, to _start" \
+	'[1,"[vdso]",[],["vdso_touch","main","__libc_start_call_main","__libc_start_main@GLIBC_2.2.5","_start"]]' \
+	"$(jq -c '[.stacks[] | select([.frames[].function] | index("vdso_touch"))][0]
+		| [.resident_pages, .frames[0].module, .stack_flags, [.frames[].function][-5:]]' <<<"$r")"
+expect_eq "vdso child: stacks_complete" true "$(report_get "$r" .stacks_complete)"
+expect_eq "vdso child: no stack cut" 0 "$(report_get "$r" .counters.stacks_cut)"
 
 run_tool bad 10 --growth --big-only --big 1M -- "$WL/growth" 0
 expect_eq "--growth with --big-only: command-line error" 2 "$RC"

@@ -8,7 +8,7 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-require_built "$WL/unwind" "$WL/libplugin.so" "$WL/target" "$WL/newdelete"
+require_built "$WL/unwind" "$WL/libplugin.so" "$WL/target" "$WL/newdelete" "$WL/sigalloc"
 
 # frames_of REPORT FUNCTION: the function names of the first stack whose
 # frames[0] is FUNCTION, as a compact JSON array.
@@ -73,6 +73,22 @@ expect_eq "C++ constructors: stack ends at _dl_start_user, not cut" '["_dl_start
 		| [.frames[-1].function, .stack_flags]' <<<"$r")"
 expect_eq "C++ program: no stack cut" 0 "$(report_get "$r" .counters.stacks_cut)"
 expect_eq "C++ program: stacks_complete" true "$(report_get "$r" .stacks_complete)"
+
+# Allocations in a signal handler (issue 23, item 4): the walk crosses the
+# kernel's signal frame at libc's __restore_rt to the function the signal
+# interrupted, spin(), and on to _start, as gdb does; no frame pointers.
+# (gcc's DWARF gives on_signal's allocation an inlined frame of on_signal
+# itself: the frames are compared without inlined ones.)
+run_tool sigalloc 60 --format json -T 0 -- "$WL/sigalloc"
+expect_tool_ok sigalloc || finish
+r=$(final_report "$TMP/sigalloc.out")
+expect_leak "$r" on_signal 12963 3 3
+expect_eq "signal handler: every stack through the signal frame to _start" \
+	'[["on_signal","__restore_rt","spin","main","__libc_start_call_main","__libc_start_main@GLIBC_2.2.5","_start"]]' \
+	"$(jq -c '[.stacks[] | select(.frames[0].function == "on_signal")
+		| [.frames[] | select(.inlined | not) | .function]] | unique' <<<"$r")"
+expect_eq "signal handler: no stack cut" 0 "$(report_get "$r" .counters.stacks_cut)"
+expect_eq "signal handler: stacks_complete" true "$(report_get "$r" .stacks_complete)"
 
 # Unwind tables too small for the libraries: said on stderr without -v,
 # counted in unwind_full, and the stacks are not called complete; the

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -339,22 +340,15 @@ static struct unwind_object *add_object(struct unwinder *u, char *key)
 	return &objs[u->nr_objs++];
 }
 
-/* Give @out the rows of the file behind @map, if it has any. */
-static void map_object(struct unwinder *u, pid_t pid, const struct mapping *map,
+/* Give @out the rows of object @elf mapped at @map, built once for all (@fd: its file or -1). */
+static void use_object(struct unwinder *u, Elf *elf, int fd, const struct mapping *map,
 		       struct unwind_mapping *out)
 {
 	struct unwind_object *obj = NULL;
 	uint64_t bias;
-	Elf *elf = NULL;
 	char *key = NULL;
-	int fd;
 
-	fd = mapping__open(pid, map);
-	if (fd == -ESTALE || fd == -ENOEXEC)
-		u->nr_unopened++;
-	if (fd >= 0)
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && !elf__load_bias(elf, map, &bias))
+	if (!elf__load_bias(elf, map, &bias))
 		key = object_key(elf, fd);
 	if (key) {
 		obj = find_object(u, key);
@@ -373,10 +367,61 @@ static void map_object(struct unwinder *u, pid_t pid, const struct mapping *map,
 		out->page_first = obj->page_first;
 		out->nr_pages = obj->nr_pages;
 	}
-	if (elf)
+}
+
+/* Give @out the rows of the file behind @map, if it has any. */
+static void map_object(struct unwinder *u, pid_t pid, const struct mapping *map,
+		       struct unwind_mapping *out)
+{
+	Elf *elf = NULL;
+	int fd;
+
+	fd = mapping__open(pid, map);
+	if (fd == -ESTALE || fd == -ENOEXEC)
+		u->nr_unopened++;
+	if (fd >= 0)
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		use_object(u, elf, fd, map, out);
 		elf_end(elf);
+	}
 	if (fd >= 0)
 		close(fd);
+}
+
+/* The size of our own [vdso], or 0. */
+static uint64_t own_vdso_size(void)
+{
+	struct proc_maps pm;
+	uint64_t size = 0;
+
+	if (proc_maps__read(getpid(), &pm))
+		return 0;
+	for (size_t i = 0; i < pm.nr && !size; i++)
+		if (pm.maps[i].path && !strcmp(pm.maps[i].path, "[vdso]"))
+			size = pm.maps[i].end - pm.maps[i].start;
+	proc_maps__release(&pm);
+	return size;
+}
+
+/*
+ * The vDSO is no file, but every 64-bit process of this kernel maps the
+ * same image, ours too (AT_SYSINFO_EHDR): its .eh_frame is read from our
+ * own copy, when the target's is the same size. Its build id keys it.
+ */
+static void map_vdso(struct unwinder *u, const struct mapping *map, struct unwind_mapping *out)
+{
+	char *image = (char *)getauxval(AT_SYSINFO_EHDR);
+	uint64_t size = map->end - map->start;
+	Elf *elf;
+
+	if (!image || map->pgoff || own_vdso_size() != size)
+		return;
+	elf = elf_memory(image, size);
+	if (elf) {
+		use_object(u, elf, -1, map, out);
+		elf_end(elf);
+	}
 }
 
 static uint64_t exec_layout(const struct proc_maps *pm)
@@ -468,6 +513,8 @@ int unwinder__add_process(struct unwinder *u, pid_t pid)
 		*out = (struct unwind_mapping){.start = map->start, .end = map->end};
 		if (mapping__is_file(map))
 			map_object(u, pid, map, out);
+		else if (map->path && !strcmp(map->path, "[vdso]"))
+			map_vdso(u, map, out);
 		proc->nr++;
 	}
 	proc_maps__release(&pm);

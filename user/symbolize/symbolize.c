@@ -90,6 +90,13 @@ static int symbolizer__lookup(struct symbolizer *s, uint64_t addr, struct frame_
 	}
 	frame.inlined = false;
 	frame__set_symbol(&frame, &s->strings, mo->obj, pc);
+	/*
+	 * No function before it: @addr is no return address but a signal
+	 * trampoline's first byte (libc's __restore_rt, whose CFI starts a
+	 * byte early so that unwinders find it at addr - 1).
+	 */
+	if (!frame.function && pc != addr)
+		frame__set_symbol(&frame, &s->strings, mo->obj, addr);
 	out[nr++] = frame;
 	return nr;
 }

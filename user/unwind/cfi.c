@@ -87,14 +87,22 @@ static void cfa_rule(Dwarf_Frame *f, struct unwind_row *row)
 	row->cfa_off = (int16_t)off;
 }
 
-/* The rule at one address, or a row of kind UNWIND_NONE. */
-static struct unwind_row frame_row(Dwarf_Frame *f)
+/*
+ * The rule at one address, or a row of kind UNWIND_NONE. A signal frame's
+ * rules are DWARF expressions over the kernel's frame, whose layout the
+ * walker knows (@signal: the CIE's 'S'): one kind says it all.
+ */
+static struct unwind_row frame_row(Dwarf_Frame *f, bool signal)
 {
 	struct unwind_row row = {.kind = UNWIND_NONE};
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
 	int64_t off;
 
+	if (signal) {
+		row.kind = UNWIND_SIGFRAME;
+		return row;
+	}
 	if (dwarf_frame_register(f, REG_RA, mem, &ops, &nops))
 		return row;
 	/* Undefined return address: the end of the chain, by the ABI. */
@@ -162,7 +170,7 @@ static int emit_fde(struct row_builder *b, Dwarf_CFI *cfi, uint64_t addr, uint64
 		/* After DW_CFA_restore_state libdw's start can precede @addr. */
 		end = 0;
 		dwarf_frame_info(f, &start, &end, &signal);
-		err = emit(b, addr, frame_row(f));
+		err = emit(b, addr, frame_row(f, signal));
 		free(f);
 		if (err)
 			return err;

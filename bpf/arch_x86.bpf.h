@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * x86-64's signal frame (arch/x86/include/asm/sigframe.h): the handler
+ * returns to the trampoline with its stack pointer at the frame's
+ * struct ucontext (uc_flags, uc_link, a 24-byte stack_t, then
+ * uc_mcontext, a struct sigcontext: r8-r15, rdi, rsi, rbp, rbx, rdx,
+ * rax, rcx, rsp, rip). The same offsets glibc's __restore_rt CFI gives.
+ */
+#ifndef ALLOCTRACE_ARCH_X86_BPF_H
+#define ALLOCTRACE_ARCH_X86_BPF_H
+
+#define SIGFRAME_MCONTEXT 40
+#define SIGFRAME_BP	  (SIGFRAME_MCONTEXT + 10 * 8)
+#define SIGFRAME_SP	  (SIGFRAME_MCONTEXT + 15 * 8)
+
+#endif
