@@ -29,7 +29,7 @@ FUZZ_SEEDS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/corpus/%/.stamp)
 # The user/ sources each target links: only what the parser needs.
 FUZZ_SRCS_procmaps := proc/procmaps.c
 FUZZ_SRCS_webconfig := lib/webconfig.c lib/log.c
-FUZZ_SRCS_options := cli/options.c probe/allocator.c probe/elfsym.c probe/linkmap.c \
+FUZZ_SRCS_options := cli/options.c cli/checks.c probe/allocator.c probe/elfsym.c probe/linkmap.c \
 		     proc/procmaps.c proc/mapfile.c lib/log.c lib/safeopen.c probe/placement.c \
 		     probe/x86_insn.c leakcheck/heuristics.c
 FUZZ_SRCS_elf := probe/elfsym.c lib/safeopen.c
