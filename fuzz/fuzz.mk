@@ -38,7 +38,7 @@ FUZZ_LIBS_options := -lelf
 FUZZ_SRCS_cfi := unwind/cfi.c unwind/cfi_check.c lib/util.c
 FUZZ_LIBS_elf := -lelf
 FUZZ_LIBS_cfi := -lelf -ldw
-FUZZ_SRCS_debugfile := symbolize/debugfile.c symbolize/strtab.c symbolize/demangle.c \
+FUZZ_SRCS_debugfile := symbolize/debugfile.c symbolize/strtab.c lib/hashmap.c symbolize/demangle.c \
 		       symbolize/debuginfod.c lib/safeopen.c lib/log.c lib/util.c
 FUZZ_LIBS_debugfile := -lelf -ldw -llzma -lz -lstdc++
 
