@@ -7,6 +7,8 @@
 # then alloctrace --leak-check itself, with the BPF side: at a launched
 # command's exit against valgrind's check at exit, and with -p (and
 # --comm) while the target waits.
+# test: serial (valgrind runs the code it reads: another run's uprobe there is an
+# int3 to it, and it dies of SIGTRAP)
 set -u
 source "$(dirname "$0")/../lib.sh"
 SCAN=$ROOT/build/tests/leakscan

@@ -4,6 +4,8 @@
 # of tests/workloads/forkleaks.c leak known amounts and exit before their
 # parent does; the run's summary counts every one of them, per function
 # exactly as valgrind memcheck (--trace-children=yes) finds them.
+# test: serial (valgrind runs the code it reads: another run's uprobe there is an
+# int3 to it, and it dies of SIGTRAP)
 set -u
 source "$(dirname "$0")/../lib.sh"
 

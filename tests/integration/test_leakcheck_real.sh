@@ -14,6 +14,8 @@
 #   which frees glibc's own buffers: with --run-libc-freeres=no the totals
 #   are equal; with it, they are the tool's minus the blocks that glibc
 #   allocated for the subsystems __libc_freeres frees.
+# test: serial (valgrind runs the code it reads: another run's uprobe there is an
+# int3 to it, and it dies of SIGTRAP)
 set -u
 source "$(dirname "$0")/../lib.sh"
 

@@ -5,6 +5,8 @@
 # constructors run, at startup and at dlopen, and makes any other thread
 # wait in the probe; -p makes a process's tables before it attaches its
 # allocator probes.
+# test: serial (valgrind runs the code it reads: another run's uprobe there is an
+# int3 to it, and it dies of SIGTRAP)
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
