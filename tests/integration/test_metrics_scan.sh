@@ -16,6 +16,11 @@ LC_PORT=$(free_port)
 # benchmark's figure (bench/scrape.sh: the host's max 102 ms, p99 58 ms),
 # not asserted here, where a TCG guest is 3-5x slower and shared; each
 # scrape is allowed 10 s so that only a server that stops answering fails.
+# published: one scrape of the endpoint answered 200 with a body.
+published() {
+	[[ $(python3 "$LOAD" scrape "http://127.0.0.1:$LC_PORT/metrics" 0.01 0.1 2>/dev/null) == *" ok 1 "* ]]
+}
+
 mkfifo "$TMP/big.in"
 sleep 300 >"$TMP/big.in" &
 track $!
@@ -27,6 +32,9 @@ start_tool leakcheck 300 --leak-check -T 0 --format json -i 1 --listen "127.0.0.
 if wait_tracing leakcheck 90; then
 	echo go >"$TMP/big.in"
 	wait_for 150 grep -q "^tick 1$" "$TMP/big.ticks" || fail "leak check: target" "no tick in 150 s"
+	# Until the first report, the endpoint answers 503 (Retry-After: 1); in
+	# a TCG guest that report, with its 256 MB scan, can come after the tick.
+	wait_for 150 published || fail "leak check: first report" "no 200 for /metrics in 150 s"
 	got=$(SCRAPE_TIMEOUT=10 python3 "$LOAD" scrape "http://127.0.0.1:$LC_PORT/metrics" 15 0.1 \
 		2>"$TMP/lc.scrape-err")
 	echo "# scrapes during leak checks: $got"
