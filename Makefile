@@ -36,6 +36,15 @@ BUILD := build
 OBJ := $(BUILD)/obj
 TOOL := alloctrace
 
+# build/ and ./alloctrace hold one ARCH's build (build/.arch; a tree of
+# before it is the host's): another ARCH's is refused, not mixed in.
+BUILT_ARCH := $(or $(shell cat $(BUILD)/.arch 2>/dev/null),$(if $(wildcard $(OBJ)),$(HOST_ARCH)))
+ifneq ($(filter-out $(ARCH),$(BUILT_ARCH)),)
+ifneq ($(filter-out deps clean print-%,$(or $(MAKECMDGOALS),all)),)
+$(error build/ holds the ARCH=$(BUILT_ARCH) build: make clean first, or build ARCH=$(ARCH) in another worktree)
+endif
+endif
+
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
@@ -51,9 +60,11 @@ LDLIBS := -lbpf $(CORE_LDLIBS) -lpthread -lmicrohttpd -lcrypt
 # The loader's rooms, one job each (docs/ARCHITECTURE.md). The core is
 # plain C that links and is unit-tested without libbpf; only app/ (the
 # session) and bpf/ (programs, maps, probes) talk to the kernel's BPF.
-CORE_ROOMS := lib cli probe proc unwind symbolize analysis report export leakcheck
+CORE_ROOMS := lib arch cli probe proc unwind symbolize analysis report export leakcheck
 LOADER_ROOMS := bpf app
-CORE_SRCS := $(sort $(wildcard $(CORE_ROOMS:%=user/%/*.c)))
+# Of user/arch/, the shared files and ARCH's own arch_$(ARCH).c.
+ARCH_OTHERS := $(filter-out user/arch/arch_$(ARCH).c,$(wildcard user/arch/arch_*.c))
+CORE_SRCS := $(filter-out $(ARCH_OTHERS),$(sort $(wildcard $(CORE_ROOMS:%=user/%/*.c))))
 LOADER_SRCS := $(sort $(wildcard $(LOADER_ROOMS:%=user/%/*.c)))
 CORE_OBJS := $(CORE_SRCS:user/%.c=$(OBJ)/%.o)
 LOADER_OBJS := $(LOADER_SRCS:user/%.c=$(OBJ)/%.o)
@@ -74,11 +85,14 @@ WORKLOADS := $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
 WORKLOAD_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline -pthread
 
 .PHONY: all deps check unit integration demo install clean tests format vmtest \
-	print-format-files print-core-rooms format-check
+	print-format-files print-core-rooms print-arch-others format-check
 all: $(TOOL)
 
 $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
 	mkdir -p $@
+
+$(BUILD)/.arch: | $(BUILD)
+	echo $(ARCH) >$@
 
 $(BUILD)/alloctrace.bpf.o: bpf/alloctrace.bpf.c | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -86,7 +100,7 @@ $(BUILD)/alloctrace.bpf.o: bpf/alloctrace.bpf.c | $(BUILD)
 $(BUILD)/alloctrace.skel.h: $(BUILD)/alloctrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name alloctrace_bpf > $@
 
-$(OBJ)/%.o: user/%.c
+$(OBJ)/%.o: user/%.c | $(BUILD)/.arch
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -216,9 +230,13 @@ include tests/workloads/allocators.mk
 include bench/bench.mk
 include fuzz/fuzz.mk
 
-# For tests/static/test_layers.sh: the rooms it checks.
+# For tests/static/test_layers.sh: the rooms it checks, and the files
+# another ARCH's compiler reads.
 print-core-rooms:
 	@echo $(CORE_ROOMS)
+
+print-arch-others:
+	@echo $(ARCH_OTHERS)
 
 format-check:
 	@./tests/static/test_format.sh | tee /dev/stderr | grep -q '^ok'
