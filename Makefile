@@ -199,10 +199,11 @@ check: tests fuzz-build unit-asan tool-asan
 	TEST_JOBS='$(J)' TEST_ONLY='$(T)' TEST_VERBOSE='$(V)' ./tests/run.sh
 
 # The suite in a QEMU guest on one of Debian's kernels (KERNEL=6.1 or 6.12),
-# with what check builds.
+# with what check builds; ARCH=arm64 boots Debian's arm64 kernel on an
+# arm64 userland (scripts/vmtest/arch-arm64.sh).
 KERNEL ?= 6.1
 vmtest: tests fuzz-build unit-asan tool-asan
-	./scripts/vmtest.sh run $(KERNEL)
+	VMTEST_ARCH=$(ARCH) ./scripts/vmtest.sh run $(KERNEL)
 
 demo: $(TOOL) $(BUILD)/workloads/leaky
 	./scripts/demo.sh

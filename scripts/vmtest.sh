@@ -10,15 +10,25 @@
 #
 # VERSION is a kernel series, 6.1 (Debian 12) or 6.12 (Debian 12 backports,
 # Debian 13); the newest package of that series in the apt index is used.
-# The guest sees the host's / read-only under a tmpfs overlay (so the
-# worktree is there, writable, at the same path) and writes its output to
-# build/vmtest/VERSION/out/ over a second, writable share. Ends with the
+# VMTEST_ARCH (x86 or arm64, make's ARCH; default the host's) chooses the
+# guest: scripts/vmtest/arch-ARCH.sh. An x86-64 guest sees the host's /
+# read-only under a tmpfs overlay (so the worktree is there, writable, at
+# the same path); an arm64 guest runs on an arm64 Debian userland of its
+# own, with the worktree (built by make ARCH=arm64) overlaid at the same
+# path. Either writes its output to build/vmtest/[arm64/]VERSION/out/ over
+# a writable share. Ends with the
 # suite's "N passed, N failed" line; exits non-zero if anything failed,
 # the guest did not finish, or it ran past VMTEST_TIMEOUT seconds.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VMTEST_ARCH=${VMTEST_ARCH:-$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')}
+[[ -f $ROOT/scripts/vmtest/arch-$VMTEST_ARCH.sh ]] || {
+	echo "vmtest: no guest for VMTEST_ARCH=$VMTEST_ARCH (x86 or arm64)" >&2
+	exit 1
+}
 VMDIR=$ROOT/build/vmtest
+[[ $VMTEST_ARCH == x86 ]] || VMDIR+=/$VMTEST_ARCH
 VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-5400}
 VMTEST_MEM=${VMTEST_MEM:-3G}
 VMTEST_CPUS=${VMTEST_CPUS:-2}
@@ -43,20 +53,24 @@ die() {
 	exit 1
 }
 
-# package_for VERSION: the newest unsigned amd64 kernel package of that
-# series that apt can install (Debian's names: linux-image-6.1.0-56-amd64-
-# unsigned, linux-image-6.12.117+deb12-amd64-unsigned).
+# shellcheck source-path=SCRIPTDIR source=vmtest/arch-x86.sh
+. "$ROOT/scripts/vmtest/arch-$VMTEST_ARCH.sh"
+
+# package_for VERSION: the newest unsigned kernel package of that series
+# for the guest's architecture that apt can install (Debian's names:
+# linux-image-6.1.0-56-amd64-unsigned, linux-image-6.12.117+deb12-arm64-
+# unsigned).
 package_for() {
 	local series=${1//./\\.} pkg best="" bestver="" ver
-	for pkg in $(apt-cache search --names-only \
-		"^linux-image-$series\.[0-9.-]+(\+deb[0-9]+)?-amd64-unsigned\$" | cut -d' ' -f1); do
-		ver=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
+	for pkg in $(arch_apt apt-cache search --names-only \
+		"^linux-image-$series\.[0-9.-]+(\+deb[0-9]+)?-$DEB_ARCH-unsigned\$" | cut -d' ' -f1); do
+		ver=$(arch_apt apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
 		[[ -n $ver && $ver != "(none)" ]] || continue
 		if [[ -z $best ]] || dpkg --compare-versions "$ver" gt "$bestver"; then
 			best=$pkg bestver=$ver
 		fi
 	done
-	[[ -n $best ]] || die "no package linux-image-$1.*-amd64-unsigned in the apt index (run apt-get update)"
+	[[ -n $best ]] || die "no package linux-image-$1.*-$DEB_ARCH-unsigned in the apt index (run apt-get update)"
 	echo "$best"
 }
 
@@ -68,7 +82,7 @@ fetch() {
 	pkg=$(package_for "$1")
 	echo "vmtest: fetching $pkg"
 	mkdir -p "$VMDIR/debs" "$dir"
-	(cd "$VMDIR/debs" && apt-get download -q "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+	(cd "$VMDIR/debs" && arch_apt apt-get download "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
 	rm -rf "$dir/root.tmp"
 	dpkg -x "$VMDIR/debs/${pkg}"_*.deb "$dir/root.tmp"
 	mv "$dir/root.tmp" "$dir/root"
@@ -102,7 +116,7 @@ initramfs() {
 	moddir=$(echo "$dir"/root/lib/modules/*)
 	rm -rf "$tree"
 	mkdir -p "$tree/bin" "$tree/modules"
-	cp /bin/busybox "$tree/bin/busybox"
+	cp "$(arch_busybox)" "$tree/bin/busybox"
 	cp "$ROOT/scripts/vmtest/init" "$tree/init"
 	# shellcheck disable=SC2086 # the list is meant to split
 	module_order "$moddir" $GUEST_MODULES | awk '!seen[$0]++' | while read -r file; do
@@ -115,14 +129,9 @@ initramfs() {
 	rm -rf "$tree"
 }
 
-# accel: KVM where it runs a stock kernel; the nested paravirtual kvm_pvm
-# does not (emulation errors), so TCG there.
+# accel: kvm or tcg, as the guest's architecture and the host allow.
 accel() {
-	if [[ -w /dev/kvm && ! -e /sys/module/kvm_pvm ]]; then
-		echo kvm
-	else
-		echo tcg
-	fi
+	arch_accel
 }
 
 # accel_opts: TCG with a host thread per guest CPU (multi-threaded TCG),
@@ -139,20 +148,20 @@ accel_opts() {
 
 # boot VERSION OUT: run the guest until it powers off, or kill it at the
 # limit; as timeout(1) itself, so that a signal to this process reaches
-# QEMU. no_timer_check: under TCG on a loaded host the kernel's check of
-# the IO-APIC timer can miss its ticks and panic ("IO-APIC + timer doesn't
-# work!"), as a 6.1 guest did here at a load average of 18.
+# QEMU. The shares: the guest's root, read-only; the output; and where the
+# root is not the host's, the worktree, read-only (init overlays both).
 boot() {
-	local dir=$VMDIR/$1 out=$2
-	exec timeout -k 10 "$VMTEST_TIMEOUT" qemu-system-x86_64 \
-		-accel "$(accel_opts)" -cpu max -smp "$VMTEST_CPUS" -m "$VMTEST_MEM" \
-		-nographic -no-reboot -monitor none -serial "file:$out/console.log" \
-		-kernel "$(echo "$dir"/root/boot/vmlinuz-*)" -initrd "$dir/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=3 no_timer_check vmtest.root=$ROOT vmtest.out=$out" \
-		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+	local dir=$VMDIR/$1 out=$2 root tree=()
+	root=$(arch_root)
+	# shellcheck disable=SC2054 # QEMU's options are comma-separated
+	[[ $root == / ]] || tree=(-fsdev "local,id=tree,path=$ROOT,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=tree,mount_tag=tree)
+	OUT_DIR=$out arch_qemu "$(echo "$dir"/root/boot/vmlinuz-*)" "$dir/initramfs.gz" \
+		"panic=-1 quiet loglevel=3 vmtest.root=$ROOT vmtest.out=$out vmtest.tree=${#tree[@]}" \
+		-fsdev "local,id=hostroot,path=$root,security_model=none,readonly=on,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev "local,id=out,path=$out,security_model=none" \
-		-device virtio-9p-pci,fsdev=out,mount_tag=out
+		-device virtio-9p-pci,fsdev=out,mount_tag=out "${tree[@]}"
 }
 
 # watch_boot OUT PID: stop the guest (PID) when it has not started the
@@ -175,6 +184,7 @@ watch_boot() {
 run() {
 	local dir=$VMDIR/$1 out=$VMDIR/$1/out start rc=0 status
 	[[ -x $ROOT/alloctrace ]] || die "build first: make all tests"
+	arch_prepare
 	fetch "$1"
 	initramfs "$1"
 	if (($# > 1)); then
@@ -232,6 +242,7 @@ run() {
 case ${1:-} in
 fetch)
 	shift
+	arch_prepare
 	for v in "$@"; do fetch "$v"; done
 	;;
 run)
