@@ -62,11 +62,11 @@ bool alloc_func_releases(enum alloc_func func)
 static void place_probe(struct elf_file *ef, uint64_t vaddr, enum alloc_func func,
 			struct placement *out)
 {
+#if defined(__x86_64__)
 	struct placement_need need = {
 	    .nr_args = funcs[func].nr_args,
 	    .keep_sp = alloc_func_has_return_probe(func),
 	};
-#if defined(__x86_64__)
 	uint8_t code[PLACEMENT_CODE_MAX];
 	long len = elf_file__read(ef, vaddr, code, sizeof(code));
 
