@@ -32,6 +32,7 @@
 #define ARCH_WALKS_CFI 1
 #endif
 #if !defined(HAS_LINK_REGISTER)
+#define HAS_LINK_REGISTER     0
 #define PT_REGS_LR(regs)      0
 #define PT_REGS_LR_CORE(regs) 0
 #endif

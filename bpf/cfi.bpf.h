@@ -303,21 +303,24 @@ static __always_inline long caller_from_lr(struct walk *w)
  * the return address in the word after (x86-64: at CFA - 16 and - 8):
  * one read for both.
  */
-static __always_inline long read_caller(struct walk *w, __u64 cfa, const struct unwind_row *row)
+static __always_inline long read_caller(struct walk *w, __u64 cfa, __s64 fp_off, __s64 ra_off)
 {
-	__s64 fp_off = row->fp_off, ra_off = row->ra_off;
+	/* Addresses, not offsets, live across the reads: the walk's stack is at the verifier's
+	 * limit. */
+	__u64 fp_at = cfa + fp_off * 8;
 
 	if (ra_off == UNWIND_RA_RECORD)
 		ra_off = fp_off + 1;
 	if (fp_off && ra_off == fp_off + 1) {
-		if (stack_read(w->wc, cfa + fp_off * 8, 16, true))
+		if (stack_read(w->wc, fp_at, 16, true))
 			return -1;
 		memo_note_bp(w->memo, MEMO_BP_REPLACED);
 		w->bp = w->wc->got[0];
 		w->ip = STRIP_RA(w->wc->got[1]);
 		return 0;
 	}
-	if (ra_off == UNWIND_RA_LR) {
+	/* Compiled out where no row says so (no link register). */
+	if (HAS_LINK_REGISTER && ra_off == UNWIND_RA_LR) {
 		if (caller_from_lr(w))
 			return -1;
 	} else if (stack_read(w->wc, cfa + ra_off * 8, 8, false)) {
@@ -325,12 +328,12 @@ static __always_inline long read_caller(struct walk *w, __u64 cfa, const struct 
 	} else {
 		w->ip = STRIP_RA(w->wc->got[0]);
 	}
-	if (fp_off) {
-		if (stack_read(w->wc, cfa + fp_off * 8, 8, true))
-			return -1;
-		memo_note_bp(w->memo, MEMO_BP_REPLACED);
-		w->bp = w->wc->got[0];
-	}
+	if (fp_at == cfa)
+		return 0;
+	if (stack_read(w->wc, fp_at, 8, true))
+		return -1;
+	memo_note_bp(w->memo, MEMO_BP_REPLACED);
+	w->bp = w->wc->got[0];
 	return 0;
 }
 
@@ -417,7 +420,7 @@ static long unwind_step(__u32 i, struct walk *w)
 	default:
 		return frame_pointer_step(w);
 	}
-	if (read_caller(w, cfa, &row)) {
+	if (read_caller(w, cfa, row.fp_off, row.ra_off)) {
 		w->flags |= STACK_CUT;
 		return 1;
 	}

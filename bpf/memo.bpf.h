@@ -264,7 +264,8 @@ static __always_inline void memo_bp_used(struct walk_cache *wc, struct stack_mem
 	if (word == BP_NOTED)
 		return;
 	off = (word - BP_WORD(0)) & (STACK_WINDOW - 1);
-	remember(memo, off, *(__u64 *)&wc->window[off]);
+	/* One aligned load, not eight: remember() gives up on an unaligned @off anyway. */
+	remember(memo, off, ((__u64 *)wc->window)[off / 8]);
 	wc->bp_word = BP_NOTED;
 }
 
