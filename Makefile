@@ -135,7 +135,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) -shared -nostdlib -Wl,--eh-frame-hdr -Wl,-e,0x1028 tests/unit/cfi_fixture.S \
 		-o $*/cfi_entry.so
 
-$(BUILD)/tests/test_cfi: $(BUILD)/tests/cfi_fixture.so
+# arm64's, assembled for arm64 on any host (binutils-aarch64-linux-gnu):
+# a table is built for the traced program's machine, not the loader's.
+AARCH64_BINUTILS ?= aarch64-linux-gnu-
+$(BUILD)/tests/cfi_arm64.so: tests/unit/cfi_arm64.s | $(BUILD)/tests
+	$(AARCH64_BINUTILS)as $< -o $(@:.so=.o)
+	$(AARCH64_BINUTILS)ld -shared --eh-frame-hdr -Ttext=0x1000 $(@:.so=.o) -o $@
+
+$(BUILD)/tests/test_cfi: $(BUILD)/tests/cfi_fixture.so $(BUILD)/tests/cfi_arm64.so
 
 $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(BUILD)/workloads
 	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl

@@ -307,8 +307,10 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 		/* realloc(p, 0) may free p and return NULL: a success. */
 		settle_old_block(&rec, &o, addr || (!rec.size && !func_maps(func)));
 	if (addr) {
-		struct user_regs regs = {
-		    .ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx)};
+		struct user_regs regs = {.ip = PT_REGS_IP(ctx),
+					 .sp = PT_REGS_SP(ctx),
+					 .bp = PT_REGS_FP(ctx),
+					 .lr = PT_REGS_LR(ctx)};
 
 		record_alloc(ctx, &regs, &o, pid_tgid, addr, rec.size, func,
 			     sampled(found, rec.size));
@@ -446,6 +448,7 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
 	user.ip = PT_REGS_IP_CORE(regs);
 	user.sp = PT_REGS_SP_CORE(regs);
 	user.bp = PT_REGS_FP_CORE(regs);
+	user.lr = PT_REGS_LR_CORE(regs);
 	/* --growth counts pages, not blocks: its mappings are alerts only. */
 	record_alloc(ctx, &user, &o, pid_tgid, addr, size, rec->func,
 		     rec->func != FUNC_BRK && !cfg.growth);
@@ -503,6 +506,7 @@ int BPF_PROG(big_map_search, unsigned long found, struct vm_unmapped_area_info *
 	user.ip = PT_REGS_IP_CORE(regs);
 	user.sp = PT_REGS_SP_CORE(regs);
 	user.bp = PT_REGS_FP_CORE(regs);
+	user.lr = PT_REGS_LR_CORE(regs);
 	record_alloc(ctx, &user, &o, pid_tgid, found, size, func, false);
 	return 0;
 }
@@ -525,6 +529,7 @@ int BPF_PROG(page_fault, unsigned long address, struct pt_regs *regs, unsigned l
 	user.ip = PT_REGS_IP_CORE(regs);
 	user.sp = PT_REGS_SP_CORE(regs);
 	user.bp = PT_REGS_FP_CORE(regs);
+	user.lr = PT_REGS_LR_CORE(regs);
 	page_record(&o, address, capture_stack(ctx, &user, &ev->stack, false), (__u32)pid_tgid);
 	return 0;
 }

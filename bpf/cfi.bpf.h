@@ -2,7 +2,8 @@
 /*
  * CFI unwinding: walk a user stack with the unwind rows the loader made
  * from .eh_frame (user/unwind/, loaded by user/bpf/unwinder.c), reading
- * the stack through the walk cache's window (memo.bpf.h). x86-64 only.
+ * the stack through the walk cache's window (memo.bpf.h). What differs
+ * between architectures is in arch_<name>.bpf.h (arch.bpf.h): x86-64, arm64.
  */
 #ifndef ALLOCTRACE_CFI_BPF_H
 #define ALLOCTRACE_CFI_BPF_H
@@ -131,7 +132,7 @@ static __always_inline void forget_unwind_table(__u32 tgid)
 	memo_forget_all();
 }
 
-#if defined(__TARGET_ARCH_x86)
+#if defined(ARCH_WALKS_CFI)
 /* A stack walk in progress, shared with the per-frame bpf_loop callback. */
 struct walk {
 	struct stack_trace *st;
@@ -145,11 +146,19 @@ struct walk {
 	struct stack_memo *memo;
 	__u64 ip;
 	__u64 sp;
-	__u64 bp;
+	__u64 bp; /* the frame pointer: rbp, x29 */
+	__u64 lr; /* the link register, where known (lr_known) */
 	__u32 flags;
 	__u32 tgid;
 	bool done;	  /* reached the outermost frame */
 	bool interrupted; /* ip is where a signal came, not a return address */
+	/*
+	 * lr holds the frame's link register: the registers' at the first
+	 * frame (lr_from_regs), the signal frame's after a sigreturn
+	 * trampoline. A caller's is lost: its call wrote the callee's.
+	 */
+	bool lr_known;
+	bool lr_from_regs;
 };
 
 /*
@@ -256,7 +265,11 @@ static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 	return true;
 }
 
-/* Code without CFI: trust rbp to point at the saved rbp and return address. */
+/*
+ * Code without CFI: trust the frame pointer to point at a frame record,
+ * the caller's frame pointer and the return address (x86-64's push rbp
+ * after the call, arm64's stp x29, x30).
+ */
 static __always_inline long frame_pointer_step(struct walk *w)
 {
 	memo_bp_used(w->wc, w->memo);
@@ -267,35 +280,60 @@ static __always_inline long frame_pointer_step(struct walk *w)
 	w->flags |= STACK_FP;
 	w->sp = w->bp + 16;
 	w->bp = w->wc->got[0];
-	w->ip = w->wc->got[1];
+	w->ip = STRIP_RA(w->wc->got[1]);
+	w->lr_known = false;
 	w->done = !w->ip;
 	return w->done;
 }
 
+/* The return address still in the link register (UNWIND_RA_LR). */
+static __always_inline long caller_from_lr(struct walk *w)
+{
+	if (!w->lr_known)
+		return -1;
+	if (w->lr_from_regs)
+		w->memo->lr_used = 1;
+	w->ip = STRIP_RA(w->lr);
+	return 0;
+}
+
 /*
- * The return address at CFA - 8 and, where the row says it was saved, the
- * caller's rbp; most frames that save it keep it right below, at CFA - 16:
+ * The return address and, where the row says it was saved, the caller's
+ * frame pointer. Most frames that save both keep them as a frame record,
+ * the return address in the word after (x86-64: at CFA - 16 and - 8):
  * one read for both.
  */
-static __always_inline long read_caller(struct walk *w, __u64 cfa, __s8 rbp_off)
+static __always_inline long read_caller(struct walk *w, __u64 cfa, __s64 fp_off, __s64 ra_off)
 {
-	if (rbp_off == -2) {
-		if (stack_read(w->wc, cfa - 16, 16, true))
+	/* Addresses, not offsets, live across the reads: the walk's stack is at the verifier's
+	 * limit. */
+	__u64 fp_at = cfa + fp_off * 8;
+
+	if (ra_off == UNWIND_RA_RECORD)
+		ra_off = fp_off + 1;
+	if (fp_off && ra_off == fp_off + 1) {
+		if (stack_read(w->wc, fp_at, 16, true))
 			return -1;
 		memo_note_bp(w->memo, MEMO_BP_REPLACED);
 		w->bp = w->wc->got[0];
-		w->ip = w->wc->got[1];
+		w->ip = STRIP_RA(w->wc->got[1]);
 		return 0;
 	}
-	if (stack_read(w->wc, cfa - 8, 8, false))
-		return -1;
-	w->ip = w->wc->got[0];
-	if (rbp_off) {
-		if (stack_read(w->wc, cfa + rbp_off * 8, 8, true))
+	/* Compiled out where no row says so (no link register). */
+	if (HAS_LINK_REGISTER && ra_off == UNWIND_RA_LR) {
+		if (caller_from_lr(w))
 			return -1;
-		memo_note_bp(w->memo, MEMO_BP_REPLACED);
-		w->bp = w->wc->got[0];
+	} else if (stack_read(w->wc, cfa + ra_off * 8, 8, false)) {
+		return -1;
+	} else {
+		w->ip = STRIP_RA(w->wc->got[0]);
 	}
+	if (fp_at == cfa)
+		return 0;
+	if (stack_read(w->wc, fp_at, 8, true))
+		return -1;
+	memo_note_bp(w->memo, MEMO_BP_REPLACED);
+	w->bp = w->wc->got[0];
 	return 0;
 }
 
@@ -327,8 +365,16 @@ static __always_inline long sigframe_step(struct walk *w)
 {
 	__u64 frame = w->sp;
 
+#if defined(SIGFRAME_LR)
+	if (stack_read(w->wc, frame + SIGFRAME_BP, 16, true))
+		goto cut;
+	w->lr = w->wc->got[1];
+	w->lr_known = true;
+	w->lr_from_regs = false;
+#else
 	if (stack_read(w->wc, frame + SIGFRAME_BP, 8, true))
 		goto cut;
+#endif
 	memo_note_bp(w->memo, MEMO_BP_REPLACED);
 	w->bp = w->wc->got[0];
 	if (stack_read(w->wc, frame + SIGFRAME_SP, 16, false) || !w->wc->got[1])
@@ -367,17 +413,18 @@ static long unwind_step(__u32 i, struct walk *w)
 		cfa = w->bp + row.cfa_off * 8;
 		break;
 	case UNWIND_CFA_PLT:
-		cfa = w->sp + 8 + ((w->ip & 15) >= (__u64)row.cfa_off ? 8 : 0);
+		cfa = PLT_CFA(w->sp, w->ip, row.cfa_off);
 		break;
 	case UNWIND_SIGFRAME:
 		return sigframe_step(w);
 	default:
 		return frame_pointer_step(w);
 	}
-	if (read_caller(w, cfa, row.rbp_off)) {
+	if (read_caller(w, cfa, row.fp_off, row.ra_off)) {
 		w->flags |= STACK_CUT;
 		return 1;
 	}
+	w->lr_known = false;
 	w->sp = cfa;
 	w->done = !w->ip;
 	return w->done;
@@ -397,6 +444,9 @@ static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_
 	    .ip = regs->ip,
 	    .sp = regs->sp,
 	    .bp = regs->bp,
+	    .lr = regs->lr,
+	    .lr_known = true,
+	    .lr_from_regs = true,
 	    .tgid = bpf_get_current_pid_tgid() >> 32,
 	    .wc = wc,
 	    .memo = memo,

@@ -34,7 +34,7 @@
 /* stack_memo.nr_words of a walk that cannot be remembered: past MEMO_WORDS, no count. */
 #define MEMO_UNUSABLE 255
 /*
- * walk_cache.bp_word: the walk's rbp is the registers', or was restored
+ * walk_cache.bp_word: the walk's frame pointer is the registers', or was restored
  * from a stack word already in the memo, or from the word at window offset
  * off (BP_WORD(off)), which goes into the memo only if a frame uses it.
  */
@@ -46,8 +46,8 @@
 #define MEMO_SEED  0xcbf29ce484222325ULL
 
 /*
- * What the walk did with rbp first. A walk that read it as the registers
- * had it is right only for that rbp; one that restored it from the stack
+ * What the walk did with the frame pointer (bp) first. A walk that read it as the registers
+ * had it is right only for that bp; one that restored it from the stack
  * before any rule read it does not depend on it.
  */
 enum memo_bp {
@@ -56,17 +56,23 @@ enum memo_bp {
 	MEMO_BP_REPLACED,
 };
 
-/* Where a stack walk starts: the user registers at a probe or a syscall. */
+/*
+ * Where a stack walk starts: the user registers at a probe or a syscall.
+ * bp is the frame pointer (rbp, x29); lr the link register where there is
+ * one (arm64's x30, PT_REGS_LR() in arch.bpf.h), else 0.
+ */
 struct user_regs {
 	__u64 ip;
 	__u64 sp;
 	__u64 bp;
+	__u64 lr;
 };
 
 struct stack_memo {
 	__u64 ip;
 	__u64 sp;
 	__u64 bp;
+	__u64 lr;
 	__u64 stamp; /* memo_stamp() of walk_gen when walked, or MEMO_EMPTY */
 	__u64 stack_id;
 	__u64 sum;		 /* hash of the words read, in order */
@@ -74,6 +80,7 @@ struct stack_memo {
 	__u8 nr_words;		 /* words read so far, or MEMO_UNUSABLE */
 	__u8 flags;		 /* the stack's STACK_* flags */
 	__u8 bp_use;		 /* enum memo_bp */
+	__u8 lr_used;		 /* a frame's return address was the registers' lr */
 	__u16 words[MEMO_WORDS]; /* each word read, as its offset from sp in words */
 };
 
@@ -89,7 +96,7 @@ struct walk_cache {
 	__u64 win_hi;
 	__u64 got[2];			/* what the last stack_read() read */
 	__u32 slot;			/* the memo of the walk in progress */
-	__u32 bp_word;			/* where the walk's rbp came from: BP_FROM_REGS, ... */
+	__u32 bp_word;			/* where the walk's bp came from: BP_FROM_REGS, ... */
 	__u8 window[STACK_WINDOW + 16]; /* + the widest read past an offset */
 	struct stack_memo memo[MEMO_SLOTS];
 };
@@ -146,7 +153,7 @@ static __always_inline bool memo_usable(const struct stack_memo *memo)
 	return memo->nr_words && memo->nr_words <= MEMO_WORDS;
 }
 
-/* The walk read rbp (MEMO_BP_DEPENDS) or restored it (MEMO_BP_REPLACED): the first counts. */
+/* The walk read bp (MEMO_BP_DEPENDS) or restored it (MEMO_BP_REPLACED): the first counts. */
 static __always_inline void memo_note_bp(struct stack_memo *memo, enum memo_bp how)
 {
 	if (memo->bp_use == MEMO_BP_UNTOUCHED)
@@ -210,8 +217,8 @@ static __always_inline void remember(struct stack_memo *memo, __u64 off, __u64 v
 /*
  * Read @size (8 or 16) bytes of the stack at @addr into wc->got, through
  * the window, and note them in the walk's memo. @bp_first: the first word
- * is the caller's rbp, noted only once a frame uses it (memo_bp_used()):
- * code without frame pointers keeps data in rbp, which differs from call
+ * is the caller's frame pointer, noted only once a frame uses it (memo_bp_used()):
+ * code without frame pointers keeps data in it, which differs from call
  * to call and would make every memo miss. A global function: the
  * verifier checks its paths once, not again at every frame of every walk.
  */
@@ -245,7 +252,7 @@ __noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size, bool bp
 	return 0;
 }
 
-/* A frame uses the walk's rbp: the memo must hold what it came from. */
+/* A frame uses the walk's bp: the memo must hold what it came from. */
 static __always_inline void memo_bp_used(struct walk_cache *wc, struct stack_memo *memo)
 {
 	__u32 word = wc->bp_word, off;
@@ -257,7 +264,8 @@ static __always_inline void memo_bp_used(struct walk_cache *wc, struct stack_mem
 	if (word == BP_NOTED)
 		return;
 	off = (word - BP_WORD(0)) & (STACK_WINDOW - 1);
-	remember(memo, off, *(__u64 *)&wc->window[off]);
+	/* One aligned load, not eight: remember() gives up on an unaligned @off anyway. */
+	remember(memo, off, ((__u64 *)wc->window)[off / 8]);
 	wc->bp_word = BP_NOTED;
 }
 
@@ -275,8 +283,8 @@ static __always_inline struct stack_memo *memo_slot(struct walk_cache *wc,
 /* Empty @memo for a walk from @regs about to fill it. */
 static __always_inline void memo_start(struct stack_memo *memo, const struct user_regs *regs)
 {
-	*memo =
-	    (struct stack_memo){.ip = regs->ip, .sp = regs->sp, .bp = regs->bp, .sum = MEMO_SEED};
+	*memo = (struct stack_memo){
+	    .ip = regs->ip, .sp = regs->sp, .bp = regs->bp, .lr = regs->lr, .sum = MEMO_SEED};
 }
 
 /*
@@ -309,7 +317,8 @@ static __always_inline bool recall(struct walk_cache *wc, struct stack_memo *mem
 	__u32 span = memo->span;
 
 	if (memo->stamp != memo_stamp(gen) || memo->ip != regs->ip || memo->sp != regs->sp ||
-	    (memo->bp_use == MEMO_BP_DEPENDS && memo->bp != regs->bp) || span > STACK_WINDOW)
+	    (memo->bp_use == MEMO_BP_DEPENDS && memo->bp != regs->bp) ||
+	    (memo->lr_used && memo->lr != regs->lr) || span > STACK_WINDOW)
 		return false;
 	if (span && bpf_probe_read_user(wc->window, span, (void *)regs->sp))
 		return false;

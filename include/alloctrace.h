@@ -199,25 +199,45 @@ struct stack_trace {
 /* How to find the caller's frame (unwind_row.kind). */
 enum unwind_kind {
 	UNWIND_NONE,	/* no CFI here: frame pointers are all there is */
-	UNWIND_CFA_SP,	/* CFA = rsp + cfa_off */
-	UNWIND_CFA_FP,	/* CFA = rbp + cfa_off */
-	UNWIND_CFA_PLT, /* a PLT stub: CFA = rsp + 8, or + 16 past its push */
+	UNWIND_CFA_SP,	/* CFA = sp + cfa_off */
+	UNWIND_CFA_FP,	/* CFA = the frame pointer (rbp, x29) + cfa_off */
+	UNWIND_CFA_PLT, /* an x86-64 PLT stub: CFA = rsp + 8, or + 16 past its push */
 	UNWIND_END,	/* the outermost frame (_start, a thread's first) */
 	/*
-	 * The sigreturn trampoline (libc's __restore_rt, its CIE marked
-	 * 'S'): the interrupted registers are in the kernel's signal frame
-	 * at the CFA the handler returned to (bpf/arch.bpf.h), not in rules.
+	 * The sigreturn trampoline (libc's __restore_rt, the vdso's
+	 * __kernel_rt_sigreturn, its CIE marked 'S'): the interrupted registers are in the kernel's
+	 * signal frame at the CFA the handler returned to (bpf/arch.bpf.h), not in rules.
 	 */
 	UNWIND_SIGFRAME,
 };
 
-/* The return address is at CFA - 8; rbp, when saved, at CFA + 8 * rbp_off. */
+/*
+ * unwind_row.ra_off: the return address is at CFA + 8 * ra_off; or, where
+ * it is UNWIND_RA_LR, still in the link register (arm64's x30 before the
+ * prologue saves it); or, where UNWIND_RA_RECORD, in the word after the
+ * saved frame pointer, a frame record {fp, return address} anywhere in the
+ * frame (arm64's stp x29, x30). x86-64's is always -1.
+ */
+#define UNWIND_RA_LR	 0
+#define UNWIND_RA_RECORD -16
+#define UNWIND_RA_MIN	 -15
+#define UNWIND_RA_MAX	 15
+
+/*
+ * One rule of the call frame information, in 8 bytes: the caller's frame
+ * pointer (rbp, x29), when saved, at CFA + 8 * fp_off; the return address
+ * where ra_off says (above).
+ */
 struct unwind_row {
-	__u32 pc; /* from the table's base; the row holds until the next one */
-	__u8 kind;
-	__s8 rbp_off;  /* 0: rbp is not saved here, the caller's is the same */
-	__s16 cfa_off; /* in units of 8 bytes */
+	__u32 pc;	 /* from the table's base; the row holds until the next one */
+	__u8 kind : 3;	 /* enum unwind_kind */
+	__s8 ra_off : 5; /* UNWIND_RA_LR, UNWIND_RA_RECORD or in UNWIND_RA_MIN..MAX */
+	__s8 fp_off;	 /* 0: the frame pointer is not saved here, the caller's is the same */
+	__s16 cfa_off;	 /* in units of 8 bytes */
 };
+
+_Static_assert(sizeof(struct unwind_row) == 8, "a row stays 8 bytes (README's memory figures)");
+_Static_assert(UNWIND_SIGFRAME < 8, "enum unwind_kind fits unwind_row.kind's 3 bits");
 
 /* An executable mapping of a traced process and the rows for its object. */
 struct unwind_mapping {

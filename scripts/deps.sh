@@ -21,6 +21,7 @@ set -eu
 # process with; cmake, a real program whose libraries allocate in their
 # constructors.
 # make bench: time(1), the loader's peak RSS while it builds clang's unwind tables.
+# test_cfi: binutils-aarch64-linux-gnu, for its arm64 fixture on any host.
 # make vmtest: QEMU, a static busybox, cpio and xz-utils (the kernel
 # package's modules are xz-compressed) for the guest's initramfs.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev liblzma-dev zlib1g-dev
@@ -28,7 +29,8 @@ pkg-config xxd libmicrohttpd-dev libcrypt-dev openssl libcmocka-dev jq procps fi
 python3 util-linux prometheus curl iproute2 libdebuginfod1 debuginfod xz-utils cmake time
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind gdb
 sqlite3 git perl
-qemu-system-x86 busybox-static cpio"
+qemu-system-x86 busybox-static cpio
+binutils-aarch64-linux-gnu"
 
 # make ARCH=arm64 deps on an x86-64 host: Debian's cross compilers;
 # mmdebstrap and qemu-user-static make the sysroot (scripts/sysroot.sh: an

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The unwind rows built from cfi_fixture.S, whose call frame information
- * is known line by line, and from objects that have none or bad ones.
+ * The unwind rows built from cfi_fixture.S and cfi_arm64.s, whose call
+ * frame information is known line by line, and from objects that have none
+ * or bad ones.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,9 +45,14 @@ static Elf *open_fixture(int *fd)
 	return open_object("cfi_fixture.so", fd);
 }
 
+/* x86-64's rows with rules have the return address at CFA - 8; others none. */
 #define ROW(pc_, kind_, cfa_, rbp_)                                                                \
 	{                                                                                          \
-		.pc = (pc_), .kind = UNWIND_##kind_, .cfa_off = (cfa_), .rbp_off = (rbp_)          \
+		.pc = (pc_), .kind = UNWIND_##kind_, .cfa_off = (cfa_), .fp_off = (rbp_),          \
+		.ra_off = UNWIND_##kind_ == UNWIND_CFA_SP || UNWIND_##kind_ == UNWIND_CFA_FP ||    \
+				  UNWIND_##kind_ == UNWIND_CFA_PLT                                 \
+			      ? -1                                                                 \
+			      : 0                                                                  \
 	}
 
 static const struct unwind_row expected_rows[] = {
@@ -101,7 +107,8 @@ static void assert_rows(const struct cfi_table *t, const struct unwind_row *rows
 		assert_int_equal(t->rows[i].pc, rows[i].pc);
 		assert_int_equal(t->rows[i].kind, rows[i].kind);
 		assert_int_equal(t->rows[i].cfa_off, rows[i].cfa_off);
-		assert_int_equal(t->rows[i].rbp_off, rows[i].rbp_off);
+		assert_int_equal(t->rows[i].fp_off, rows[i].fp_off);
+		assert_int_equal(t->rows[i].ra_off, rows[i].ra_off);
 	}
 }
 
@@ -146,6 +153,47 @@ static void test_entry_without_cfi(void **state)
 	rows[11] = (struct unwind_row)ROW(0x028, END, 0, 0);
 	memcpy(&rows[12], &expected_rows[11], (ARRAY_SIZE(expected_rows) - 11) * sizeof(*rows));
 	assert_object_rows("cfi_entry.so", rows, ARRAY_SIZE(rows));
+}
+
+/* An arm64 row: the return address where @ra_ says (struct unwind_row.ra_off). */
+#define ROW_A64(pc_, kind_, cfa_, fp_, ra_)                                                        \
+	{                                                                                          \
+		.pc = (pc_), .kind = UNWIND_##kind_, .cfa_off = (cfa_), .fp_off = (fp_),           \
+		.ra_off = (ra_)                                                                    \
+	}
+
+/*
+ * cfi_arm64.s, built for arm64 on any host: the return address in x30
+ * until the prologue saves it, a frame record after pac-ret's
+ * negate_ra_state, x30 saved alone, a frame record 67 words below the CFA,
+ * the outermost frame and a signal trampoline.
+ */
+static void test_arm64_rows(void **state)
+{
+	static const struct unwind_row rows[] = {
+	    /* leaf */
+	    ROW_A64(0x00, CFA_SP, 0, 0, UNWIND_RA_LR),
+	    ROW_A64(0x08, NONE, 0, 0, 0),
+	    /* framed: paciasp; stp x29, x30, [sp, #-48]!; mov x29, sp; ... */
+	    ROW_A64(0x10, CFA_SP, 0, 0, UNWIND_RA_LR),
+	    ROW_A64(0x18, CFA_SP, 6, -6, -5),
+	    ROW_A64(0x1c, CFA_FP, 6, -6, -5),
+	    ROW_A64(0x24, CFA_SP, 0, 0, UNWIND_RA_LR),
+	    ROW_A64(0x2c, NONE, 0, 0, 0),
+	    /* lone_lr: x19 and x30, 512 bytes, then x29 and x30 at CFA - 544 */
+	    ROW_A64(0x30, CFA_SP, 0, 0, UNWIND_RA_LR),
+	    ROW_A64(0x34, CFA_SP, 2, 0, -1),
+	    ROW_A64(0x38, CFA_SP, 66, 0, -1),
+	    ROW_A64(0x3c, CFA_SP, 68, -68, UNWIND_RA_RECORD),
+	    ROW_A64(0x4c, CFA_SP, 0, 0, UNWIND_RA_LR),
+	    /* outermost, the trampoline (after its nop), and the end */
+	    ROW_A64(0x50, END, 0, 0, 0),
+	    ROW_A64(0x58, NONE, 0, 0, 0),
+	    ROW_A64(0x60, SIGFRAME, 0, 0, 0),
+	    ROW_A64(0x6c, NONE, 0, 0, 0),
+	};
+
+	assert_object_rows("cfi_arm64.so", rows, ARRAY_SIZE(rows));
 }
 
 /* Each page's entry is the row in effect at its first byte; one more bounds the last. */
@@ -222,6 +270,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fixture_pages, build_fixture, release_fixture),
 	    cmocka_unit_test(test_other_sections),
 	    cmocka_unit_test(test_entry_without_cfi),
+	    cmocka_unit_test(test_arm64_rows),
 	    cmocka_unit_test(test_bad_objects),
 	    cmocka_unit_test(test_register_out_of_range),
 	};

@@ -326,8 +326,8 @@ int unwind_case__save(const struct unwind_case *c, FILE *f)
 			fprintf(f, "page %u %u\n", i, c->pages[i]);
 	for (__u32 i = 0; i < c->nr_rows; i++)
 		if (c->row_state[i])
-			fprintf(f, "row %u %#x %u %d %d\n", i, c->rows[i].pc, c->rows[i].kind,
-				c->rows[i].rbp_off, c->rows[i].cfa_off);
+			fprintf(f, "row %u %#x %u %d %d %d\n", i, c->rows[i].pc, c->rows[i].kind,
+				c->rows[i].fp_off, c->rows[i].cfa_off, c->rows[i].ra_off);
 	for (size_t i = 0; i < c->nr_mem; i++)
 		save_memory(&c->mem[i], f);
 	for (__u32 i = 0; i < c->nr_frames; i++)
@@ -378,16 +378,21 @@ static int load_map(struct unwind_case *c, const char *line)
 static int load_entry(struct unwind_case *c, const char *line)
 {
 	unsigned int i, pc, kind, value;
-	int rbp, cfa;
+	/* x86-64's return address is at CFA - 8: its cases recorded before the column have none. */
+	int fp, cfa, ra = -1, n;
 
 	if (sscanf(line, "page %u %u", &i, &value) == 2 && i < c->nr_pages) {
 		c->pages[i] = value;
 		c->page_state[i] = ENTRY_HELD;
 		return 0;
 	}
-	if (sscanf(line, "row %u %x %u %d %d", &i, &pc, &kind, &rbp, &cfa) == 5 && i < c->nr_rows) {
-		c->rows[i] = (struct unwind_row){
-		    .pc = pc, .kind = (__u8)kind, .rbp_off = (__s8)rbp, .cfa_off = (__s16)cfa};
+	n = sscanf(line, "row %u %x %u %d %d %d", &i, &pc, &kind, &fp, &cfa, &ra);
+	if (n >= 5 && i < c->nr_rows) {
+		c->rows[i] = (struct unwind_row){.pc = pc,
+						 .kind = (__u8)kind,
+						 .fp_off = (__s8)fp,
+						 .cfa_off = (__s16)cfa,
+						 .ra_off = (__s8)ra};
 		c->row_state[i] = ENTRY_HELD;
 		return 0;
 	}

@@ -303,7 +303,7 @@ static void load_object(struct unwinder *u, Elf *elf, const char *path, struct u
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	err = cfi_table__build(elf, &t);
+	err = cfi_table__build_native(elf, &t);
 	if (!err) {
 		clock_gettime(CLOCK_MONOTONIC, &built);
 		err = store_table(u, &t, obj);

@@ -189,10 +189,13 @@ static int parse_format(const char *s, enum report_format *out)
 	return 0;
 }
 
-/* CFI unwinding is built for x86-64: elsewhere 'auto' means frame pointers. */
+/*
+ * CFI unwinding is built for x86-64 and arm64 (bpf/arch_<name>.bpf.h):
+ * elsewhere 'auto' means frame pointers.
+ */
 static int parse_unwind(const char *s, bool *cfi)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 	const bool have_cfi = true;
 #else
 	const bool have_cfi = false;
@@ -550,10 +553,10 @@ static const struct option_def option_defs[] = {
     {.name = "unwind",
      .arg = "HOW",
      .set = set_unwind,
-     .expected = "'cfi', 'fp' or 'auto' (cfi: x86-64 only)",
+     .expected = "'cfi', 'fp' or 'auto' (cfi: x86-64 and arm64 only)",
      .help = "walk stacks by 'cfi' (the objects' .eh_frame, right without\n"
 	     "frame pointers), 'fp' (frame pointers: cheaper) or 'auto'\n"
-	     "(default: cfi on x86-64, else fp)"},
+	     "(default: cfi on x86-64 and arm64, else fp)"},
     {.name = "allocator",
      .arg = "PATH[:PREFIX]",
      .set = set_allocator,

@@ -2,10 +2,12 @@
 /*
  * Call frame information to unwind rows. libdw interprets the CFA
  * programs; this file asks it for the rule at each address of each FDE and
- * keeps only what the BPF unwinder can apply: a CFA of rsp or rbp plus an
- * offset, rbp saved at a CFA offset or left alone, and the return address
- * at CFA - 8. Anything else becomes a row without rules, where the BPF
- * side falls back to frame pointers.
+ * keeps only what the BPF unwinder can apply: a CFA of the stack or frame
+ * pointer plus an offset, the frame pointer saved at a CFA offset or left
+ * alone, and the return address at a CFA offset or in the link register
+ * (struct unwind_row). Anything else becomes a row without rules, where
+ * the BPF side falls back to frame pointers. What differs between
+ * architectures is in cfi_<name>.c (unwind/cfi_arch.h).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -15,17 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unwind/cfi.h"
+#include "unwind/cfi_arch.h"
 #include "lib/util.h"
-
-/* x86-64 DWARF register numbers. */
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RA	16
 
 #define PAGE_SIZE_ (1ULL << UNWIND_PAGE_SHIFT)
 
 struct row_builder {
 	struct cfi_table *t;
+	const struct cfi_arch *arch;
 	size_t cap;
 };
 
@@ -44,19 +43,6 @@ static bool cfa_offset_rule(const Dwarf_Op *ops, size_t nops, int64_t *off)
 	return true;
 }
 
-/*
- * The expression binutils and lld give .plt: rsp + 8, plus 8 once the lazy
- * stub's push has run, that is when (rip & 15) >= the third literal.
- */
-static bool plt_expression(const Dwarf_Op *ops, size_t nops, uint8_t *threshold)
-{
-	if (nops != 9 || ops[0].atom != DW_OP_breg7 || ops[0].number != 8 ||
-	    ops[1].atom != DW_OP_breg16 || ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit31)
-		return false;
-	*threshold = ops[4].atom - DW_OP_lit0;
-	return true;
-}
-
 static bool fits_in_eighths(int64_t off, int64_t lo, int64_t hi, int64_t *out)
 {
 	if (off % 8 || off / 8 < lo || off / 8 > hi)
@@ -65,26 +51,62 @@ static bool fits_in_eighths(int64_t off, int64_t lo, int64_t hi, int64_t *out)
 	return true;
 }
 
-static void cfa_rule(Dwarf_Frame *f, struct unwind_row *row)
+static void cfa_rule(const struct cfi_arch *arch, Dwarf_Frame *f, struct unwind_row *row)
 {
 	Dwarf_Op *ops;
 	size_t nops;
-	uint8_t threshold;
 	int64_t off;
 
 	if (dwarf_frame_cfa(f, &ops, &nops) || !nops)
 		return;
-	if (plt_expression(ops, nops, &threshold)) {
-		row->kind = UNWIND_CFA_PLT;
-		row->cfa_off = threshold;
+	if (arch->cfa_expression && arch->cfa_expression(ops, nops, row))
 		return;
-	}
 	if (nops != 1 || ops[0].atom != DW_OP_bregx ||
-	    (ops[0].number != REG_RSP && ops[0].number != REG_RBP) ||
+	    (ops[0].number != arch->sp && ops[0].number != arch->fp) ||
 	    !fits_in_eighths((int64_t)ops[0].number2, INT16_MIN, INT16_MAX, &off))
 		return;
-	row->kind = ops[0].number == REG_RSP ? UNWIND_CFA_SP : UNWIND_CFA_FP;
+	row->kind = ops[0].number == arch->sp ? UNWIND_CFA_SP : UNWIND_CFA_FP;
 	row->cfa_off = (int16_t)off;
+}
+
+/*
+ * Where the return address is, in words from the CFA (@words, 0: in the
+ * link register), as unwind_row.ra_off says it; false where it cannot.
+ */
+static bool ra_place(const struct cfi_arch *arch, int64_t words, struct unwind_row *row)
+{
+	if (arch->ra_fixed && words != arch->ra_fixed)
+		return false;
+	if (words >= UNWIND_RA_MIN && words <= UNWIND_RA_MAX)
+		row->ra_off = (int8_t)words;
+	else if (row->fp_off && words == row->fp_off + 1)
+		row->ra_off = UNWIND_RA_RECORD;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * The return address's rule, in words from the CFA into @words (0: the
+ * register keeps it); false for one the walker cannot apply. Undefined is
+ * the end of the chain, by the ABI: @end.
+ */
+static bool ra_rule(const struct cfi_arch *arch, Dwarf_Frame *f, int64_t *words, bool *end)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off;
+
+	*end = false;
+	if (dwarf_frame_register(f, arch->ra, mem, &ops, &nops))
+		return false;
+	if (!nops) {
+		*end = ops == mem;
+		*words = 0;
+		return true;
+	}
+	return cfa_offset_rule(ops, nops, &off) &&
+	       fits_in_eighths(off, INT16_MIN, INT16_MAX, words) && *words;
 }
 
 /*
@@ -92,41 +114,40 @@ static void cfa_rule(Dwarf_Frame *f, struct unwind_row *row)
  * rules are DWARF expressions over the kernel's frame, whose layout the
  * walker knows (@signal: the CIE's 'S'): one kind says it all.
  */
-static struct unwind_row frame_row(Dwarf_Frame *f, bool signal)
+static struct unwind_row frame_row(const struct cfi_arch *arch, Dwarf_Frame *f, bool signal)
 {
-	struct unwind_row row = {.kind = UNWIND_NONE};
+	struct unwind_row row = {.kind = UNWIND_NONE}, none = row;
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
-	int64_t off;
+	int64_t off, ra;
+	bool end;
 
 	if (signal) {
 		row.kind = UNWIND_SIGFRAME;
 		return row;
 	}
-	if (dwarf_frame_register(f, REG_RA, mem, &ops, &nops))
-		return row;
-	/* Undefined return address: the end of the chain, by the ABI. */
-	if (!nops && ops == mem) {
+	if (!ra_rule(arch, f, &ra, &end))
+		return none;
+	if (end) {
 		row.kind = UNWIND_END;
 		return row;
 	}
-	if (!cfa_offset_rule(ops, nops, &off) || off != -8)
-		return row;
-	if (dwarf_frame_register(f, REG_RBP, mem, &ops, &nops))
-		return row;
+	if (dwarf_frame_register(f, arch->fp, mem, &ops, &nops))
+		return none;
 	if (nops && (!cfa_offset_rule(ops, nops, &off) ||
 		     !fits_in_eighths(off, INT8_MIN, INT8_MAX, &off) || !off))
-		return row;
-	row.rbp_off = nops ? (int8_t)off : 0;
-	cfa_rule(f, &row);
-	if (row.kind == UNWIND_NONE)
-		row.rbp_off = 0;
-	return row;
+		return none;
+	row.fp_off = nops ? (int8_t)off : 0;
+	if (!ra_place(arch, ra, &row))
+		return none;
+	cfa_rule(arch, f, &row);
+	return row.kind == UNWIND_NONE ? none : row;
 }
 
 static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
 {
-	return a->kind == b->kind && a->rbp_off == b->rbp_off && a->cfa_off == b->cfa_off;
+	return a->kind == b->kind && a->fp_off == b->fp_off && a->ra_off == b->ra_off &&
+	       a->cfa_off == b->cfa_off;
 }
 
 /* Rows carry absolute ELF addresses in .pc until the table is based. */
@@ -170,7 +191,7 @@ static int emit_fde(struct row_builder *b, Dwarf_CFI *cfi, uint64_t addr, uint64
 		/* After DW_CFA_restore_state libdw's start can precede @addr. */
 		end = 0;
 		dwarf_frame_info(f, &start, &end, &signal);
-		err = emit(b, addr, frame_row(f, signal));
+		err = emit(b, addr, frame_row(b->arch, f, signal));
 		free(f);
 		if (err)
 			return err;
@@ -422,7 +443,8 @@ int cfi_table__build(Elf *elf, struct cfi_table *t)
 	memset(t, 0, sizeof(*t));
 	if (!gelf_getehdr(elf, &eh))
 		return -ENOEXEC;
-	if (eh.e_machine != EM_X86_64)
+	b.arch = cfi_arch_of(eh.e_machine);
+	if (!b.arch)
 		return -ENOTSUP;
 	err = build_rows(&b, elf, &eh);
 	/* Overlapping FDEs give rows out of order: not a table to binary-search. */
@@ -435,9 +457,36 @@ int cfi_table__build(Elf *elf, struct cfi_table *t)
 	return err;
 }
 
+int cfi_table__build_native(Elf *elf, struct cfi_table *t)
+{
+#if defined(__x86_64__)
+	const unsigned int native = EM_X86_64;
+#elif defined(__aarch64__)
+	const unsigned int native = EM_AARCH64;
+#else
+	const unsigned int native = EM_NONE;
+#endif
+	GElf_Ehdr eh;
+
+	memset(t, 0, sizeof(*t));
+	if (!gelf_getehdr(elf, &eh))
+		return -ENOEXEC;
+	return eh.e_machine == native ? cfi_table__build(elf, t) : -ENOTSUP;
+}
+
 void cfi_table__release(struct cfi_table *t)
 {
 	free(t->rows);
 	free(t->pages);
 	memset(t, 0, sizeof(*t));
+}
+
+const struct cfi_arch *cfi_arch_of(unsigned int machine)
+{
+	static const struct cfi_arch *const known[] = {&cfi_x86_64, &cfi_arm64};
+
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (known[i]->machine == machine)
+			return known[i];
+	return NULL;
 }

@@ -23,12 +23,18 @@ struct cfi_table {
 
 /*
  * Build @t from @elf's .eh_frame, and from its .debug_frame where
- * .eh_frame has no FDE. Code at the entry point that no FDE covers (the
- * dynamic loader's _start and _dl_start_user) is the outermost frame.
- * Returns 0, -ENOENT when the object has no usable CFI, -EINVAL when a CFA
- * program is refused (cfi_for_each_fde()), or -errno.
+ * .eh_frame has no FDE, for @elf's machine (unwind/cfi_arch.h). Code at the entry point that no FDE
+ * covers (the dynamic loader's _start and _dl_start_user) is the outermost frame. Returns 0,
+ * -ENOTSUP for a machine without a walker, -ENOENT when the object has no usable CFI, -EINVAL when
+ * a CFA program is refused (cfi_for_each_fde()), or -errno.
  */
 int cfi_table__build(Elf *elf, struct cfi_table *t);
+/*
+ * As cfi_table__build(), for objects of the loader's own machine only,
+ * the BPF walker's: another's (code a qemu-user guest maps) gets
+ * -ENOTSUP, and its frames frame pointers.
+ */
+int cfi_table__build_native(Elf *elf, struct cfi_table *t);
 void cfi_table__release(struct cfi_table *t);
 
 /* The addresses one FDE covers, [start, end). */
@@ -42,7 +48,7 @@ typedef int (*cfi_fde_fn)(const struct cfi_fde *fde, void *arg);
 /*
  * Vet every CFA program in @elf's @section (".eh_frame" or
  * ".debug_frame"): each must be one this project understands and name only
- * registers x86-64 has (cfi_check.c), so that libdw may run them. Each
+ * registers x86-64 or arm64 has (cfi_check.c), so that libdw may run them. Each
  * FDE's range goes to @fn (which may be NULL). 0; -EINVAL when a program is
  * refused; -ENOENT when there is no such section to read; or what @fn
  * returned when not 0.

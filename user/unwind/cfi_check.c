@@ -6,9 +6,11 @@
  * program names, up to 2 GiB, and clears it: one crafted instruction in a
  * mapped object would make the loader allocate and touch that much. x86-64
  * has 17 DWARF registers in the CFI that compilers emit (and a few dozen
- * more for vector and control registers); a number past MAX_REG is no
- * code's. Anything this walk does not understand fails it too: the object
- * then gets no rows, and its frames are walked by frame pointers.
+ * more for vector and control registers), arm64 34 (x0-x30, sp, pc,
+ * ELR_mode, RA_SIGN_STATE; v0-v31 at 64-95); a number past MAX_REG is no
+ * code's. DW_CFA_GNU_window_save is also arm64's
+ * DW_CFA_AARCH64_negate_ra_state (pointer authentication). Anything this walk does not understand
+ * fails it too: the object then gets no rows, and its frames are walked by frame pointers.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>

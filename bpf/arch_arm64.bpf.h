@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * arm64's part of the stack walk (bpf/arch.bpf.h says what each name is).
+ *
+ * The signal frame: arch/arm64/kernel/signal.c's struct rt_sigframe
+ * { struct siginfo info; struct ucontext uc; }. The handler returns to
+ * the vDSO's __kernel_rt_sigreturn (glibc sets no restorer on arm64) with
+ * sp at the frame: 128 bytes of siginfo, then the ucontext's uc_flags,
+ * uc_link, a 24-byte stack_t, an 8-byte sigset_t and 120 bytes of padding
+ * to 1024 bits, then uc_mcontext aligned to 16, a struct sigcontext:
+ * fault_address, regs[31], sp, pc (vmlinux/arm64/vmlinux.h).
+ */
+#ifndef ALLOCTRACE_ARCH_ARM64_BPF_H
+#define ALLOCTRACE_ARCH_ARM64_BPF_H
+
+#define SIGFRAME_MCONTEXT 304
+#define SIGFRAME_REG(n)	  (SIGFRAME_MCONTEXT + 8 + (n)*8)
+/* x29, with x30 in the word after it: read as one pair. */
+#define SIGFRAME_BP SIGFRAME_REG(29)
+#define SIGFRAME_LR SIGFRAME_REG(30)
+#define SIGFRAME_SP SIGFRAME_REG(31)
+
+/*
+ * Pointer authentication (pac-ret: paciasp in the prologue, autiasp before
+ * ret) signs x30 before it is saved, the signature in the address's unused
+ * top bits; DW_CFA_AARCH64_negate_ra_state marks where. Every return
+ * address the walk reads, from x30 or the stack, has them cleared: a
+ * user address is below 2^48 (VA_BITS 48, Debian's and Android's
+ * kernels; with 52-bit VA the kernel maps above 2^48 only where mmap is
+ * given a hint there, never a stack or a library), and the top bits of an
+ * unsigned one are 0 anyway.
+ */
+#define USER_VA_BITS   48
+#define STRIP_RA(addr) ((addr) & ((1ULL << USER_VA_BITS) - 1))
+
+/* The link register: a frame's return address until its prologue saves it. */
+#define HAS_LINK_REGISTER  1
+#define PT_REGS_LR(regs)   PT_REGS_RET(regs)
+#define PT_REGS_LR_CORE(r) PT_REGS_RET_CORE(r)
+
+/* The tables give arm64 no PLT rows (UNWIND_CFA_PLT): its stubs keep sp. */
+#define PLT_CFA(sp, ip, cut) (sp)
+
+#endif
