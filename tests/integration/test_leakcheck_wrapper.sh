@@ -1,11 +1,14 @@
 #!/bin/bash
-# --leak-check-wrapper: tests/workloads/leakwrap.c's wrappers return their
-# block + 16 and + 24, past a header of their own (MariaDB's my_malloc).
-# Declared, the blocks their callers hold are reachable (via "wrapper"),
-# the lost ones still lost; not declared, alloctrace equals valgrind,
-# which knows no wrapper and calls the held ones possibly lost. Checked at
-# the launched command's exit, per function calling a wrapper, in bytes
-# and blocks.
+# Allocator wrappers with a header: tests/workloads/leakwrap.c's wrappers
+# return their block + 16 and + 24, past a header of their own (MariaDB's
+# my_malloc). valgrind, which knows no wrapper, calls the blocks their
+# callers hold possibly lost; so does alloctrace with
+# --leak-check-wrapper none. By default alloctrace learns each wrapper's
+# offset from where its possibly lost blocks are held (3 blocks at + 16,
+# 2 at + 24), names it in the report, and those blocks are reachable (via
+# "wrapper"), the lost ones still lost; declared (--leak-check-wrapper
+# FUNC:OFFSET), the same without learning. Checked at the launched
+# command's exit, per function calling a wrapper, in bytes and blocks.
 # test: serial (valgrind runs the code it reads: another run's uprobe there is an
 # int3 to it, and it dies of SIGTRAP)
 set -u
@@ -82,14 +85,35 @@ declared() {
 	WRAPPED=$r
 }
 
-undeclared() {
-	run_tool plain 60 --leak-check -T 0 --format json -o "$TMP/plain.json" -- "$WL/leakwrap"
+# With no option: learned.
+learned() {
+	run_tool learned 60 --leak-check -T 0 --format json -o "$TMP/learned.json" -- "$WL/leakwrap"
+	LEARNED=$(final_report "$TMP/learned.json")
+	expect_eq "learned: exit status" 0 "$RC"
+	expect_eq "learned: classes per function" "$EXPECTED_WRAPPED" "$(report_classes "$LEARNED")"
+	expect_eq "learned: the wrappers and offsets named" \
+		'[{"function":"wrap16_malloc","offset":16,"blocks":3},{"function":"wrap24_malloc","offset":24,"blocks":2}]' \
+		"$(jq -c '.leak_check.learned_wrappers' <<<"$LEARNED")"
+	expect_eq "learned: counted as reachable via wrapper" '{"bytes":476,"allocs":5}' \
+		"$(jq -c '.leak_check.reachable_via_heuristic.wrapper' <<<"$LEARNED")"
+	expect_eq "learned: the assumption said" \
+		'["untracked_blocks_as_roots","target_stopped_for_scan","learned_wrapper_offset_as_start"]' \
+		"$(jq -c '.leak_check.assumptions' <<<"$LEARNED")"
+	expect_eq "declared: nothing learned besides" '[]' \
+		"$(jq -c '.leak_check.learned_wrappers' <<<"$WRAPPED")"
+}
+
+# --leak-check-wrapper none: valgrind's verdicts.
+unlearned() {
+	run_tool plain 60 --leak-check -T 0 --format json -o "$TMP/plain.json" \
+		--leak-check-wrapper none -- "$WL/leakwrap"
 	PLAIN=$(final_report "$TMP/plain.json")
-	expect_eq "undeclared: exit status" 0 "$RC"
-	expect_eq "undeclared: classes per function" "$EXPECTED_VALGRIND" "$(report_classes "$PLAIN")"
-	expect_eq "undeclared: no wrapper counted" "null" \
+	expect_eq "none: exit status" 0 "$RC"
+	expect_eq "none: classes per function" "$EXPECTED_VALGRIND" "$(report_classes "$PLAIN")"
+	expect_eq "none: no wrapper counted" "null" \
 		"$(jq -c '.leak_check.reachable_via_heuristic.wrapper' <<<"$PLAIN")"
-	expect_eq "undeclared: no wrapper assumed" '["untracked_blocks_as_roots","target_stopped_for_scan"]' \
+	expect_eq "none: no wrapper learned" '[]' "$(jq -c '.leak_check.learned_wrappers' <<<"$PLAIN")"
+	expect_eq "none: no wrapper assumed" '["untracked_blocks_as_roots","target_stopped_for_scan"]' \
 		"$(jq -c '.leak_check.assumptions' <<<"$PLAIN")"
 }
 
@@ -106,13 +130,20 @@ against_valgrind() {
 	expect_eq "valgrind: exit status" 0 "$?"
 	vg=$(valgrind_classes "$TMP/vg.log")
 	expect_eq "valgrind: the classes known" "$EXPECTED_VALGRIND" "$vg"
-	expect_eq "undeclared: valgrind's classes" "$vg" "$(report_classes "$PLAIN")"
-	expect_eq "declared: valgrind's but the held blocks reachable" \
-		"$(sed -E 's/^(keep16|keep24) possibly lost /\1 reachable /' <<<"$vg")" \
-		"$(report_classes "$WRAPPED")"
-	expect_eq "declared: valgrind's possibly lost less the held blocks" \
-		"$(($(grep -o 'possibly lost: [0-9,]* bytes' "$TMP/vg.log" | tr -dc 0-9) - 476))" \
-		"$(jq '.totals.possibly_lost_bytes' <<<"$WRAPPED")"
+	expect_eq "none: valgrind's classes" "$vg" "$(report_classes "$PLAIN")"
+	expect_eq "none: valgrind's possibly lost" \
+		"$(grep -o 'possibly lost: [0-9,]* bytes' "$TMP/vg.log" | tr -dc 0-9)" \
+		"$(jq '.totals.possibly_lost_bytes' <<<"$PLAIN")"
+	for run in declared learned; do
+		r=$WRAPPED
+		[ "$run" = learned ] && r=$LEARNED
+		expect_eq "$run: valgrind's but the held blocks reachable" \
+			"$(sed -E 's/^(keep16|keep24) possibly lost /\1 reachable /' <<<"$vg")" \
+			"$(report_classes "$r")"
+		expect_eq "$run: valgrind's possibly lost less the held blocks" \
+			"$(($(grep -o 'possibly lost: [0-9,]* bytes' "$TMP/vg.log" | tr -dc 0-9) - 476))" \
+			"$(jq '.totals.possibly_lost_bytes' <<<"$r")"
+	done
 }
 
 text_line() {
@@ -122,6 +153,14 @@ text_line() {
 			sed -n 's/^ *wrapper *: /wrapper: /p')"
 	expect_eq "text: the assumption said" 1 \
 		"$(grep -c 'assumed: blocks of a wrapper given by --leak-check-wrapper' "$TMP/text.out")"
+	run_tool textlearned 60 --leak-check -T 0 -- "$WL/leakwrap"
+	expect_eq "text: the learned wrappers named" \
+		"learned: wrap16_malloc returns its block + 16 (3 blocks held there)
+learned: wrap24_malloc returns its block + 24 (2 blocks held there)" \
+		"$(sed -n 's/^ *learned: /learned: /p' "$TMP/textlearned.out")"
+	expect_eq "text: the learned assumption said" 1 \
+		"$(grep -c 'assumed: blocks of a function whose possibly lost blocks were held at one offset' \
+			"$TMP/textlearned.out")"
 }
 
 bad_input() {
@@ -130,8 +169,9 @@ bad_input() {
 	expect_error "bad input: offset past 4096" --leak-check --leak-check-wrapper my_malloc:4097 \
 		-- true
 	expect_error "bad input: no --leak-check" --leak-check-wrapper my_malloc:24 -- true
+	expect_error "bad input: none without --leak-check" --leak-check-wrapper none -- true
 }
 
-cases declared undeclared against_valgrind text_line bad_input
+cases declared learned unlearned against_valgrind text_line bad_input
 plan
 finish

@@ -267,12 +267,64 @@ static void test_wrapper_specs(void **state)
 	assert_int_equal(leak_wrapper__parse("f", &w[0]), -EINVAL);
 }
 
+/* Where a possibly lost block is held: the lowest interior offset from outside the lost blocks. */
+static void test_held_at(void **state)
+{
+	struct leak_memory mem = {read_space, NULL};
+	struct leak_block b[2] = {{.addr = BLK(0), .size = 64},
+				  {.addr = BLK(1), .size = 64, .id = 1}};
+	struct classifier *c;
+
+	memset(space, 0, sizeof(space));
+	poke(BSS, BLK(0) + 24);
+	poke(BSS + 8, BLK(0) + 16);
+	/* block 1 is lost: its pointer into block 0 is not where block 0 is held */
+	poke(BLK(1), BLK(0) + 8);
+	c = classifier__new(b, 2, &mem, NULL, NULL);
+	assert_non_null(c);
+	assert_int_equal(classifier__scan_range(c, BSS, BSS + 0x1000), 0);
+	assert_int_equal(classifier__finish(c), 0);
+	assert_int_equal(classifier__class(c, 0), LEAK_POSSIBLE);
+	assert_int_equal(classifier__held_at(c, 0), 16);
+	assert_int_equal(classifier__class(c, 1), LEAK_DEFINITE);
+	assert_int_equal(classifier__held_at(c, 1), 0);
+	classifier__free(c);
+}
+
+/* A function's possibly lost blocks held at @n offsets: the header learned, and its evidence. */
+static void expect_learned(const uint32_t *held, size_t n, uint32_t want, size_t evidence)
+{
+	uint32_t copy[8];
+	size_t got_evidence;
+
+	memcpy(copy, held, n * sizeof(*held));
+	assert_int_equal(leak_wrapper__learn(copy, n, &got_evidence), want);
+	assert_int_equal(got_evidence, evidence);
+}
+
+static void test_wrapper_learning(void **state)
+{
+	/* leakwrap's wrap16_malloc: 3 held at 16, inside() at 24 */
+	expect_learned((uint32_t[]){24, 16, 16, 16}, 4, 16, 3);
+	/* one block is no evidence */
+	expect_learned((uint32_t[]){24}, 1, 0, 1);
+	/* not more than half */
+	expect_learned((uint32_t[]){16, 16, 24, 24}, 4, 0, 2);
+	/* not a header: unaligned, or past LEAK_LEARN_MAX_HEADER */
+	expect_learned((uint32_t[]){12, 12}, 2, 0, 2);
+	expect_learned((uint32_t[]){72, 72, 72}, 3, 0, 3);
+	expect_learned((uint32_t[]){64, 64}, 2, 64, 2);
+	/* 8: valgrind's length64 */
+	expect_learned((uint32_t[]){8, 8}, 2, 0, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_heap_cases),	    cmocka_unit_test(test_overlapping_blocks),
 	    cmocka_unit_test(test_stop_flag),	    cmocka_unit_test(test_unreadable_roots),
 	    cmocka_unit_test(test_wrapper_offsets), cmocka_unit_test(test_wrapper_specs),
+	    cmocka_unit_test(test_held_at),	    cmocka_unit_test(test_wrapper_learning),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

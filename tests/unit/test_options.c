@@ -126,6 +126,10 @@ static void test_values(void **state)
 	assert_int_equal(opts.nr_leak_wrappers, 2);
 	assert_int_equal(leak_wrapper__offset(opts.leak_wrappers, 2, "my_malloc"), 24);
 	assert_int_equal(leak_wrapper__offset(opts.leak_wrappers, 2, "hdr_alloc"), 16);
+	assert_false(opts.no_leak_learning);
+	assert_int_equal(parse("--leak-check", "--leak-check-wrapper", "none", "-p", "1", NULL), 0);
+	assert_true(opts.no_leak_learning);
+	assert_int_equal(opts.nr_leak_wrappers, 0);
 }
 
 static void test_config(void **state)
@@ -191,7 +195,7 @@ static void test_bad(void **state)
 		   "--comm (see --help)\n");
 	assert_bad(parse("--leak-check", "--leak-check-wrapper", "my_malloc", "-p", "1", NULL),
 		   "alloctrace: invalid value 'my_malloc' for --leak-check-wrapper: expected "
-		   "FUNCTION:OFFSET, OFFSET from 1 to 4096\n");
+		   "FUNCTION:OFFSET, OFFSET from 1 to 4096, or none\n");
 	assert_bad(parse("--leak-check-wrapper", "my_malloc:24", "-p", "1", NULL),
 		   "alloctrace: --leak-check-wrapper tells --leak-check of a wrapper: give it "
 		   "too\n");
@@ -228,7 +232,7 @@ static void test_help_and_version(void **state)
 	}
 	fclose(out);
 	assert_int_equal(found, 4);
-	assert_int_equal(lines, 89);
+	assert_int_equal(lines, 91);
 	assert_int_equal(parse("-V", NULL), 1);
 }
 

@@ -18,44 +18,56 @@ struct leak_result {
 	bool kept; /* taken at the exit stop, or refused: until the end */
 	struct assemble_leaks a;
 	struct leak_verdict *v;
+	struct leak_learned *learned; /* the wrappers its check learned */
+	size_t nr_learned;
 };
 
 struct block_pass {
 	struct tracer *tracer;
 	const struct proc *p;
 	struct leakcheck *lc;
-	/* --leak-check-wrapper: the declared ones, and each stack's header */
+	/* --leak-check-wrapper: the declared ones; each stack's first function */
 	const struct options *opts;
 	struct symbolizer *syms;
-	struct hashmap offsets; /* struct stack_offset */
-};
-
-struct stack_offset {
-	uint64_t stack_id;
-	uint32_t offset;
+	struct hashmap stacks; /* struct stack_first */
+	/* the wrappers learned, and the start of each one's function */
+	struct leak_learned *learned;
+	uint64_t *learned_at;
+	size_t nr_learned, cap, cap_at;
 };
 
 /*
- * The header of a declared wrapper that made stack @stack_id's blocks:
- * the function that called the allocator, the innermost of its first
- * return address's frames, is the wrapper. Not one further up: a wrapper's
- * caller may allocate blocks of its own, which the wrapper never returned.
+ * A stack's first function, the one that called the allocator (the
+ * innermost of its first return address's frames): a wrapper, or not.
+ * Not one further up: a wrapper's caller may allocate blocks of its own,
+ * which the wrapper never returned.
  */
-static uint32_t wrapper_offset(struct block_pass *bp, uint64_t stack_id)
+struct stack_first {
+	uint64_t stack_id;
+	uint64_t start;	  /* the function's address, 0 if unknown */
+	const char *name; /* the symbolizer's */
+	uint32_t offset;  /* a declared wrapper's header, or 0 */
+};
+
+static const struct stack_first *stack_first(struct block_pass *bp, uint64_t stack_id)
 {
 	struct frame_info frames[REPORT_MAX_INLINE];
-	struct stack_offset *so;
+	struct stack_first *sf;
 	struct stack_trace trace;
 	bool added;
 
-	so = hashmap__insert(&bp->offsets, &stack_id, &added);
-	if (!so || !added)
-		return so ? so->offset : 0;
+	sf = hashmap__insert(&bp->stacks, &stack_id, &added);
+	if (!sf || !added)
+		return sf;
 	tracer__read_stack(bp->tracer, stack_id, &trace);
-	if (trace.nr && symbolizer__resolve(bp->syms, trace.ips[0], frames, REPORT_MAX_INLINE))
-		so->offset = leak_wrapper__offset(bp->opts->leak_wrappers,
-						  bp->opts->nr_leak_wrappers, frames[0].function);
-	return so->offset;
+	if (!trace.nr || !symbolizer__resolve(bp->syms, trace.ips[0], frames, REPORT_MAX_INLINE) ||
+	    !frames[0].function)
+		return sf;
+	sf->start = frames[0].addr - frames[0].function_offset;
+	sf->name = frames[0].function;
+	sf->offset =
+	    leak_wrapper__offset(bp->opts->leak_wrappers, bp->opts->nr_leak_wrappers, sf->name);
+	return sf;
 }
 
 /* A block's id is its stack: the verdicts go to stacks by it. */
@@ -66,9 +78,130 @@ static int add_block(void *ctx, const struct alloc_key *key, const struct alloc_
 
 	if (key->tgid != (__u32)bp->p->pid || key->gen != bp->p->gen)
 		return 0;
-	if (bp->syms)
-		b.offset = wrapper_offset(bp, info->stack_id);
+	if (bp->syms && bp->opts->nr_leak_wrappers) {
+		const struct stack_first *sf = stack_first(bp, info->stack_id);
+
+		b.offset = sf ? sf->offset : 0;
+	}
 	return leakcheck__add_block(bp->lc, &b);
+}
+
+/* A possibly lost block, where it is held, and its stack's first function. */
+struct held {
+	uint64_t start;
+	uint32_t at;
+	const char *name;
+};
+
+static int by_function(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int add_learned(struct block_pass *bp, const struct held *h, uint32_t offset,
+		       size_t evidence)
+{
+	struct leak_learned *l = array__grow(bp->learned, &bp->cap, bp->nr_learned, sizeof(*l));
+	uint64_t *at =
+	    l ? array__grow(bp->learned_at, &bp->cap_at, bp->nr_learned, sizeof(*at)) : NULL;
+	char *name = strdup(h->name);
+
+	if (l)
+		bp->learned = l;
+	if (at)
+		bp->learned_at = at;
+	if (!l || !at || !name) {
+		free(name);
+		return -ENOMEM;
+	}
+	bp->learned[bp->nr_learned] = (struct leak_learned){name, offset, evidence};
+	bp->learned_at[bp->nr_learned++] = h->start;
+	return 0;
+}
+
+/* Each function's possibly lost blocks, @h[0..n) sorted by it: a wrapper's? */
+static int learn_functions(struct block_pass *bp, const struct held *h, size_t n)
+{
+	uint32_t *at = calloc(n + 1, sizeof(*at));
+	size_t i, j, evidence;
+	uint32_t offset;
+	int err = at ? 0 : -ENOMEM;
+
+	for (i = 0; i < n && !err; i = j) {
+		for (j = i; j < n && h[j].start == h[i].start; j++)
+			at[j - i] = h[j].at;
+		offset = leak_wrapper__learn(at, j - i, &evidence);
+		if (offset)
+			err = add_learned(bp, &h[i], offset, evidence);
+	}
+	free(at);
+	return err;
+}
+
+/* The wrappers shown by @blocks' possibly lost ones (no declared wrapper's). */
+static int learn_wrappers(struct block_pass *bp, const struct leak_block *blocks, size_t n)
+{
+	struct held *h = calloc(n + 1, sizeof(*h));
+	const struct stack_first *sf;
+	size_t nr = 0;
+	int err;
+
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!blocks[i].held_at || blocks[i].offset)
+			continue;
+		sf = stack_first(bp, blocks[i].id);
+		if (sf && sf->start)
+			h[nr++] = (struct held){sf->start, blocks[i].held_at, sf->name};
+	}
+	qsort(h, nr, sizeof(*h), by_function);
+	err = learn_functions(bp, h, nr);
+	free(h);
+	return err;
+}
+
+static const struct leak_learned *learned_of(const struct block_pass *bp, uint64_t start)
+{
+	for (size_t i = 0; start && i < bp->nr_learned; i++)
+		if (bp->learned_at[i] == start)
+			return &bp->learned[i];
+	return NULL;
+}
+
+/*
+ * leakcheck's learning: every block of a learned wrapper gets its
+ * offset. Out of memory, nothing is learned and the verdicts stay
+ * valgrind's.
+ */
+static size_t learn(void *ctx, struct leak_block *blocks, size_t n)
+{
+	struct block_pass *bp = ctx;
+	const struct leak_learned *l;
+	const struct stack_first *sf;
+	size_t given = 0;
+
+	if (learn_wrappers(bp, blocks, n) || !bp->nr_learned)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		sf = blocks[i].offset ? NULL : stack_first(bp, blocks[i].id);
+		l = sf ? learned_of(bp, sf->start) : NULL;
+		if (!l)
+			continue;
+		blocks[i].offset = l->offset;
+		blocks[i].learned = true;
+		given++;
+	}
+	return given;
+}
+
+static void free_learned(struct leak_learned *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(l[i].function);
+	free(l);
 }
 
 static int collect_blocks(void *ctx, struct leakcheck *lc)
@@ -111,10 +244,10 @@ static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc, unsi
 	return 0;
 }
 
-/* The wrapper's count is in the report when wrappers are declared. */
-static unsigned int wrapper_bit(const struct options *opts)
+/* The wrapper's count is in the report when wrappers are declared or learned. */
+static unsigned int wrapper_bit(const struct options *opts, const struct block_pass *bp)
 {
-	return opts->nr_leak_wrappers ? 1u << LEAK_HEUR_WRAPPER : 0;
+	return opts->nr_leak_wrappers || bp->nr_learned ? 1u << LEAK_HEUR_WRAPPER : 0;
 }
 
 static const int interrupts[] = {SIGINT, SIGTERM, SIGHUP};
@@ -170,20 +303,35 @@ static int run_check(struct session *s, struct proc *p, bool ours, struct leak_r
 	    .tracer = s->tracer,
 	    .p = p,
 	    .opts = s->opts,
-	    .syms = s->opts->nr_leak_wrappers ? proc__symbolizer(&s->procs, p, false) : NULL,
-	    .offsets = HASHMAP_INIT(sizeof(uint64_t), sizeof(struct stack_offset), NULL, NULL),
+	    .stacks = HASHMAP_INIT(sizeof(uint64_t), sizeof(struct stack_first), NULL, NULL),
 	};
-	struct leakcheck *lc = leakcheck__new(p->pid, &o);
+	struct leakcheck *lc;
 	int err;
 
+	if (s->opts->nr_leak_wrappers || !s->opts->no_leak_learning)
+		bp.syms = proc__symbolizer(&s->procs, p, false);
+	if (bp.syms && !s->opts->no_leak_learning) {
+		o.learn = learn;
+		o.learn_ctx = &bp;
+	}
+	lc = leakcheck__new(p->pid, &o);
 	if (!lc)
 		return -errno;
 	/* One pending since before, delivered on unblocking: no new pause. */
 	err = o.stop && *o.stop ? -EINTR : leakcheck__run(lc, collect_blocks, &bp);
 	if (!err)
-		err = keep_verdicts(r, lc, o.heuristics | wrapper_bit(s->opts));
+		err = keep_verdicts(r, lc, o.heuristics | wrapper_bit(s->opts, &bp));
+	if (!err) {
+		r->learned = bp.learned;
+		r->nr_learned = bp.nr_learned;
+		r->a.check.learned = bp.learned;
+		r->a.check.nr_learned = bp.nr_learned;
+	} else {
+		free_learned(bp.learned, bp.nr_learned);
+	}
+	free(bp.learned_at);
 	leakcheck__free(lc);
-	hashmap__release(&bp.offsets);
+	hashmap__release(&bp.stacks);
 	return err;
 }
 
@@ -324,6 +472,7 @@ void leaks__forget(struct session *s, bool all)
 			continue;
 		}
 		free(s->leaks[i].v);
+		free_learned(s->leaks[i].learned, s->leaks[i].nr_learned);
 	}
 	s->nr_leaks = out;
 	if (all) {

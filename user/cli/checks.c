@@ -76,7 +76,7 @@ static int check_leak_check(const struct options *opts, bool all)
 	    {"--all", all},
 	};
 
-	if (opts->nr_leak_wrappers && !opts->leak_check) {
+	if ((opts->nr_leak_wrappers || opts->no_leak_learning) && !opts->leak_check) {
 		pr_err("--leak-check-wrapper tells --leak-check of a wrapper: give it too");
 		return -EINVAL;
 	}

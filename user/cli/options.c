@@ -395,9 +395,13 @@ static int set_leak_heuristics(struct options *o, char *arg, const struct option
 	return leak_heuristics__parse(arg, field_of(o, d)) ? bad_value(d, arg) : 0;
 }
 
-/* FUNC:OFFSET, added to those of earlier --leak-check-wrapper options. */
+/* FUNC:OFFSET, added to those of earlier --leak-check-wrapper options; none: learn none. */
 static int set_leak_wrapper(struct options *o, char *arg, const struct option_def *d)
 {
+	if (!strcmp(arg, "none")) {
+		o->no_leak_learning = true;
+		return 0;
+	}
 	if (o->nr_leak_wrappers == LEAK_MAX_WRAPPERS) {
 		pr_err("too many wrappers for --leak-check-wrapper: at most %d", LEAK_MAX_WRAPPERS);
 		return -EINVAL;
@@ -642,10 +646,12 @@ static const struct option_def option_defs[] = {
     {.name = "leak-check-wrapper",
      .arg = "FUNC:OFFSET",
      .set = set_leak_wrapper,
-     .expected = "FUNCTION:OFFSET, OFFSET from 1 to 4096",
+     .expected = "FUNCTION:OFFSET, OFFSET from 1 to 4096, or none",
      .help = "FUNC wraps the allocator and returns its block + OFFSET, past\n"
 	     "a header (MariaDB's my_malloc: 24): a pointer there counts as\n"
-	     "a start pointer (reachable via heuristic: wrapper). Repeatable"},
+	     "a start pointer (reachable via heuristic: wrapper). Repeatable.\n"
+	     "Undeclared wrappers are learned from their blocks' pointers;\n"
+	     "none: learn none"},
     {.name = "max-allocs",
      .arg = "N",
      .set = set_entries,

@@ -65,6 +65,7 @@ struct options {
 	unsigned int leak_heuristics; /* --leak-check-heuristics: 1 << enum leak_heuristic */
 	struct leak_wrapper leak_wrappers[LEAK_MAX_WRAPPERS]; /* --leak-check-wrapper */
 	size_t nr_leak_wrappers;
+	bool no_leak_learning; /* --leak-check-wrapper none: no wrapper's offset learned */
 	uint64_t sample;       /* --sample: mean bytes between samples, 0 = all */
 	struct map_sizes maps; /* --max-allocs, --max-stacks, --ringbuf-size, --max-unwind-rows */
 	int verbose;

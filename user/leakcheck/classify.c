@@ -26,7 +26,8 @@ struct sorted_block {
 	uint64_t addr;
 	uint64_t size;
 	size_t orig;
-	uint32_t offset; /* a declared wrapper's header: addr + offset is a start too */
+	uint32_t offset;  /* a wrapper's header: addr + offset is a start too */
+	uint32_t held_at; /* the lowest interior offset a pointer from outside lost blocks had */
 };
 
 struct classifier {
@@ -44,6 +45,7 @@ struct classifier {
 	const volatile sig_atomic_t *stop;
 	uint64_t unreadable;
 	uint8_t *cls, *cls_heur; /* by original index, once finished */
+	uint32_t *held;		 /* each possibly lost block's held_at, by original index */
 };
 
 static int cmp_block(const void *a, const void *b)
@@ -59,7 +61,7 @@ static int sort_blocks(struct classifier *c, const struct leak_block *blocks)
 
 	for (i = 0; i < c->n; i++)
 		c->blocks[i] =
-		    (struct sorted_block){blocks[i].addr, blocks[i].size, i, blocks[i].offset};
+		    (struct sorted_block){blocks[i].addr, blocks[i].size, i, blocks[i].offset, 0};
 	qsort(c->blocks, c->n, sizeof(*c->blocks), cmp_block);
 	for (i = 1; i < c->n; i++)
 		if (c->blocks[i - 1].addr + c->blocks[i - 1].size > c->blocks[i].addr ||
@@ -109,6 +111,7 @@ void classifier__free(struct classifier *c)
 	free(c->buf);
 	free(c->cls);
 	free(c->cls_heur);
+	free(c->held);
 	free(c);
 }
 
@@ -167,6 +170,19 @@ static bool via_heuristic(struct classifier *c, uint64_t word, size_t i)
 }
 
 /*
+ * An interior pointer @word from a root or a block not lost: where a
+ * wrapper's caller would hold the block (a pointer into it past the
+ * header the wrapper returned it past is at a higher offset).
+ */
+static void note_held_at(struct sorted_block *b, uint64_t word)
+{
+	uint32_t off = word - b->addr > UINT32_MAX ? UINT32_MAX : word - b->addr;
+
+	if (!b->held_at || off < b->held_at)
+		b->held_at = off;
+}
+
+/*
  * A word found in a root or a scanned block. @clique < 0: the root
  * phase, where @definite says the source is a root or a reachable block;
  * otherwise the clique of that unreached leader.
@@ -194,6 +210,8 @@ static int mark(struct classifier *c, uint64_t word, int definite, long clique)
 			c->state[i] = REACHED;
 			return push(c, i);
 		}
+	} else {
+		note_held_at(&c->blocks[i], word);
 	}
 	if (c->state[i] == UNREACHED) {
 		c->state[i] = POSSIBLE;
@@ -268,13 +286,6 @@ static int scan_memory(struct classifier *c, uint64_t start, uint64_t end, int d
 int classifier__scan_range(struct classifier *c, uint64_t start, uint64_t end)
 {
 	return scan_memory(c, start, end, 1, -1, &c->unreadable);
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /*
@@ -364,10 +375,12 @@ int classifier__finish(struct classifier *c)
 		return err;
 	c->cls = malloc(c->n ? c->n : 1);
 	c->cls_heur = malloc(c->n ? c->n : 1);
-	if (!c->cls || !c->cls_heur)
+	c->held = malloc((c->n ? c->n : 1) * sizeof(*c->held));
+	if (!c->cls || !c->cls_heur || !c->held)
 		return -ENOMEM;
 	for (i = 0; i < c->n; i++) {
 		c->cls[c->blocks[i].orig] = class_of[c->state[i]];
+		c->held[c->blocks[i].orig] = c->state[i] == POSSIBLE ? c->blocks[i].held_at : 0;
 		/* valgrind counts a possibly lost block's too: not as reachable here. */
 		c->cls_heur[c->blocks[i].orig] =
 		    c->state[i] == REACHED ? c->heur[i] : LEAK_HEUR_NONE;
@@ -383,6 +396,11 @@ enum leak_class classifier__class(const struct classifier *c, size_t i)
 enum leak_heuristic classifier__heuristic(const struct classifier *c, size_t i)
 {
 	return c->cls_heur[i];
+}
+
+uint32_t classifier__held_at(const struct classifier *c, size_t i)
+{
+	return c->held[i];
 }
 
 uint64_t classifier__unreadable(const struct classifier *c)

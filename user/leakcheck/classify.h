@@ -45,6 +45,12 @@ enum leak_class classifier__class(const struct classifier *c, size_t i);
 /* The heuristic through which a reachable block @i was reached, or LEAK_HEUR_NONE. */
 enum leak_heuristic classifier__heuristic(const struct classifier *c, size_t i);
 
+/*
+ * A possibly lost block @i's lowest interior offset that a pointer from a
+ * root or a block not lost had; 0 for a block of another class.
+ */
+uint32_t classifier__held_at(const struct classifier *c, size_t i);
+
 /* Root bytes that could not be read (a lost verdict rests on them being pointer-free). */
 uint64_t classifier__unreadable(const struct classifier *c);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "leakcheck/heuristics.h"
 #include "leakcheck/leakcheck.h"
+#include "lib/util.h"
 
 /* A vtable holds at least two function pointers in its first words. */
 #define VTABLE_WORDS 21
@@ -165,4 +166,25 @@ uint32_t leak_wrapper__offset(const struct leak_wrapper *w, size_t n, const char
 		if (same_function(function, w[i].func, w[i].len))
 			return w[i].offset;
 	return 0;
+}
+
+uint32_t leak_wrapper__learn(uint32_t *held, size_t n, size_t *evidence)
+{
+	size_t i, run, best = 0;
+	uint32_t at = 0;
+
+	qsort(held, n, sizeof(*held), cmp_u32);
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && held[i + run] == held[i]; run++)
+			;
+		if (run > best) {
+			best = run;
+			at = held[i];
+		}
+	}
+	*evidence = best;
+	if (best < LEAK_LEARN_MIN_BLOCKS || 2 * best <= n || at % 8 || at < LEAK_LEARN_MIN_HEADER ||
+	    at > LEAK_LEARN_MAX_HEADER)
+		return 0;
+	return at;
 }

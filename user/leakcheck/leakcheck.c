@@ -43,6 +43,9 @@ static const struct {
     {LEAK_ASSUME_WRAPPER, "wrapper_offset_as_start",
      "blocks of a wrapper given by --leak-check-wrapper: a pointer at its offset was a start "
      "pointer"},
+    {LEAK_ASSUME_WRAPPER_LEARNED, "learned_wrapper_offset_as_start",
+     "blocks of a function whose possibly lost blocks were held at one offset (a wrapper's "
+     "header, learned): a pointer at that offset was a start pointer"},
 };
 
 static const char *assumption_text(enum leak_assumption a, bool name)
@@ -172,7 +175,8 @@ static int record(struct leakcheck *lc, const struct classifier *c)
 		lc->stats.blocks[cls]++;
 		lc->stats.block_bytes += lc->blocks[i].size;
 		if (lc->blocks[i].offset)
-			lc->stats.assumptions |= LEAK_ASSUME_WRAPPER;
+			lc->stats.assumptions |= lc->blocks[i].learned ? LEAK_ASSUME_WRAPPER_LEARNED
+								       : LEAK_ASSUME_WRAPPER;
 	}
 	if (classifier__unreadable(c))
 		lc->stats.assumptions |= LEAK_ASSUME_ROOTS_UNREADABLE;
@@ -231,13 +235,13 @@ static int scan_roots(struct leakcheck *lc, struct snapshot *s, struct classifie
 	return err;
 }
 
-static int scan(struct leakcheck *lc, struct snapshot *s)
+/* One classification of the blocks from snapshot @s into *@out. */
+static int classify(struct leakcheck *lc, struct snapshot *s, struct classifier **out)
 {
 	struct leak_memory mem = {snapshot__read, s};
 	struct heuristics heur = {lc->opts.heuristics, mem, snapshot__maps(s)};
 	struct range_set arenas = {}, inuse = {};
 	struct classifier *c;
-	uint64_t t0 = snapshot_clock_ns();
 	int err;
 
 	c = classifier__new(lc->blocks, lc->nr, &mem, heur.set ? &heur : NULL, lc->opts.stop);
@@ -246,11 +250,72 @@ static int scan(struct leakcheck *lc, struct snapshot *s)
 	err = glibc_heap__walk(&mem, snapshot__maps(s), c, &arenas, &inuse,
 			       &lc->stats.assumptions) ?:
 	      scan_roots(lc, s, c, &arenas, &inuse) ?:
-	      classifier__finish(c) ?:
-	      record(lc, c);
-	lc->stats.scan_ns = snapshot_clock_ns() - t0;
+	      classifier__finish(c);
 	range_set__release(&arenas);
 	range_set__release(&inuse);
+	if (err)
+		classifier__free(c);
+	else
+		*out = c;
+	return err;
+}
+
+/*
+ * Block @b is held at @at past a wrapper's header, so it seems: @at a
+ * header's size, and a word of that header the size of the rest, as a
+ * wrapper that keeps the size it was asked for has it (its low 3 bits
+ * may be flags). A pointer into a structure of another shape seldom has one.
+ */
+static bool header_holds_size(struct snapshot *s, const struct leak_block *b, uint32_t at)
+{
+	uint64_t words[LEAK_LEARN_MAX_HEADER / 8];
+	uint64_t rest = (b->size - at) & ~7ULL;
+
+	if (at < LEAK_LEARN_MIN_HEADER || at > LEAK_LEARN_MAX_HEADER || at % 8 || !rest ||
+	    snapshot__read(s, b->addr, words, at))
+		return false;
+	for (uint32_t i = 0; i < at / 8; i++)
+		if ((words[i] & ~7ULL) == rest)
+			return true;
+	return false;
+}
+
+/* The caller's learning: true when it gave blocks a wrapper's offset. */
+static bool learned(struct leakcheck *lc, struct snapshot *s, const struct classifier *c)
+{
+	struct leak_block *b;
+
+	if (!lc->opts.learn)
+		return false;
+	for (size_t i = 0; i < lc->nr; i++) {
+		b = &lc->blocks[i];
+		b->held_at = classifier__held_at(c, i);
+		if (b->held_at && !header_holds_size(s, b, b->held_at))
+			b->held_at = 0;
+	}
+	return lc->opts.learn(lc->opts.learn_ctx, lc->blocks, lc->nr) > 0;
+}
+
+/*
+ * Classify; when the caller learned a wrapper's offset from the verdicts,
+ * again with it, from the same snapshot: a block its pointer reaches may
+ * reach others.
+ */
+static int scan(struct leakcheck *lc, struct snapshot *s)
+{
+	struct classifier *c = NULL;
+	uint64_t t0 = snapshot_clock_ns();
+	int err;
+
+	err = classify(lc, s, &c);
+	if (!err && learned(lc, s, c)) {
+		classifier__free(c);
+		c = NULL;
+		err = classify(lc, s, &c);
+	}
+	if (!err)
+		err = record(lc, c);
+	lc->stats.scan_ns = snapshot_clock_ns() - t0;
 	classifier__free(c);
 	return err;
 }

@@ -38,14 +38,14 @@ enum leak_heuristic {
 	LEAK_HEUR_NEWARRAY,		/* new T[n]'s element count before the elements */
 	LEAK_HEUR_MULTIPLE_INHERITANCE, /* a second base class's vtable pointer */
 	/*
-	 * alloctrace's own, not valgrind's: a declared allocator wrapper's
-	 * header (--leak-check-wrapper), the pointer it returned
+	 * alloctrace's own, not valgrind's: an allocator wrapper's header,
+	 * declared (--leak-check-wrapper) or learned, the pointer it returned
 	 */
 	LEAK_HEUR_WRAPPER,
 	LEAK_HEURISTICS
 };
 
-/* valgrind's four, its default; the wrapper's is on only for declared wrappers. */
+/* valgrind's four, its default; the wrapper's is on only for declared or learned wrappers. */
 #define LEAK_HEUR_ALL (((1u << LEAK_HEUR_WRAPPER) - 1) & ~(1u << LEAK_HEUR_NONE))
 
 /* valgrind's name of each (LEAK_HEUR_NONE: "none"). */
@@ -84,14 +84,42 @@ uint32_t leak_wrapper__offset(const struct leak_wrapper *w, size_t n, const char
 /*
  * A tracked block: its address, size and identity (an allocation stamp);
  * @offset, when not 0: a pointer to addr + offset is a start pointer too
- * (the block was allocated by a declared wrapper).
+ * (the block was allocated by a wrapper, declared or, @learned, learned).
+ * @held_at, offered to learning: where a possibly lost block is held, as
+ * past a wrapper's header, else 0 (see leakcheck_learn_fn).
  */
 struct leak_block {
 	uint64_t addr;
 	uint64_t size;
 	uint64_t id;
 	uint32_t offset;
+	uint32_t held_at;
+	bool learned;
 };
+
+/* A wrapper learned in a check: its function, its header, the blocks held so. */
+struct leak_learned {
+	char *function;
+	uint32_t offset;
+	size_t evidence;
+};
+
+/*
+ * Wrapper-offset learning: a wrapper returning its block + N, past a
+ * header of its own, has its callers hold its blocks there. A block is
+ * evidence of it when the lowest interior offset a pointer from a root or
+ * a block not lost had is N, a multiple of 8 from LEAK_LEARN_MIN_HEADER
+ * (8 is valgrind's length64) to LEAK_LEARN_MAX_HEADER, and a word of its
+ * first N bytes holds the size of the rest (held_at). A function is taken
+ * for a wrapper when at least LEAK_LEARN_MIN_BLOCKS of its possibly lost
+ * blocks, and more than half of those that are evidence of some N, are
+ * evidence of the same N. @held: the held_at of each of @n blocks of a
+ * function (sorted in place). N, or 0; *@evidence: the blocks held at N.
+ */
+#define LEAK_LEARN_MIN_BLOCKS 2
+#define LEAK_LEARN_MIN_HEADER 16
+#define LEAK_LEARN_MAX_HEADER 64
+uint32_t leak_wrapper__learn(uint32_t *held, size_t n, size_t *evidence);
 
 /* What a verdict rests on (leakcheck__assumptions). */
 enum leak_assumption {
@@ -109,18 +137,30 @@ enum leak_assumption {
 	LEAK_ASSUME_RED_ZONE = 1 << 5,
 	/* blocks of a declared wrapper: a pointer at its offset was a start pointer */
 	LEAK_ASSUME_WRAPPER = 1 << 6,
-	LEAK_ASSUME_LAST = LEAK_ASSUME_WRAPPER,
+	/* blocks of a learned wrapper (leak_wrapper__learn): the same */
+	LEAK_ASSUME_WRAPPER_LEARNED = 1 << 7,
+	LEAK_ASSUME_LAST = LEAK_ASSUME_WRAPPER_LEARNED,
 };
 
 /* Each assumption bit's name (a JSON string), and what it means to a reader. */
 const char *leak_assumption__name(enum leak_assumption a);
 const char *leak_assumption__describe(enum leak_assumption a);
 
+/*
+ * Offered the @n classified blocks, their held_at set (leak_wrapper__learn),
+ * it may give some an offset it learned (and @learned): it returns how
+ * many it gave one, and then they are classified again, from the same
+ * snapshot.
+ */
+typedef size_t (*leakcheck_learn_fn)(void *ctx, struct leak_block *blocks, size_t n);
+
 struct leakcheck_opts {
 	bool no_fork;			   /* scan the stopped target itself */
 	bool ours;			   /* the caller holds it in a ptrace stop */
 	unsigned int heuristics;	   /* 1 << enum leak_heuristic, each one on */
 	const volatile sig_atomic_t *stop; /* non-zero: end the scan, -EINTR */
+	leakcheck_learn_fn learn;	   /* NULL: no learning */
+	void *learn_ctx;
 };
 
 struct leakcheck_stats {

@@ -16,6 +16,13 @@ void *array__grow(void *arr, size_t *cap, size_t nr, size_t size)
 	return arr;
 }
 
+int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 size_t hash_str(const char *str)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;

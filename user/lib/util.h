@@ -12,6 +12,9 @@
  */
 void *array__grow(void *arr, size_t *cap, size_t nr, size_t size);
 
+/* qsort's order of uint32_t values. */
+int cmp_u32(const void *a, const void *b);
+
 /* FNV-1a of a string, folded to size_t: for the string tables' buckets. */
 size_t hash_str(const char *str);
 

@@ -75,7 +75,14 @@ static void json_leak_check(FILE *f, const struct report_leak_check *lc)
 			leak_heuristic__name(h), lc->heur_bytes[h], lc->heur_allocs[h]);
 		sep = ",";
 	}
-	fputs("}}", f);
+	fputs("},\"learned_wrappers\":[", f);
+	for (size_t i = 0; i < lc->nr_learned; i++) {
+		fputs(i ? ",{\"function\":" : "{\"function\":", f);
+		json__string(f, lc->learned[i].function);
+		fprintf(f, ",\"offset\":%u,\"blocks\":%zu}", lc->learned[i].offset,
+			lc->learned[i].evidence);
+	}
+	fputs("]}", f);
 }
 
 /* "totals", "counters" and "complete", for a process or for all. */

@@ -54,6 +54,9 @@ struct report_leak_check {
 	unsigned int heuristics;
 	uint64_t heur_bytes[LEAK_HEURISTICS];
 	uint64_t heur_allocs[LEAK_HEURISTICS];
+	/* a process's wrappers learned in the check (none in a run's sums) */
+	const struct leak_learned *learned;
+	size_t nr_learned;
 };
 
 /* What one thread holds (a per-block pass). */

@@ -196,6 +196,9 @@ static void text_leak_summary(FILE *f, const struct report_leak_check *lc)
 			lc->pause_ms, text_size(lc->bytes_scanned).s);
 	text_classes(f, "    ", "\n    ", lc->class_bytes, lc->class_allocs);
 	text_heuristics(f, lc);
+	for (size_t i = 0; i < lc->nr_learned; i++)
+		fprintf(f, "    learned: %s returns its block + %u (%zu blocks held there)\n",
+			lc->learned[i].function, lc->learned[i].offset, lc->learned[i].evidence);
 	for (unsigned int bit = 1; bit <= LEAK_ASSUME_LAST; bit <<= 1) {
 		if (lc->assumptions & bit)
 			fprintf(f, "    assumed: %s\n", leak_assumption__describe(bit));
