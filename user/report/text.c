@@ -224,6 +224,16 @@ static void text_proc_header(FILE *f, const struct report *p)
 	text_totals(f, p->totals, p);
 }
 
+/* Processes reported at their ends and gone since, with what they held then. */
+static void text_exited(FILE *f, const struct exited_procs *e)
+{
+	if (!e || !e->nr)
+		return;
+	fprintf(f, "  and %zu process%s ended earlier, holding %s in %s block%s at their ends\n",
+		e->nr, e->nr == 1 ? "" : "es", text_size(e->bytes).s, text_count(e->allocs).s,
+		plural(e->allocs));
+}
+
 static void text_report_begin(FILE *f, const struct report *r)
 {
 	const struct profile_totals *t = r->totals;
@@ -233,6 +243,7 @@ static void text_report_begin(FILE *f, const struct report *r)
 	if (r->per_process) {
 		fprintf(f, "%zu process%s", r->nr_procs_total, r->nr_procs_total == 1 ? "" : "es");
 		text_totals(f, t, r);
+		text_exited(f, r->exited);
 		text_leak_summary(f, r->leak_check);
 	} else {
 		text_proc_header(f, r);
