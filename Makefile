@@ -160,6 +160,10 @@ $(BUILD)/workloads/unwind: tests/workloads/unwind.cc tests/workloads/clobber_fp.
 $(BUILD)/workloads/sigalloc: tests/workloads/sigalloc.c | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) $< -o $@
 
+$(BUILD)/workloads/deepwork: tests/workloads/deepwork.c tests/workloads/handshake.h \
+			     | $(BUILD)/workloads
+	$(CC) $(NOFP_CFLAGS) $< -o $@
+
 $(BUILD)/workloads/twins-nofp: tests/workloads/twins.c tests/workloads/workload.h | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) $< -o $@
 

@@ -639,6 +639,7 @@ int BPF_PROG(proc_exit, struct task_struct *task)
 		return 0;
 	ps->exit_code = BPF_CORE_READ(task, exit_code);
 	ps->flags |= PROC_EXITED;
+	drop_unwind_table(BPF_CORE_READ(task, tgid));
 	return 0;
 }
 

@@ -123,6 +123,20 @@ static __always_inline void inherit_unwind_table(__u32 parent, __u32 child)
 }
 
 /*
+ * Process @tgid ended: its table walks nothing more, and its room (the
+ * map holds UNWIND_PROCS) goes to the next, before its last report. A
+ * process per request ends hundreds of them between two reports; kept
+ * until then, they filled the map and the next children inherited no
+ * table. Remembered walks stay (memo_forget_all() would cost every
+ * other process its memo at each exit): a process that ended walks
+ * nothing more.
+ */
+static __always_inline void drop_unwind_table(__u32 tgid)
+{
+	bpf_map_delete_elem(&unwind_procs, &tgid);
+}
+
+/*
  * Process @tgid ran exec: its old table is wrong for the new program, whose
  * first frame outside any table asks for a new one; remembered walks too.
  */

@@ -42,5 +42,24 @@ estimate() {
 	fi
 }
 
-cases exact estimate
+# The text report says what sampling counts: the header's outstanding
+# numbers and allocs are estimates (exact at a rate of 1), its frees those
+# of sampled blocks; and each of the peak's lines names its stack's first
+# three frames, where frame #0 alone would not tell two stacks apart.
+text() {
+	run_tool text 60 -T 0 --sample 1 -- "$WL/leaks"
+	expect_eq "text: exit status" 0 "$RC"
+	expect_match "text: the header says estimates and sampled frees" \
+		'^\[[0-9:]+\] final report, pid [0-9]+ \(leaks\) exited with status 0: about 50\.3 KiB \(51,478 bytes\) outstanding in 137 blocks; about 10,159 allocs; [0-9,]+ frees of sampled blocks$' \
+		"$(grep 'final report' "$TMP/text.out")"
+	expect_eq "text: the sampling line" \
+		'  estimates from allocations sampled every 1 byte on average; the frees are counted only of sampled blocks' \
+		"$(grep '^  estimates' "$TMP/text.out")"
+	expect_eq "text: the peak's lines name three frames each" \
+		"$(printf '%s\n' 'leak_medium < main < __libc_start_call_main' \
+			'leak_pvalloc < leak_memalign_family < main')" \
+		"$(grep -E '^        [0-9.]+ KiB \([0-9,]+ bytes\) in ' "$TMP/text.out" | sed -E 's/.* in //; s/\+0x[0-9a-f]+//g' | head -n 2)"
+}
+
+cases exact estimate text
 finish

@@ -409,6 +409,42 @@ static void test_text_final(void **state UNUSED)
 		       "[22:13:20] final report, pid 1234 (?)" LOSSY_TEXT_TAIL);
 }
 
+/*
+ * --leak-check: a stack's blocks newer than the snapshot have no class;
+ * they are said, and a stack with none classified shows no line of zeros.
+ */
+static void test_text_unclassified(void **state UNUSED)
+{
+	struct report_stack st = stacks[0];
+	struct report r = periodic;
+
+	st.nr_frames = 1;
+	st.classified = true;
+	st.class_bytes[LEAK_DEFINITE] = 209715;
+	st.class_allocs[LEAK_DEFINITE] = 2;
+	r.stacks = &st;
+	r.nr_stacks = r.nr_holding = 1;
+	assert_renders(
+	    FORMAT_TEXT, &r, NULL,
+	    "[22:13:20] pid 1234 (leaky): 1.0 MiB (1,050,212 bytes) outstanding in "
+	    "12 blocks; 10,530 allocs, 9,326 frees, 0 untracked frees\n"
+	    "  1.0 MiB (1,048,576 bytes) in 10 blocks, 10 allocs\n"
+	    "    definitely lost 209,715 bytes in 2 blocks, indirectly lost 0 bytes in 0 "
+	    "blocks, possibly lost 0 bytes in 0 blocks, still reachable 0 bytes in 0 "
+	    "blocks\n"
+	    "    8 blocks newer than the leak check's snapshot, not classified yet\n"
+	    "    #0 leak_a+0x1d (/usr/bin/leaky+0x1189) at leak.c:42\n"
+	    "\n");
+	st.class_bytes[LEAK_DEFINITE] = st.class_allocs[LEAK_DEFINITE] = 0;
+	assert_renders(FORMAT_TEXT, &r, NULL,
+		       "[22:13:20] pid 1234 (leaky): 1.0 MiB (1,050,212 bytes) outstanding in "
+		       "12 blocks; 10,530 allocs, 9,326 frees, 0 untracked frees\n"
+		       "  1.0 MiB (1,048,576 bytes) in 10 blocks, 10 allocs\n"
+		       "    10 blocks newer than the leak check's snapshot, not classified yet\n"
+		       "    #0 leak_a+0x1d (/usr/bin/leaky+0x1189) at leak.c:42\n"
+		       "\n");
+}
+
 static void test_text_processes(void **state UNUSED)
 {
 	assert_renders(FORMAT_TEXT, &several, NULL,
@@ -650,6 +686,7 @@ int main(void)
 	    cmocka_unit_test(test_json_big_alloc),
 	    cmocka_unit_test(test_json_escaping),
 	    cmocka_unit_test(test_text_report),
+	    cmocka_unit_test(test_text_unclassified),
 	    cmocka_unit_test(test_text_final),
 	    cmocka_unit_test(test_text_processes),
 	    cmocka_unit_test(test_text_sizes),

@@ -231,6 +231,9 @@ void collect__forget_gone(struct session *s)
 
 		if (!p->exit.exited)
 			continue;
+		s->exited.nr++;
+		s->exited.bytes += profile__totals(p->profile)->outstanding_bytes;
+		s->exited.allocs += profile__totals(p->profile)->outstanding_allocs;
 		err = tracer__forget_proc(s->tracer, p->pid, p->gen);
 		procs__remove(&s->procs, i);
 	}

@@ -138,15 +138,23 @@ static void describe_allocator(const struct session *s, const struct allocator *
 /*
  * Probe the allocator found for @p once its unwind tables are made: no
  * allocation is walked without them. Its dynamic loader is watched first,
- * so that what it maps after the tables were read is not missed.
+ * so that what it maps after the tables were read is not missed. With
+ * several processes it is counted from then on (@add, its first probing),
+ * not before: probes another process put in a library they share (--comm
+ * and --cgroup probe every process) would walk its calls without tables.
  */
-static int probe_allocator(struct session *s, struct proc *p)
+static int probe_allocator(struct session *s, struct proc *p, bool add)
 {
 	int err;
 
 	tracer__watch_linkmap(s->tracer, p->pid);
 	err = tracer__unwind_process(s->tracer, p->pid);
-	return err ? err : tracer__attach(s->tracer, p->allocator);
+	if (!err && add) {
+		err = tracer__add_proc(s->tracer, p->pid, p->comm);
+		if (err)
+			pr_err("cannot set up tracing pid %d: %s", p->pid, strerror(-err));
+	}
+	return err ? err : tracer__attach(s->tracer, p->allocator, p->pid);
 }
 
 /* @p's own allocator to fill, made on first use. */
@@ -174,7 +182,7 @@ static void arm_retry(struct session *s)
 static void exec_end(struct session *s, struct proc *p, pid_t pid, int err)
 {
 	if (!err)
-		err = probe_allocator(s, p);
+		err = probe_allocator(s, p, false);
 	if (p)
 		p->trace = err ? PROC_NO_ALLOCATOR : PROC_REPROBED;
 	if (!err) {
@@ -321,10 +329,11 @@ static int attach_proc(struct session *s, pid_t pid, const char *comm, bool name
 	struct proc *p = procs__add(&s->procs, pid, 0);
 	int err;
 
-	if (!p || !allocator_slot(p) || (s->multi && tracer__add_proc(s->tracer, pid, comm))) {
+	if (!p || !allocator_slot(p)) {
 		pr_err("cannot set up tracing pid %d: %s", pid, strerror(errno));
 		return EXIT_FAILURE_RUNTIME;
 	}
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	p->named = named;
 	if (launched) {
 		/* Its thread is ours to hold while its loader's new objects get tables. */
@@ -335,7 +344,7 @@ static int attach_proc(struct session *s, pid_t pid, const char *comm, bool name
 		    : look(s, pid, p->allocator);
 	if (err)
 		return EXIT_TARGET;
-	err = probe_allocator(s, p);
+	err = probe_allocator(s, p, s->multi);
 	if (err)
 		return err == -ESRCH ? EXIT_TARGET : EXIT_FAILURE_RUNTIME;
 	if (!proc__symbolizer(&s->procs, p, false) && named) {
@@ -384,7 +393,7 @@ int execs__attach_all(struct session *s)
 	}
 	if (find_allocator(s, getpid(), "alloctrace", NULL, s->all_alloc))
 		return EXIT_TARGET;
-	if (tracer__attach(s->tracer, s->all_alloc))
+	if (tracer__attach(s->tracer, s->all_alloc, -1))
 		return EXIT_FAILURE_RUNTIME;
 	proc_choice__for_each(&s->opts->choice, getpid(), prepare_running, s);
 	describe_allocator(s, s->all_alloc, 0, NULL, true);

@@ -315,6 +315,7 @@ int reports__write(struct session *s, bool final)
 	    .growth = s->opts->growth,
 	    .per_process = s->multi,
 	    .totals = &s->totals,
+	    .exited = &s->exited,
 	};
 	struct proc **list;
 	int err;

@@ -57,6 +57,7 @@ struct session {
 	double mono_to_real;	      /* add to CLOCK_MONOTONIC seconds for unix time */
 	uint64_t counters[CNT_MAX];   /* of the whole run */
 	struct profile_totals totals; /* of the whole run, over every process */
+	struct exited_procs exited;   /* processes gone from the reports, and what they held */
 	bool stale;		      /* the maps hold entries of processes or images gone */
 	int write_err;
 	bool done;

@@ -18,13 +18,17 @@
 #include "bpf/tracer_int.h"
 #include "bpf/uprobe_multi.h"
 
-/* Is the loader in @st watched already? Else it is from now on, if there is room. */
-static bool watched(struct tracer *t, const struct stat *st, bool *no_room)
+/*
+ * Is the loader in @st watched already for the filter @pid? Else it is
+ * from now on, if there is room.
+ */
+static bool watched(struct tracer *t, const struct stat *st, pid_t pid, bool *no_room)
 {
 	struct probed_file *w;
 
 	for (size_t i = 0; i < t->nr_watched; i++) {
-		if (t->watched[i].dev == st->st_dev && t->watched[i].ino == st->st_ino)
+		if (t->watched[i].dev == st->st_dev && t->watched[i].ino == st->st_ino &&
+		    t->watched[i].pid == pid)
 			return true;
 	}
 	w = array__grow(t->watched, &t->watched_cap, t->nr_watched, sizeof(*w));
@@ -34,7 +38,7 @@ static bool watched(struct tracer *t, const struct stat *st, bool *no_room)
 	return false;
 }
 
-static int attach_watch(struct tracer *t, const struct link_watch *w)
+static int attach_watch(struct tracer *t, const struct link_watch *w, pid_t pid)
 {
 	struct bpf_program *prog = t->skel->progs.linkmap_change;
 	uint64_t cookie = (uint64_t)w->to_state;
@@ -47,13 +51,13 @@ static int attach_watch(struct tracer *t, const struct link_watch *w)
 		return err;
 	if (t->multi) {
 		fd = uprobe_multi__attach(bpf_program__fd(prog), w->path, &w->offset, &cookie, 1,
-					  t->pid, false);
+					  pid, false);
 		if (fd < 0)
 			return fd;
 		t->link_fds[t->nr_link_fds++] = fd;
 		return 0;
 	}
-	link = bpf_program__attach_uprobe_opts(prog, t->pid, w->path, w->offset, &opts);
+	link = bpf_program__attach_uprobe_opts(prog, pid, w->path, w->offset, &opts);
 	if (!link)
 		return -errno;
 	t->links[t->nr_links++] = link;
@@ -62,6 +66,7 @@ static int attach_watch(struct tracer *t, const struct link_watch *w)
 
 void tracer__watch_linkmap(struct tracer *t, pid_t pid)
 {
+	pid_t filter = tracer__probe_filter(t, pid);
 	struct link_watch w;
 	bool no_room = false;
 	struct stat st;
@@ -79,16 +84,17 @@ void tracer__watch_linkmap(struct tracer *t, pid_t pid)
 		pr_debug("process %d: no dynamic loader to watch: %s", (int)pid, strerror(-err));
 		return;
 	}
-	if (watched(t, &st, &no_room))
+	if (watched(t, &st, filter, &no_room))
 		return;
-	err = no_room ? -ENOMEM : attach_watch(t, &w);
+	err = no_room ? -ENOMEM : attach_watch(t, &w, filter);
 	if (err) {
 		pr_warn("cannot probe the dynamic loader %s of process %d (%s): the libraries "
 			"it maps later get their unwind tables only once a stack needs them",
 			w.name, (int)pid, strerror(-err));
 		return;
 	}
-	t->watched[t->nr_watched++] = (struct probed_file){.dev = st.st_dev, .ino = st.st_ino};
+	t->watched[t->nr_watched++] =
+	    (struct probed_file){.dev = st.st_dev, .ino = st.st_ino, .pid = filter};
 	pr_debug("uprobe on %s+%#llx, the dynamic loader's r_brk", w.name,
 		 (unsigned long long)w.offset);
 }

@@ -355,6 +355,7 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	if (!t)
 		return NULL;
 	t->pid = opts->config.multi_proc ? -1 : (pid_t)opts->config.targ_tgid;
+	t->per_pid = !opts->config.follow_forks;
 	t->stack_depth = or_default(opts->config.stack_depth, DEFAULT_STACK_DEPTH);
 	t->unwind_rows = or_default(opts->sizes.unwind_rows, DEFAULT_UNWIND_ROWS);
 	t->growth = opts->config.growth;
@@ -487,12 +488,12 @@ static bool target_gone(pid_t pid)
 }
 
 /* Say why a probe could not be attached; -ESRCH when the target is gone. */
-static int attach_error(const struct tracer *t, const struct probe_object *obj, const char *what,
-			const char *func, uint64_t offset, int err)
+static int attach_error(const struct probed_file *file, const struct probe_object *obj,
+			const char *what, const char *func, uint64_t offset, int err)
 {
 	/* Its objects went with it: the kernel finds no file to probe. */
-	if ((err == -ENOENT || err == -ESRCH) && t->pid > 0 && target_gone(t->pid)) {
-		pr_err("process %d exited while alloctrace attached", t->pid);
+	if ((err == -ENOENT || err == -ESRCH) && file->pid > 0 && target_gone(file->pid)) {
+		pr_err("process %d exited while alloctrace attached", file->pid);
 		return -ESRCH;
 	}
 	pr_err("failed to attach %s '%s' in %s (offset 0x%llx): %s%s", what, func, obj->name,
@@ -524,7 +525,7 @@ enum attach_pass {
 	NR_PASSES,
 };
 
-/* Not an alias, and not probed already for another process: probes see every process. */
+/* Not an alias, and not probed already (for another process, with probes for every one). */
 static bool site_unprobed(const struct probed_file *file, const struct probe_site *site)
 {
 	return !site->alias && !(file->funcs & 1ULL << site->func);
@@ -588,7 +589,7 @@ int tracer__reserve_link_fd(struct tracer *t)
 }
 
 static int attach_perf(struct tracer *t, const struct probe_object *obj,
-		       const struct probe_site *site, bool retprobe)
+		       const struct probed_file *file, const struct probe_site *site, bool retprobe)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
 		    .bpf_cookie = site_cookie(site, retprobe));
@@ -599,10 +600,10 @@ static int attach_perf(struct tracer *t, const struct probe_object *obj,
 	err = tracer__reserve_link(t);
 	if (err)
 		return err;
-	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), t->pid, obj->path,
-					       offset, &opts);
+	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), file->pid,
+					       obj->path, offset, &opts);
 	if (!link)
-		return attach_error(t, obj, retprobe ? "uretprobe" : "uprobe",
+		return attach_error(file, obj, retprobe ? "uretprobe" : "uprobe",
 				    alloc_func_name(site->func), offset, -errno);
 	t->links[t->nr_links++] = link;
 	t->nr_probes++;
@@ -634,10 +635,10 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 	}
 	if (!n)
 		return 0;
-	fd = uprobe_multi__attach(bpf_program__fd(prog), obj->path, offsets, cookies, n, t->pid,
+	fd = uprobe_multi__attach(bpf_program__fd(prog), obj->path, offsets, cookies, n, file->pid,
 				  retprobe);
 	if (fd < 0)
-		return attach_error(t, obj, retprobe ? "uretprobes" : "uprobes",
+		return attach_error(file, obj, retprobe ? "uretprobes" : "uprobes",
 				    bpf_program__name(prog), offsets[0], fd);
 	t->link_fds[t->nr_link_fds++] = fd;
 	t->nr_probes += n;
@@ -663,28 +664,37 @@ static int attach_object(struct tracer *t, const struct probe_object *obj,
 	}
 	for (size_t i = 0; i < obj->nr_sites && !err; i++) {
 		if (site_wanted(file, &obj->sites[i], pass))
-			err = attach_perf(t, obj, &obj->sites[i], pass == PASS_RETURNS);
+			err = attach_perf(t, obj, file, &obj->sites[i], pass == PASS_RETURNS);
 	}
 	return err;
 }
 
-/* Index of the probed-file record of @obj's file, made if new; or -errno. */
-static long probed_file(struct tracer *t, const struct probe_object *obj)
+/*
+ * Index of the probed-file record of @obj's file for the filter @pid,
+ * made if new; or -errno. A new one knows the single-step warnings said of
+ * the file for other processes: they are said once a run.
+ */
+static long probed_file(struct tracer *t, const struct probe_object *obj, pid_t pid)
 {
 	struct probed_file *files;
+	uint64_t said = 0;
 	struct stat st;
 
 	if (stat(obj->path, &st))
 		return -errno;
 	for (size_t i = 0; i < t->nr_files; i++) {
-		if (t->files[i].dev == st.st_dev && t->files[i].ino == st.st_ino)
+		if (t->files[i].dev != st.st_dev || t->files[i].ino != st.st_ino)
+			continue;
+		if (t->files[i].pid == pid)
 			return i;
+		said |= t->files[i].stepped_said;
 	}
 	files = array__grow(t->files, &t->files_cap, t->nr_files, sizeof(*files));
 	if (!files)
 		return -ENOMEM;
 	t->files = files;
-	files[t->nr_files] = (struct probed_file){.dev = st.st_dev, .ino = st.st_ino};
+	files[t->nr_files] = (struct probed_file){
+	    .dev = st.st_dev, .ino = st.st_ino, .pid = pid, .stepped_said = said};
 	return t->nr_files++;
 }
 
@@ -784,17 +794,19 @@ static void warn_stepped(const struct probe_object *obj, struct probed_file *fil
 
 /*
  * In the order of enum attach_pass. A function probed already in the same
- * file (another process's allocator) is not probed again.
+ * file for the same filter (another process's allocator, with probes for
+ * every process) is not probed again.
  */
-int tracer__attach(struct tracer *t, const struct allocator *a)
+int tracer__attach(struct tracer *t, const struct allocator *a, pid_t pid)
 {
+	pid_t filter = tracer__probe_filter(t, pid);
 	size_t nr_links = t->nr_links, nr_link_fds = t->nr_link_fds, nr_files = t->nr_files;
 	size_t nr_probes = t->nr_probes;
 	long files[sizeof(a->objs) / sizeof(a->objs[0])];
 	int err = 0;
 
 	for (size_t o = 0; o < a->nr_objs && !err && !t->no_probes; o++) {
-		files[o] = probed_file(t, &a->objs[o]);
+		files[o] = probed_file(t, &a->objs[o], filter);
 		err = files[o] < 0 ? files[o] : 0;
 		if (err)
 			pr_err("cannot open %s to probe it: %s", a->objs[o].name, strerror(-err));

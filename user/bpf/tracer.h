@@ -19,7 +19,11 @@
  *
  * One process is told apart by its tgid alone, and probed with a process
  * filter. Several (multi_proc) are listed in a per-process map, which
- * tracer__add_proc() fills and the BPF side extends (forks, --all); their
+ * tracer__add_proc() fills and the BPF side extends (forks, --all). A list
+ * known in advance (-p A,B) is probed a process at a time, each with its
+ * own filter, so that no other process takes the probes' traps and each
+ * is probed only once its unwind tables are made. The processes --all,
+ * --comm, --cgroup and --follow-forks take up come and go: their
  * allocators are probed for every process, once per file, and entries of
  * the others are left out in BPF. Each process's entries in the maps
  * carry its image number (gen), which each exec bumps.
@@ -52,12 +56,13 @@ struct tracer *tracer__open(const struct tracer_opts *opts);
 void tracer__free(struct tracer *t);
 
 /*
- * Attach every probe of @a not attached yet for another process (with
- * big_only, the syscall tracepoints instead); on failure none of this
+ * Attach every probe of @a, the allocator of process @pid, not attached
+ * yet for it (or for another process, where probes see every process);
+ * with big_only, the syscall tracepoints instead. On failure none of this
  * call's stays attached. 0 or -errno, -ESRCH when the target exited
  * meanwhile.
  */
-int tracer__attach(struct tracer *t, const struct allocator *a);
+int tracer__attach(struct tracer *t, const struct allocator *a, pid_t pid);
 
 /*
  * With CFI unwinding, (re)build @pid's table of mappings: at once for a

@@ -13,10 +13,14 @@
 #include <sys/types.h>
 #include "bpf/tracer.h"
 
-/* A file probed already and its functions: other processes share the probes. */
+/*
+ * A file probed already for a process filter and its functions: with -1
+ * every process shares the probes, else only that one has them.
+ */
 struct probed_file {
 	dev_t dev;
 	ino_t ino;
+	pid_t pid;	       /* the probes' process filter, -1 for every process */
 	uint64_t funcs;	       /* bit per enum alloc_func */
 	uint64_t stepped_said; /* functions warned of as single-stepped, for the whole run */
 };
@@ -64,7 +68,14 @@ struct tracer {
 	bool growth;	   /* the page-fault tracepoint */
 	bool map_search;   /* the unmapped-area tracepoint: --growth with --big */
 	bool raw_attached; /* those: once, whatever the processes */
-	pid_t pid;	   /* the uprobes' process filter: -1 for every process */
+	pid_t pid;	   /* the one process, -1 with several */
+	/*
+	 * Each process's uprobes filtered by its pid: -p, a launched command,
+	 * whose processes are known before they are probed. With --all,
+	 * --comm, --cgroup and --follow-forks they are not, and the probes
+	 * see every process (the procs map leaves the others out).
+	 */
+	bool per_pid;
 	int nr_cpus;
 	uint64_t *percpu; /* room for one per-CPU counter value */
 	big_alloc_fn on_big_alloc;
@@ -80,6 +91,12 @@ struct tracer {
 	bool warned_procs_full;
 	void *ctx;
 };
+
+/* The process filter @pid's probes are attached with: itself, or -1 for every process. */
+static inline pid_t tracer__probe_filter(const struct tracer *t, pid_t pid)
+{
+	return t->per_pid ? pid : -1;
+}
 
 /* Room for one more perf-event link. 0 or -ENOMEM. */
 int tracer__reserve_link(struct tracer *t);

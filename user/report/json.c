@@ -133,6 +133,11 @@ static void json_report_begin(FILE *f, const struct report *r)
 	json_totals(f, r->totals, r->leak_check);
 	if (r->leak_check)
 		json_leak_check(f, r->leak_check);
+	if (r->exited)
+		fprintf(f,
+			",\"processes_exited\":{\"processes\":%zu,\"outstanding_bytes\":%" PRIu64
+			",\"outstanding_allocs\":%" PRIu64 "}",
+			r->exited->nr, r->exited->bytes, r->exited->allocs);
 	fprintf(f, ",\"processes_total\":%zu,\"processes\":[", r->nr_procs_total);
 }
 

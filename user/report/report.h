@@ -84,6 +84,18 @@ struct report_peak {
  * parent), and this one holds what applies to all: the time, the run's
  * totals (over every process, listed or not), the filter and sampling.
  */
+/*
+ * Processes that ended, were in one report after their end, and left the
+ * session: how many, and the outstanding bytes and blocks they held at
+ * their ends, summed. A process per request (a forking server) makes
+ * thousands; each is reported once, then only counted here.
+ */
+struct exited_procs {
+	size_t nr;
+	uint64_t bytes;
+	uint64_t allocs;
+};
+
 struct report {
 	bool final;
 	double time; /* unix seconds */
@@ -110,8 +122,9 @@ struct report {
 	const struct report_leak_check *leak_check; /* NULL without --leak-check */
 	bool per_process;			    /* a report on several processes, in @procs */
 	size_t nr_procs;			    /* processes listed */
-	size_t nr_procs_total;	    /* processes there were to list, before the cut */
-	const struct report *procs; /* the most outstanding bytes first */
+	size_t nr_procs_total;		   /* processes there were to list, before the cut */
+	const struct exited_procs *exited; /* per_process: those gone from the reports, or NULL */
+	const struct report *procs;	   /* the most outstanding bytes first */
 };
 
 struct big_alloc {

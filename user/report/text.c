@@ -129,11 +129,21 @@ static void text_warning(FILE *f, const struct profile_totals *t)
 
 /*
  * ": SIZE outstanding in N blocks; N allocs, N frees, N untracked frees[; stacks incomplete]",
- * or with --growth ": SIZE resident in N pages; N first touches[; ...]".
+ * or with --growth ": SIZE resident in N pages; N first touches[; ...]". With
+ * --sample the outstanding numbers and allocs are estimates, and the frees
+ * are those of sampled blocks only, a count that would read as a leak
+ * beside the allocs' estimate if it were not said.
  */
-static void text_totals(FILE *f, const struct profile_totals *t, bool resident)
+static void text_totals(FILE *f, const struct profile_totals *t, const struct report *r)
 {
-	if (resident) {
+	if (r->sample_rate) {
+		fprintf(f,
+			": about %s outstanding in %s block%s; about %s alloc%s; %s free%s of "
+			"sampled blocks",
+			text_size(t->outstanding_bytes).s, text_count(t->outstanding_allocs).s,
+			plural(t->outstanding_allocs), text_count(t->allocs).s, plural(t->allocs),
+			text_count(t->frees).s, plural(t->frees));
+	} else if (r->growth) {
 		fprintf(f, ": %s resident in %s page%s; %s first touch%s",
 			text_size(t->outstanding_bytes).s, text_count(t->outstanding_allocs).s,
 			plural(t->outstanding_allocs), text_count(t->allocs).s,
@@ -214,7 +224,17 @@ static void text_proc_header(FILE *f, const struct report *p)
 	fputc(')', f);
 	if (p->exit.exited)
 		text_exit(f, &p->exit);
-	text_totals(f, p->totals, p->growth);
+	text_totals(f, p->totals, p);
+}
+
+/* Processes reported at their ends and gone since, with what they held then. */
+static void text_exited(FILE *f, const struct exited_procs *e)
+{
+	if (!e || !e->nr)
+		return;
+	fprintf(f, "  and %zu process%s ended earlier, holding %s in %s block%s at their ends\n",
+		e->nr, e->nr == 1 ? "" : "es", text_size(e->bytes).s, text_count(e->allocs).s,
+		plural(e->allocs));
 }
 
 static void text_report_begin(FILE *f, const struct report *r)
@@ -225,7 +245,8 @@ static void text_report_begin(FILE *f, const struct report *r)
 	fputs(r->final ? "final report, " : "", f);
 	if (r->per_process) {
 		fprintf(f, "%zu process%s", r->nr_procs_total, r->nr_procs_total == 1 ? "" : "es");
-		text_totals(f, t, r->growth);
+		text_totals(f, t, r);
+		text_exited(f, r->exited);
 		text_leak_summary(f, r->leak_check);
 	} else {
 		text_proc_header(f, r);
@@ -237,7 +258,9 @@ static void text_report_begin(FILE *f, const struct report *r)
 		fputc('\n', f);
 	}
 	if (r->sample_rate)
-		fprintf(f, "  estimates from allocations sampled every %s on average\n",
+		fprintf(f,
+			"  estimates from allocations sampled every %s on average; the frees "
+			"are counted only of sampled blocks\n",
 			text_size(r->sample_rate).s);
 	if (r->big_only)
 		fprintf(f,
@@ -283,6 +306,26 @@ static void text_data(FILE *f, const struct report_stack *s)
 	}
 }
 
+/*
+ * --leak-check's classes of a stack's blocks, and how many it holds that
+ * the check did not see: allocated after its snapshot, they have no
+ * verdict yet, and a line of zeros alone would read as nothing held.
+ */
+static void text_unclassified(FILE *f, const struct report_stack *s)
+{
+	uint64_t seen = 0, newer;
+
+	for (int c = 0; c < LEAK_CLASSES; c++)
+		seen += s->class_allocs[c];
+	newer = s->outstanding_allocs > seen ? s->outstanding_allocs - seen : 0;
+	if (seen)
+		text_classes(f, "    ", ", ", s->class_bytes, s->class_allocs);
+	if (newer)
+		fprintf(f,
+			"    %s block%s newer than the leak check's snapshot, not classified yet\n",
+			text_count(newer).s, plural(newer));
+}
+
 static void text_stack_begin(FILE *f, const struct report_stack *s, bool resident)
 {
 	fprintf(f, "  %s %sin %s %s%s, %s %s%s", text_size(s->outstanding_bytes).s,
@@ -293,7 +336,7 @@ static void text_stack_begin(FILE *f, const struct report_stack *s, bool residen
 	text_trend(f, s);
 	fputc('\n', f);
 	if (s->classified)
-		text_classes(f, "    ", ", ", s->class_bytes, s->class_allocs);
+		text_unclassified(f, s);
 	text_data(f, s);
 }
 
@@ -393,15 +436,23 @@ static void text_frame_function(FILE *f, const struct frame_info *fr)
 		fprintf(f, "+0x%" PRIx64, fr->function_offset);
 }
 
-/* Module and offset always when known: enough to run addr2line later. */
+/*
+ * A stack on one line: its first BRIEF_FRAMES frames, callee first. Frame
+ * #0 alone is often an allocator's wrapper (MariaDB's my_malloc), the
+ * same for most stacks; its callers tell them apart.
+ */
+#define BRIEF_FRAMES 3
+
 static void text_brief_stack(FILE *f, const struct report_stack *s)
 {
 	fprintf(f, "        %s", text_size(s->outstanding_bytes).s);
 	text_trend(f, s);
 	fputs(" in ", f);
-	if (s->nr_frames)
-		text_frame_function(f, &s->frames[0]);
-	else
+	for (size_t i = 0; i < s->nr_frames && i < BRIEF_FRAMES; i++) {
+		fputs(i ? " < " : "", f);
+		text_frame_function(f, &s->frames[i]);
+	}
+	if (!s->nr_frames)
 		fputs("(stack unknown)", f);
 	fputc('\n', f);
 }
