@@ -1,8 +1,32 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # alloctrace: BPF object -> skeleton -> loader, plus tests and workloads.
 
-ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+# The kernel's names for the machines: x86 (x86-64) and arm64.
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
+ifeq ($(filter x86 arm64,$(ARCH)),)
+$(error ARCH=$(ARCH): alloctrace builds for x86 (x86-64) and arm64)
+endif
 CC ?= cc
+# A cross build (ARCH=arm64 on x86-64): Debian's cross gcc, linking against
+# a sysroot of the target's Debian (its libbpf-dev, libelf-dev, ...: the
+# guest's rootfs of scripts/arm64-rootfs.sh will do). CC, CXX and CROSS_COMPILE
+# given on the command line win.
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_COMPILE ?= $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu-,x86_64-linux-gnu-)
+SYSROOT ?= /tmp/arm64/rootfs
+ifeq ($(wildcard $(SYSROOT)/usr/include/bpf/libbpf.h),)
+ifneq ($(filter-out deps clean print-%,$(or $(MAKECMDGOALS),all)),)
+$(error ARCH=$(ARCH) cross build: no libbpf-dev in SYSROOT=$(SYSROOT) (make ARCH=$(ARCH) deps makes one))
+endif
+endif
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc --sysroot=$(SYSROOT)
+endif
+ifeq ($(origin CXX),default)
+CXX := $(CROSS_COMPILE)g++ --sysroot=$(SYSROOT)
+endif
+endif
 CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 PREFIX ?= /usr/local
@@ -11,6 +35,15 @@ DESTDIR ?=
 BUILD := build
 OBJ := $(BUILD)/obj
 TOOL := alloctrace
+
+# build/ and ./alloctrace hold one ARCH's build (build/.arch; a tree of
+# before it is the host's): another ARCH's is refused, not mixed in.
+BUILT_ARCH := $(or $(shell cat $(BUILD)/.arch 2>/dev/null),$(if $(wildcard $(OBJ)),$(HOST_ARCH)))
+ifneq ($(filter-out $(ARCH),$(BUILT_ARCH)),)
+ifneq ($(filter-out deps clean print-%,$(or $(MAKECMDGOALS),all)),)
+$(error build/ holds the ARCH=$(BUILT_ARCH) build: make clean first, or build ARCH=$(ARCH) in another worktree)
+endif
+endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
@@ -27,14 +60,22 @@ LDLIBS := -lbpf $(CORE_LDLIBS) -lpthread -lmicrohttpd -lcrypt
 # The loader's rooms, one job each (docs/ARCHITECTURE.md). The core is
 # plain C that links and is unit-tested without libbpf; only app/ (the
 # session) and bpf/ (programs, maps, probes) talk to the kernel's BPF.
-CORE_ROOMS := lib cli probe proc unwind symbolize analysis report export leakcheck
+CORE_ROOMS := lib arch cli probe proc unwind symbolize analysis report export leakcheck
 LOADER_ROOMS := bpf app
-CORE_SRCS := $(sort $(wildcard $(CORE_ROOMS:%=user/%/*.c)))
+# Of user/arch/, the shared files and ARCH's own arch_$(ARCH).c.
+ARCH_OTHERS := $(filter-out user/arch/arch_$(ARCH).c,$(wildcard user/arch/arch_*.c))
+CORE_SRCS := $(filter-out $(ARCH_OTHERS),$(sort $(wildcard $(CORE_ROOMS:%=user/%/*.c))))
 LOADER_SRCS := $(sort $(wildcard $(LOADER_ROOMS:%=user/%/*.c)))
 CORE_OBJS := $(CORE_SRCS:user/%.c=$(OBJ)/%.o)
 LOADER_OBJS := $(LOADER_SRCS:user/%.c=$(OBJ)/%.o)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+# What `tests` leaves out for this ARCH, and why: printed by `tests`.
+NOT_BUILT :=
+ifneq ($(ARCH),x86)
+UNIT_TESTS := $(filter-out $(BUILD)/tests/test_cfi,$(UNIT_TESTS))
+NOT_BUILT += "test_cfi: its fixtures (tests/unit/cfi_*.S) are x86-64 assembly"
+endif
 WORKLOAD_C := $(wildcard tests/workloads/*.c)
 WORKLOAD_CXX := $(wildcard tests/workloads/*.cc)
 WORKLOAD_C := $(filter-out tests/workloads/plugin.c tests/workloads/ctorleak.c,$(WORKLOAD_C))
@@ -44,11 +85,14 @@ WORKLOADS := $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
 WORKLOAD_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline -pthread
 
 .PHONY: all deps check unit integration demo install clean tests format vmtest \
-	print-format-files print-core-rooms format-check
+	print-format-files print-core-rooms print-arch-others format-check
 all: $(TOOL)
 
 $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
 	mkdir -p $@
+
+$(BUILD)/.arch: | $(BUILD)
+	echo $(ARCH) >$@
 
 $(BUILD)/alloctrace.bpf.o: bpf/alloctrace.bpf.c | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -56,7 +100,7 @@ $(BUILD)/alloctrace.bpf.o: bpf/alloctrace.bpf.c | $(BUILD)
 $(BUILD)/alloctrace.skel.h: $(BUILD)/alloctrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name alloctrace_bpf > $@
 
-$(OBJ)/%.o: user/%.c
+$(OBJ)/%.o: user/%.c | $(BUILD)/.arch
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -102,7 +146,8 @@ $(BUILD)/workloads/%: tests/workloads/%.cc | $(BUILD)/workloads
 # The unwinding workloads keep no frame pointers, as distributions build.
 NOFP_CFLAGS := -O2 -g -fomit-frame-pointer
 
-$(BUILD)/workloads/unwind: tests/workloads/unwind.cc $(BUILD)/workloads/libplugin.so
+$(BUILD)/workloads/unwind: tests/workloads/unwind.cc tests/workloads/clobber_fp.h \
+		$(BUILD)/workloads/libplugin.so
 	$(CXX) $(NOFP_CFLAGS) $< -o $@ -ldl
 
 $(BUILD)/workloads/sigalloc: tests/workloads/sigalloc.c | $(BUILD)/workloads
@@ -111,7 +156,7 @@ $(BUILD)/workloads/sigalloc: tests/workloads/sigalloc.c | $(BUILD)/workloads
 $(BUILD)/workloads/twins-nofp: tests/workloads/twins.c tests/workloads/workload.h | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) $< -o $@
 
-$(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c | $(BUILD)/workloads
+$(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c tests/workloads/clobber_fp.h | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@
 
 $(BUILD)/workloads/libctorleak.so: tests/workloads/ctorleak.c | $(BUILD)/workloads
@@ -141,9 +186,10 @@ $(BUILD)/tests/leakscan: tests/drivers/leakscan.c $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ $(CORE_LDLIBS)
 
 tests: $(TOOL) $(UNIT_TESTS) $(WORKLOADS) $(BUILD)/tests/leakscan $(BUILD)/tests/unwind_record
+	@for w in $(NOT_BUILT); do echo "tests: not built for ARCH=$(ARCH): $$w"; done
 
 deps:
-	./scripts/deps.sh
+	ARCH=$(ARCH) SYSROOT=$(SYSROOT) ./scripts/deps.sh
 
 # The sanitizer builds and fuzzers run from tests/integration/test_hardening.sh
 # and (the loader's) test_errors.sh. J=N scripts at once (default: the CPUs),
@@ -184,9 +230,13 @@ include tests/workloads/allocators.mk
 include bench/bench.mk
 include fuzz/fuzz.mk
 
-# For tests/static/test_layers.sh: the rooms it checks.
+# For tests/static/test_layers.sh: the rooms it checks, and the files
+# another ARCH's compiler reads.
 print-core-rooms:
 	@echo $(CORE_ROOMS)
+
+print-arch-others:
+	@echo $(ARCH_OTHERS)
 
 format-check:
 	@./tests/static/test_format.sh | tee /dev/stderr | grep -q '^ok'

@@ -30,6 +30,22 @@ libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgri
 sqlite3 git perl
 qemu-system-x86 busybox-static cpio"
 
+# make ARCH=arm64 deps on an x86-64 host: Debian's cross compilers;
+# mmdebstrap and qemu-user-static make the sysroot (scripts/sysroot.sh: an
+# arm64 Debian 12 with the -dev packages, also a guest's root), whose
+# arm64 package scripts run through qemu-user; qemu-system-arm boots an
+# arm64 guest. Not installed for the host's own build.
+HOST_ARCH=$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH=${ARCH:-$HOST_ARCH}
+SYSROOT=${SYSROOT:-/tmp/arm64/rootfs}
+CROSS=""
+if [ "$ARCH" != "$HOST_ARCH" ]; then
+	[ "$ARCH" = arm64 ] || { echo "deps: ARCH=$ARCH: only arm64 is cross-built" >&2; exit 1; }
+	CROSS=1
+	PACKAGES="$PACKAGES gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
+qemu-user-static qemu-system-arm mmdebstrap arch-test"
+fi
+
 missing=""
 for pkg in $PACKAGES; do
 	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then
@@ -73,9 +89,14 @@ fetch_kernels() {
 	echo "deps: warning: the kernels for make vmtest were not fetched" >&2
 }
 
+# The cross build's sysroot, once the tools that make it are there.
+make_sysroot() {
+	[ -z "$CROSS" ] || ./scripts/sysroot.sh "$SYSROOT"
+}
+
 if [ -z "$missing" ]; then
 	echo "deps: everything is installed"
-	fetch_speedscope && fetch_kernels
+	make_sysroot && fetch_speedscope && fetch_kernels
 	exit
 fi
 
@@ -88,4 +109,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086 # the list is meant to split
 apt-get install -y -qq --no-install-recommends $missing
-fetch_speedscope && fetch_kernels
+make_sysroot && fetch_speedscope && fetch_kernels

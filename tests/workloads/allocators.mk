@@ -11,11 +11,28 @@
 # Usable wherever it is included: BUILD may not be set yet, and the
 # recipes expand WORKLOAD_CFLAGS only when they run.
 ALLOC_WL := $(or $(BUILD),build)/workloads
-MUSL_CC ?= musl-gcc
-
 ALLOCATOR_WORKLOADS := $(addprefix $(ALLOC_WL)/,alloc_jemalloc alloc_jemalloc_preload \
-	alloc_tcmalloc alloc_mimalloc alloc_musl alloc_musl_static alloc_custom \
-	alloc_prefixed alloc_mmap leaks_static)
+	alloc_tcmalloc alloc_mimalloc alloc_custom alloc_prefixed alloc_mmap leaks_static)
+MUSL_WORKLOADS := $(addprefix $(ALLOC_WL)/,alloc_musl alloc_musl_static)
+
+# musl-gcc is the host's: in a cross build (CROSS_COMPILE set) it would make
+# host binaries. There the cross gcc becomes one with the sysroot's
+# musl-dev specs, their paths moved under the sysroot; without musl-dev
+# in the sysroot the musl workloads are not built, and `tests` says so.
+ifdef CROSS_COMPILE
+MUSL_SPECS := $(SYSROOT)/usr/lib/$(notdir $(CROSS_COMPILE:%-linux-gnu-=%))-linux-musl/musl-gcc.specs
+ifneq ($(wildcard $(MUSL_SPECS)),)
+MUSL_CC ?= $(CC) -specs=$(ALLOC_WL)/musl-gcc.specs
+$(MUSL_WORKLOADS): $(ALLOC_WL)/musl-gcc.specs
+$(ALLOC_WL)/musl-gcc.specs: $(MUSL_SPECS) | $(ALLOC_WL)
+	sed -e 's| /usr/| $(SYSROOT)/usr/|g' -e 's|-L/usr/|-L$(SYSROOT)/usr/|g' $< >$@
+else
+MUSL_WORKLOADS :=
+NOT_BUILT += "alloc_musl, alloc_musl_static: no musl-dev in SYSROOT=$(SYSROOT)"
+endif
+endif
+MUSL_CC ?= musl-gcc
+ALLOCATOR_WORKLOADS += $(MUSL_WORKLOADS)
 
 # A rule here must not become the default goal if this file is included
 # before the Makefile's first rule: restore whatever it was (an empty

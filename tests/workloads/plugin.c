@@ -6,6 +6,7 @@
  * then leaks 3 blocks of 2,222 bytes from plugin_inner.
  */
 #include <stdlib.h>
+#include "clobber_fp.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -29,7 +30,9 @@ NOINLINE void plugin_inner(void)
 
 NOINLINE void plugin_leak(void)
 {
-	asm volatile("xor %%ebp, %%ebp" : : : "rbp");
+	long fp;
+
+	clobber_fp(fp);
 	plugin_inner();
-	asm volatile("" : : : "memory");
+	restore_fp(fp);
 }

@@ -2,8 +2,9 @@
 /*
  * Stacks that a frame-pointer walk cannot get right. Built with -O2
  * -fomit-frame-pointer -g (see the Makefile): no function here keeps a
- * frame pointer, and stage_two zeroes rbp before it calls on, so the
- * kernel's walk stops at once while the CFI walk reaches main.
+ * frame pointer, and stage_two zeroes the frame-pointer register (rbp,
+ * x29) before it calls on, so the kernel's walk stops at once while the
+ * CFI walk reaches main.
  *
  *   main -> stage_one -> stage_two -> [inlined] fill_cache -> make_records
  *   make_records: new char[4321], 7 times, kept: 30,247 bytes in 7 blocks
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "clobber_fp.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -37,10 +39,11 @@ static inline __attribute__((always_inline)) void fill_cache(int n)
 
 NOINLINE void stage_two(int n)
 {
-	/* Leave rbp pointing nowhere, as code that uses it as a register may. */
-	asm volatile("xor %%ebp, %%ebp" : : : "rbp");
+	long fp;
+
+	clobber_fp(fp);
 	fill_cache(n);
-	asm volatile("" : : : "memory");
+	restore_fp(fp);
 }
 
 NOINLINE void stage_one(int n)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "arch/arch.h"
 #include "leakcheck/classify.h"
 #include "leakcheck/heapwalk.h"
 #include "leakcheck/heuristics.h"
@@ -178,12 +179,10 @@ static int record(struct leakcheck *lc, const struct classifier *c)
 	return 0;
 }
 
-/* The x86-64 ABI's red zone: a leaf function's data below the stack pointer. */
-#define RED_ZONE 128
-
 /*
  * The stack bytes below each thread's stack pointer that a function can
- * be using: the red zone of a thread stopped in user code. A thread in a
+ * be using: the ABI's red zone (x86-64's 128 bytes of a leaf function's
+ * data; arm64 has none) of a thread stopped in user code. A thread in a
  * system call has none: its red zone holds what returned functions left
  * there, which would hide a leak.
  */
@@ -192,9 +191,9 @@ static uint32_t *live_below(struct leakcheck *lc, const struct snapshot *s, size
 	uint32_t *below = calloc(n + 1, sizeof(*below));
 
 	for (size_t i = 0; below && i < n; i++) {
-		if (snapshot__in_syscall(s, i))
+		if (!arch_red_zone || snapshot__in_syscall(s, i))
 			continue;
-		below[i] = RED_ZONE;
+		below[i] = arch_red_zone;
 		lc->stats.assumptions |= LEAK_ASSUME_RED_ZONE;
 	}
 	return below;

@@ -16,20 +16,19 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/user.h>
 #include <sys/wait.h>
+#include "arch/arch.h"
 #include "leakcheck/keeper.h"
 #include "leakcheck/snapshot.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
-#define NREGS	    (sizeof(struct user_regs_struct) / 8)
 #define MAX_THREADS 65536
 
 struct thread {
 	pid_t tid;
 	int sig; /* a signal its stop took: delivered at detach */
-	struct user_regs_struct regs;
+	struct arch_regs regs;
 };
 
 struct snapshot {
@@ -37,6 +36,7 @@ struct snapshot {
 	struct thread *th;
 	size_t nr, cap;
 	uint64_t *words, *sps;
+	size_t nr_words;
 	struct proc_maps maps;
 	uint64_t syscall_insn;
 	uint64_t pause_ns, clone_ns, reap_ns;
@@ -111,9 +111,13 @@ static bool process_gone(pid_t pid)
 	return state == 'Z' || state == 'X';
 }
 
-/* The first `syscall` (0f 05) in the target's executable mappings: where injected calls run. */
+/*
+ * The first system-call instruction (x86-64's `syscall`, arm64's `svc #0`)
+ * in the target's executable mappings: where injected calls run.
+ */
 static uint64_t find_syscall_insn(pid_t pid, const struct proc_maps *maps)
 {
+	const struct arch_syscall_insn *insn = &arch_syscall_insn;
 	uint8_t page[4096];
 	struct iovec l = {page, sizeof(page)}, r;
 	uint64_t a;
@@ -126,8 +130,8 @@ static uint64_t find_syscall_insn(pid_t pid, const struct proc_maps *maps)
 			r = (struct iovec){(void *)a, sizeof(page)};
 			if (process_vm_readv(pid, &l, 1, &r, 1, 0) != sizeof(page))
 				break;
-			for (k = 0; k + 1 < sizeof(page); k++)
-				if (page[k] == 0x0f && page[k + 1] == 0x05)
+			for (k = 0; k + insn->len <= sizeof(page); k += insn->align)
+				if (!memcmp(page + k, insn->bytes, insn->len))
 					return a + k;
 		}
 	}
@@ -157,7 +161,7 @@ static int stop_thread(struct snapshot *s, pid_t tid)
 	}
 	if (st >> 16 == 0 && WSTOPSIG(st) != SIGTRAP)
 		t->sig = WSTOPSIG(st);
-	return ptrace(PTRACE_GETREGS, tid, 0, &t->regs) ? -errno : 0;
+	return arch_regs_get(tid, &t->regs);
 }
 
 static bool seized(const struct snapshot *s, pid_t tid)
@@ -211,53 +215,23 @@ static void resume_all(struct snapshot *s)
 }
 
 /*
- * The registers a thread stopped in a syscall resumes with: the kernel
- * restarts an interrupted call on the way out of the stop, but the
- * injected call comes in between, so the restart is done here.
- */
-static struct user_regs_struct restart_regs(const struct user_regs_struct *r)
-{
-	struct user_regs_struct o = *r;
-
-	if ((long)r->orig_rax < 0)
-		return o;
-	switch ((int)r->rax) {
-	case -512:
-	case -513:
-	case -514: /* ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND */
-		o.rax = r->orig_rax;
-		o.rip -= 2;
-		break;
-	case -516: /* ERESTART_RESTARTBLOCK */
-		o.rax = SYS_restart_syscall;
-		o.rip -= 2;
-		break;
-	}
-	o.orig_rax = -1;
-	return o;
-}
-
-/*
  * Run syscall @nr(@a0, @a1, @a2) in stopped thread @t at the target's own
- * `syscall` instruction, then put its registers back. A new process it
+ * system-call instruction, then put its registers back, with the restart
+ * of a call it was interrupted in (arch_regs_resume). A new process it
  * makes is returned in *@child. The call's result, or -errno.
  */
 static long inject(struct snapshot *s, struct thread *t, long nr, uint64_t a0, uint64_t a1,
 		   uint64_t a2, pid_t *child)
 {
-	struct user_regs_struct r = t->regs, back = restart_regs(&t->regs);
+	struct arch_regs r = t->regs, back = arch_regs_resume(&t->regs);
+	const uint64_t args[3] = {a0, a1, a2};
 	unsigned long msg;
-	int st, stops = 0;
+	int st, stops = 0, err;
 
-	r.rip = s->syscall_insn;
-	r.rax = nr;
-	r.orig_rax = -1;
-	r.rdi = a0;
-	r.rsi = a1;
-	r.rdx = a2;
-	r.r10 = r.r8 = r.r9 = 0;
-	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r))
-		return -errno;
+	arch_regs_call(&r, s->syscall_insn, nr, args);
+	err = arch_regs_set(t->tid, &r);
+	if (err)
+		return err;
 	/* Two syscall stops: the call's entry, then its exit. */
 	while (stops < 2) {
 		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) || wait_tid(t->tid, &st) < 0)
@@ -271,12 +245,11 @@ static long inject(struct snapshot *s, struct thread *t, long nr, uint64_t a0, u
 			stops++;
 		else if (st >> 16 == 0 && !t->sig)
 			t->sig = WSTOPSIG(st); /* delivered at detach */
-		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r))
-			return -errno;
+		err = arch_regs_get(t->tid, &r);
+		if (err)
+			return err;
 	}
-	if (ptrace(PTRACE_SETREGS, t->tid, 0, &back))
-		return -errno;
-	return (long)r.rax;
+	return arch_regs_set(t->tid, &back) ?: arch_regs_ret(&r);
 }
 
 /* The copy-on-write child: a clone with no flags and no exit signal, from the first thread. */
@@ -324,9 +297,7 @@ static int hold_ours(struct snapshot *s)
 		return -ENOMEM;
 	s->nr = s->cap = 1;
 	s->th[0].tid = s->pid;
-	if (ptrace(PTRACE_GETREGS, s->pid, 0, &s->th[0].regs))
-		return -errno;
-	return at_exit_stop(s->pid) ? 0 : stop_all(s);
+	return arch_regs_get(s->pid, &s->th[0].regs) ?: (at_exit_stop(s->pid) ? 0 : stop_all(s));
 }
 
 /*
@@ -430,13 +401,16 @@ static int collect_registers(struct snapshot *s)
 {
 	size_t i;
 
-	s->words = calloc(s->nr * NREGS + 1, 8);
+	s->words = calloc(s->nr * ARCH_REGS_MAX + 1, 8);
 	s->sps = calloc(s->nr + 1, 8);
 	if (!s->words || !s->sps)
 		return -ENOMEM;
 	for (i = 0; i < s->nr; i++) {
-		memcpy(s->words + i * NREGS, &s->th[i].regs, NREGS * 8);
-		s->sps[i] = s->th[i].regs.rsp;
+		const struct arch_regs *r = &s->th[i].regs;
+
+		memcpy(s->words + s->nr_words, r->w, r->nr * sizeof(r->w[0]));
+		s->nr_words += r->nr;
+		s->sps[i] = arch_regs_sp(r);
 	}
 	return 0;
 }
@@ -565,7 +539,7 @@ const struct proc_maps *snapshot__maps(const struct snapshot *s)
 
 const uint64_t *snapshot__registers(const struct snapshot *s, size_t *n)
 {
-	*n = s->nr * NREGS;
+	*n = s->nr_words;
 	return s->words;
 }
 
@@ -581,12 +555,14 @@ unsigned int snapshot__threads(const struct snapshot *s)
 }
 
 /*
- * A syscall's number stays in orig_rax while the thread is in it (and at
- * the exit stop of exit_group); a thread interrupted in user code has -1.
+ * A syscall's number stays while the thread is in it (and at the exit
+ * stop of exit_group); a thread interrupted in user code has -1. On arm64
+ * the kernel forgets a call it interrupted for the stop (arch_arm64.c):
+ * such a thread reads as in user code, where arm64 has no red zone anyway.
  */
 bool snapshot__in_syscall(const struct snapshot *s, size_t i)
 {
-	return (long)s->th[i].regs.orig_rax >= 0;
+	return s->th[i].regs.syscall >= 0;
 }
 
 bool snapshot__stopped(const struct snapshot *s)

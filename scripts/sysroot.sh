@@ -1,0 +1,39 @@
+#!/bin/bash
+# sysroot.sh DIR: an arm64 Debian 12 userland in DIR, made by mmdebstrap
+# from Debian's archive (the same mirror and suite as the host's apt),
+# running the arm64 packages' scripts through qemu-user-static. It is the
+# sysroot `make ARCH=arm64` links against (the -dev packages the loader,
+# unit tests and workloads need) and can be a guest's root (the tools the
+# integration tests call). Made once: an existing DIR is left as it is.
+set -euo pipefail
+DIR=${1:?usage: sysroot.sh DIR}
+ARCH=arm64
+MIRROR=${MIRROR:-$(sed -n 's/^URIs: *\(http[^ ]*\/debian\)$/\1/p' \
+	/etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)}
+MIRROR=${MIRROR:-http://deb.debian.org/debian}
+SUITE=bookworm
+# Build: libc and libstdc++ (build-essential), libbpf, elfutils, zlib, xz,
+# libmicrohttpd, libcrypt, cmocka; the allocators the workloads link
+# (jemalloc, tcmalloc, mimalloc, musl). Guest: bpftool and what the
+# integration tests call; libc6-dbg (tests name static functions of libc).
+PKGS=build-essential,libbpf-dev,libelf-dev,libdw-dev,liblzma-dev,zlib1g-dev,libmicrohttpd-dev
+PKGS+=,libcrypt-dev,libcmocka-dev,libjemalloc-dev,libgoogle-perftools-dev,libmimalloc-dev
+PKGS+=,musl-dev,musl-tools,libc6-dbg,bpftool,procps,jq,file,strace,util-linux,iproute2,kmod
+PKGS+=,python3,xxd,time,busybox
+
+if [[ -d $DIR/usr/include/bpf ]]; then
+	echo "sysroot: $DIR exists"
+	exit 0
+fi
+# mmdebstrap runs the arm64 maintainer scripts through binfmt_misc.
+if [[ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]]; then
+	[[ -e /proc/sys/fs/binfmt_misc/register ]] ||
+		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+	cat /usr/lib/binfmt.d/qemu-aarch64.conf >/proc/sys/fs/binfmt_misc/register
+fi
+rm -rf "$DIR.tmp"
+mmdebstrap --architectures=$ARCH --variant=minbase --include="$PKGS" "$SUITE" "$DIR.tmp" \
+	"deb $MIRROR $SUITE main" "deb $MIRROR $SUITE-updates main" \
+	"deb ${MIRROR%/debian}/debian-security $SUITE-security main"
+mv "$DIR.tmp" "$DIR"
+echo "sysroot: $DIR ($(du -sh "$DIR" | cut -f1))"
