@@ -55,7 +55,7 @@ static void best_place(struct elf_file *ef, uint64_t vaddr, unsigned int args, b
 	uint8_t code[PLACEMENT_CODE_MAX];
 	long len = elf_file__read(ef, vaddr, code, sizeof(code));
 
-	placement__x86(code, len < 0 ? 0 : len, &need, out);
+	placement__walk(PLACEMENT_NATIVE, code, len < 0 ? 0 : len, &need, out);
 }
 
 /* The libc this loader runs on is the one the launched program will map. */
@@ -76,8 +76,8 @@ static int find_site(bool best, struct site *s)
 	if (elf_file__find_funcs(ef, names, 2, addrs) == 2 &&
 	    !elf_file__vaddr_to_offset(ef, addrs[0], &s->malloc_off) &&
 	    !elf_file__vaddr_to_offset(ef, addrs[1], &s->free_off)) {
-		placement__entry(&s->malloc_place);
-		placement__entry(&s->free_place);
+		placement__entry(PLACEMENT_NATIVE, &s->malloc_place);
+		placement__entry(PLACEMENT_NATIVE, &s->free_place);
 		strcpy(s->malloc_place.why, "its entry");
 		strcpy(s->free_place.why, "its entry");
 		if (best) {

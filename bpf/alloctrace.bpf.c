@@ -140,18 +140,19 @@ static __always_inline void settle_old_block(const struct inflight *rec, const s
 	 : (i) == 2 ? PT_REGS_PARM3(ctx)                                                           \
 		    : PT_REGS_PARM4(ctx))
 
-#if defined(__TARGET_ARCH_x86)
 /*
- * A general register by its x86 encoding, as COOKIE_ARG_SHIFT numbers them.
- * The barrier keeps each case's load apart: merged into one load at a
- * computed offset, it is a context access the verifier refuses.
+ * A general register by its number as COOKIE_ARG_SHIFT gives it (x86 by
+ * encoding, arm64's x0-x30). The barrier keeps each case's load apart:
+ * merged into one load at a computed offset, it is a context access the
+ * verifier refuses.
  */
 #define REG_CASE(n, field)                                                                         \
 	case n:                                                                                    \
 		val = ctx->field;                                                                  \
 		barrier_var(val);                                                                  \
 		return val
-static __always_inline __u64 x86_reg(const struct pt_regs *ctx, __u32 reg)
+#if defined(__TARGET_ARCH_x86)
+static __always_inline __u64 arch_reg(const struct pt_regs *ctx, __u32 reg)
 {
 	__u64 val;
 
@@ -175,18 +176,44 @@ static __always_inline __u64 x86_reg(const struct pt_regs *ctx, __u32 reg)
 	}
 	return 0;
 }
+#elif defined(__TARGET_ARCH_arm64)
+#define REG_CASE4(n)                                                                               \
+	REG_CASE(n, regs[n]);                                                                      \
+	REG_CASE(n + 1, regs[n + 1]);                                                              \
+	REG_CASE(n + 2, regs[n + 2]);                                                              \
+	REG_CASE(n + 3, regs[n + 3])
+static __always_inline __u64 arch_reg(const struct pt_regs *ctx, __u32 reg)
+{
+	__u64 val;
 
+	switch (reg) {
+		REG_CASE4(0);
+		REG_CASE4(4);
+		REG_CASE4(8);
+		REG_CASE4(12);
+		REG_CASE4(16);
+		REG_CASE4(20);
+		REG_CASE4(24);
+		REG_CASE(28, regs[28]);
+		REG_CASE(29, regs[29]);
+		REG_CASE(30, regs[30]);
+	}
+	return 0;
+}
+#endif
+
+#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
 /* Where placement moved argument @i: 0 for its ABI register (see COOKIE_ARG_SHIFT). */
-#define ARG_MOVED(i) ((bpf_get_attach_cookie(ctx) >> COOKIE_ARG_SHIFT(i)) & 15)
+#define ARG_MOVED(i) ((bpf_get_attach_cookie(ctx) >> COOKIE_ARG_SHIFT(i)) & COOKIE_ARG_MASK)
 
 /*
  * Argument @i (from 0) where the probe's placement found it. Most probes
  * read the ABI's register: they take it straight from the context, not
  * through the switch, which costs a free probe about 20 ns.
  */
-#define ARG(i) (ARG_MOVED(i) ? x86_reg(ctx, ARG_MOVED(i) ^ ABI_ARG_REG(i)) : ABI_ARG(i))
+#define ARG(i) (ARG_MOVED(i) ? arch_reg(ctx, ARG_MOVED(i) ^ ABI_ARG_REG(i)) : ABI_ARG(i))
 #else
-/* Placement moves probes only on x86: elsewhere the arguments are where the call put them. */
+/* Placement moves no probe here: the arguments are where the call put them. */
 #define ARG(i) ABI_ARG(i)
 #endif
 
@@ -511,26 +538,58 @@ int BPF_PROG(big_map_search, unsigned long found, struct vm_unmapped_area_info *
 	return 0;
 }
 
+/* --growth: the page at @address is the process's, first touched at @user. */
+static __always_inline void page_fault_record(void *ctx, const struct owner *o, __u64 address,
+					      const struct user_regs *user, __u32 tid)
+{
+	struct big_alloc_event *ev;
+	__u32 zero = 0;
+
+	ev = bpf_map_lookup_elem(&scratch, &zero);
+	if (ev)
+		page_record(o, address, capture_stack(ctx, user, &ev->stack, false), tid);
+}
+
 /* --growth: a user page fault, x86's exceptions:page_fault_user. */
 SEC("raw_tp/page_fault_user")
 int BPF_PROG(page_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct big_alloc_event *ev;
 	struct user_regs user;
 	struct owner o;
-	__u32 zero = 0;
 
-	if (!owner_of(pid_tgid, &o) || !first_touch(address, error_code))
-		return 0;
-	ev = bpf_map_lookup_elem(&scratch, &zero);
-	if (!ev)
+	if (!owner_of(pid_tgid, &o) || !first_touch(address, error_code & PF_PROT))
 		return 0;
 	user.ip = PT_REGS_IP_CORE(regs);
 	user.sp = PT_REGS_SP_CORE(regs);
 	user.bp = PT_REGS_FP_CORE(regs);
 	user.lr = PT_REGS_LR_CORE(regs);
-	page_record(&o, address, capture_stack(ctx, &user, &ev->stack, false), (__u32)pid_tgid);
+	page_fault_record(ctx, &o, address, &user, (__u32)pid_tgid);
+	return 0;
+}
+
+/*
+ * --growth where there is no page_fault_user tracepoint (arm64): the
+ * software event every page fault raises before it is handled, with the
+ * faulting registers and address (PERF_COUNT_SW_PAGE_FAULTS, one CPU
+ * each). It carries no fault flags (arm64's ESR): see page_present().
+ */
+SEC("perf_event")
+int page_fault_event(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), address = ctx->addr;
+	struct user_regs user;
+	struct owner o;
+
+	/* As the tracepoint: faults the kernel takes on user memory are not the program's. */
+	if (!USER_MODE(&ctx->regs) || !owner_of(pid_tgid, &o) ||
+	    !first_touch(address, page_present(address)))
+		return 0;
+	user.ip = PT_REGS_IP(&ctx->regs);
+	user.sp = PT_REGS_SP(&ctx->regs);
+	user.bp = PT_REGS_FP(&ctx->regs);
+	user.lr = PT_REGS_LR(&ctx->regs);
+	page_fault_record(ctx, &o, address, &user, (__u32)pid_tgid);
 	return 0;
 }
 

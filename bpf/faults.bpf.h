@@ -45,16 +45,39 @@ static long vma_anonymous(struct task_struct *task, struct vm_area_struct *vma, 
 	return 0;
 }
 
+/* Fault registers from the kernel's own mode are not the program's. */
+#if defined(__TARGET_ARCH_arm64)
+#define USER_MODE(regs) (((regs)->pstate & 0xf) == 0) /* PSR_MODE_EL0t */
+#else
+/* A perf event's context is read in whole words: cs with the padding after it. */
+#define USER_MODE(regs) ((*(volatile const __u64 *)&(regs)->cs & 3) == 3)
+#endif
+
+/*
+ * For a hook that sees no fault flags: is @addr's page mapped and readable
+ * already? A read that may not fault succeeds only then, as on a page
+ * shared copy-on-write or the zero page a read mapped; it fails on a page
+ * not present, which x86's error code would say without PF_PROT. (An
+ * arm64 CPU without hardware access flags also faults on a present page
+ * whose access flag reclaim cleared: that page is counted again.)
+ */
+static __always_inline bool page_present(__u64 addr)
+{
+	char byte;
+
+	return !bpf_probe_read_user(&byte, 1, (const void *)addr);
+}
+
 /*
  * A not-present fault on anonymous memory: a page the process touches for
  * the first time since it was mapped (or since it was given back). A fault
  * on a present page is copy-on-write of a page already counted.
  */
-static __always_inline bool first_touch(__u64 addr, __u64 error_code)
+static __always_inline bool first_touch(__u64 addr, bool present)
 {
 	bool anon = false;
 
-	if (error_code & PF_PROT)
+	if (present)
 		return false;
 	/* Taken before the fault handler locks the address space: -EBUSY is rare. */
 	if (bpf_find_vma(bpf_get_current_task_btf(), addr, vma_anonymous, &anon, 0))

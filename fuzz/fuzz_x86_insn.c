@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * libFuzzer target: machine code -> x86_insn__decode at every start, and
- * placement__x86 from the first byte. Checks what they promise: a decoded
+ * placement__walk from the first byte. Checks what they promise: a decoded
  * instruction lies inside the input and within 15 bytes; a refusal is
  * -EINVAL or -ENODATA and leaves nothing behind; a chosen offset starts an
  * emulated instruction that the walk reaches from the entry, inside its
@@ -17,7 +17,7 @@
 
 static void check_decode(const uint8_t *code, size_t len)
 {
-	struct x86_insn insn;
+	struct insn insn;
 	int err = x86_insn__decode(&insn, code, len);
 
 	if (err) {
@@ -41,8 +41,8 @@ static void check_decode(const uint8_t *code, size_t len)
 static void check_placement(const uint8_t *code, size_t len, const struct placement_need *need,
 			    const struct placement *p)
 {
-	uint16_t written = 0, copied = 0;
-	struct x86_insn insn;
+	uint32_t written = 0, copied = 0;
+	struct insn insn;
 	size_t pos = 0;
 
 	if (p->stepped) {
@@ -62,7 +62,7 @@ static void check_placement(const uint8_t *code, size_t len, const struct placem
 	    x86_insn__decode(&insn, code + pos, len - pos) || !insn.emulated)
 		abort();
 	for (unsigned int i = 0; i < need->nr_args; i++) {
-		uint16_t reg = X86_REG_BIT(p->arg_reg[i]);
+		uint32_t reg = X86_REG_BIT(p->arg_reg[i]);
 
 		if (!(copied & reg) && (p->arg_reg[i] != ABI_ARG_REG(i) || (written & reg)))
 			abort();
@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t off = 0; off <= size; off++)
 		check_decode(code + off, size - off);
 	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
-		placement__x86(code, size, &needs[i], &p);
+		placement__walk(&insn_x86, code, size, &needs[i], &p);
 		check_placement(code, size, &needs[i], &p);
 		if (!p.why[0] || strnlen(p.why, sizeof(p.why)) == sizeof(p.why))
 			abort();

@@ -53,17 +53,23 @@ enum func_kind {
 };
 
 /*
- * A probe's BPF cookie: the function id in its low 32 bits; above them 4
- * bits per argument, the x86 register (by encoding: rax 0, rcx 1, ... r15
- * 15) the entry program reads it from, XORed with the one the ABI passes
- * it in, so that a cookie of the id alone reads each argument where the
- * call put it. Placement may move a probe past code that copies an
- * argument to another register and reuses the first.
+ * A probe's BPF cookie: the function id in its low 32 bits; above them 5
+ * bits per argument, the register the entry program reads it from (x86 by
+ * encoding: rax 0, rcx 1, ... r15 15; arm64 x0-x30), XORed with the one
+ * the ABI passes it in, so that a cookie of the id alone reads each
+ * argument where the call put it. Placement may move a probe past code
+ * that copies an argument to another register and reuses the first.
  */
 #define COOKIE_ARGS	    6
-#define COOKIE_ARG_SHIFT(i) (32 + 4 * (i))
+#define COOKIE_ARG_BITS	    5
+#define COOKIE_ARG_MASK	    ((1U << COOKIE_ARG_BITS) - 1)
+#define COOKIE_ARG_SHIFT(i) (32 + COOKIE_ARG_BITS * (i))
+#if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
+#define ABI_ARG_REG(i) (i)
+#else
 #define ABI_ARG_REG(i)                                                                             \
 	((i) == 0 ? 7 : (i) == 1 ? 6 : (i) == 2 ? 2 : (i) == 3 ? 1 : (i) == 4 ? 8 : 9)
+#endif
 
 /*
  * Per-CPU counters, one line each in counters.def. Everything the tool

@@ -10,9 +10,11 @@
 #include "probe/placement.h"
 #include "probe/x86_insn.h"
 #include "placement_fixtures.h"
+#include "placement_fixtures_arm64.h"
 
 /* A real function, what it needs, and where its probe must go. */
 struct real_func {
+	const struct insn_arch *arch;
 	const char *name;
 	const uint8_t *code;
 	size_t size;
@@ -24,10 +26,11 @@ struct real_func {
 };
 
 /* @args: the function's parameters; @ret: it has a return probe (all but free and munmap). */
-#define REAL(code, args, ret, offset, needed, stepped, why)                                        \
+#define REAL_ARCH(arch, code, args, ret, offset, needed, stepped, why)                             \
 	{                                                                                          \
-#code, code, sizeof(code), {args, ret }, offset, needed, stepped, why              \
+		arch, #code, code, sizeof(code), {args, ret}, offset, needed, stepped, why         \
 	}
+#define REAL(...) REAL_ARCH(&insn_x86, __VA_ARGS__)
 
 static const struct real_func real_funcs[] = {
     REAL(glibc_malloc, 1, true, 0, 2, false, "push at +0, emulated; args in rdi"),
@@ -125,20 +128,153 @@ static const struct real_func real_funcs[] = {
     REAL(libstdcxx_delete, 1, true, 4, 9, false, "jmp at +4, emulated; past endbr64; args in rdi"),
     REAL(libstdcxx_delete_sized, 2, true, 4, 9, false,
 	 "jmp at +4, emulated; past endbr64; args in rdi, rsi"),
+    /* arm64: a return probe needs sp and x30 as the call left them */
+    REAL_ARCH(&insn_arm64, a64_glibc_aligned_alloc, 2, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_glibc_calloc, 2, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_glibc_free, 1, false, 0, 4, false,
+	      "cbz at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_glibc_malloc, 1, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_glibc_memalign, 2, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_glibc_mmap, 6, true, 4, 8, false,
+	      "b.ne at +4, simulated; past ands; args in x0, x1, x2, x3, x4, x5"),
+    REAL_ARCH(&insn_arm64, a64_glibc_munmap, 2, false, 0, 12, true,
+	      "single-stepped: unknown instruction at +8"),
+    REAL_ARCH(&insn_arm64, a64_glibc_posix_memalign, 3, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_glibc_pvalloc, 1, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_glibc_realloc, 2, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_glibc_valloc, 1, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_aligned_alloc, 2, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_calloc, 2, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_delete, 1, true, 0, 4, false,
+	      "b at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_delete_sized, 2, true, 0, 4, false,
+	      "cbz at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_free, 1, false, 0, 4, false,
+	      "adrp at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_malloc, 1, true, 4, 8, false,
+	      "b.hi at +4, simulated; past subs; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_memalign, 2, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_new, 1, true, 4, 8, false,
+	      "b.hi at +4, simulated; past subs; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_posix_memalign, 3, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_realloc, 2, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_sdallocx, 3, true, 8, 12, false,
+	      "b.ne at +8, simulated; past subs, ccmp; args in x0, x1, x2"),
+    REAL_ARCH(&insn_arm64, a64_jemalloc_valloc, 1, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_libstdcxx_delete, 1, true, 0, 4, false,
+	      "b at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_libstdcxx_delete_sized, 2, true, 0, 4, false,
+	      "b at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_libstdcxx_new, 1, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_mimalloc_calloc, 2, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_mimalloc_delete_sized, 2, true, 0, 4, false,
+	      "b at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_mimalloc_free, 1, false, 4, 8, false,
+	      "cbz at +4, simulated; past mov; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_mimalloc_malloc, 1, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_mimalloc_memalign, 2, true, 0, 4, false,
+	      "b at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_mimalloc_new, 1, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_mimalloc_posix_memalign, 3, true, 0, 4, false,
+	      "b at +0, simulated; args in x0, x1, x2"),
+    REAL_ARCH(&insn_arm64, a64_mimalloc_realloc, 2, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_mimalloc_reallocarray, 3, true, 0, 4, false,
+	      "b at +0, simulated; args in x0, x1, x2"),
+    REAL_ARCH(&insn_arm64, a64_mimalloc_valloc, 1, true, 0, 4, false,
+	      "b at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_musl_aligned_alloc, 2, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_musl_calloc, 2, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_musl_free, 1, false, 0, 4, false, "b at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_musl_malloc, 1, true, 0, 4, false, "b at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_musl_memalign, 2, true, 0, 4, false,
+	      "b at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_musl_munmap, 2, false, 20, 24, false,
+	      "bl at +20, simulated; past stp, add, stp, mov, mov; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_musl_posix_memalign, 3, true, 8, 12, false,
+	      "b.ls at +8, simulated; past mov, subs; args in x0, x1, x2"),
+    REAL_ARCH(&insn_arm64, a64_musl_realloc, 2, true, 0, 4, false,
+	      "b at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_musl_valloc, 1, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_calloc, 2, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_free, 1, false, 0, 4, false,
+	      "adrp at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_malloc, 1, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_memalign, 2, true, 8, 12, false,
+	      "b.hi at +8, simulated; past mov, subs; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_calloc, 2, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_delete_sized, 2, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_free, 1, false, 0, 4, false,
+	      "adrp at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_malloc, 1, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_memalign, 2, true, 8, 12, false,
+	      "b.hi at +8, simulated; past mov, subs; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_mmap, 6, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_munmap, 2, false, 4, 8, false,
+	      "adrp at +4, simulated; past stp; args in x0, x1"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_new, 1, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_posix_memalign, 3, true, 16, 20, false,
+	      "b.ne at +16, simulated; past sub, orr, ands, ccmp; args in x0, x1, x2"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_pvalloc, 1, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_realloc, 2, true, 0, 4, true,
+	      "single-stepped: sub at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_minimal_valloc, 1, true, 0, 4, true,
+	      "single-stepped: stp at +0 moves the stack pointer"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_new, 1, true, 0, 4, false,
+	      "adrp at +0, simulated; args in x0"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_posix_memalign, 3, true, 16, 20, false,
+	      "b.ne at +16, simulated; past sub, orr, ands, ccmp; args in x0, x1, x2"),
+    REAL_ARCH(&insn_arm64, a64_tcmalloc_realloc, 2, true, 0, 4, true,
+	      "single-stepped: sub at +0 moves the stack pointer"),
 };
 
 #define NR_REAL (sizeof(real_funcs) / sizeof(real_funcs[0]))
 
-/* placement__x86 on the first @n bytes, from a buffer of that size for ASan. */
-static void place(const uint8_t *code, size_t n, const struct placement_need *need,
-		  struct placement *out)
+/* placement__walk on the first @n bytes, from a buffer of that size for ASan. */
+static void place_arch(const struct insn_arch *arch, const uint8_t *code, size_t n,
+		       const struct placement_need *need, struct placement *out)
 {
 	uint8_t *copy = malloc(n ? n : 1);
 
 	assert_non_null(copy);
 	memcpy(copy, code, n);
-	placement__x86(copy, n, need, out);
+	placement__walk(arch, copy, n, need, out);
 	free(copy);
+}
+
+static void place(const uint8_t *code, size_t n, const struct placement_need *need,
+		  struct placement *out)
+{
+	place_arch(&insn_x86, code, n, need, out);
 }
 
 /* Everything placement says, as one line: a mismatch names the function and shows both. */
@@ -157,7 +293,7 @@ static void test_real_functions(void **state)
 	for (size_t i = 0; i < NR_REAL; i++) {
 		const struct real_func *f = &real_funcs[i];
 
-		place(f->code, f->size, &f->need, &p);
+		place_arch(f->arch, f->code, f->size, &f->need, &p);
 		describe(got, sizeof(got), f->name, p.offset, p.stepped, p.why);
 		describe(want, sizeof(want), f->name, f->offset, f->stepped, f->why);
 		assert_string_equal(got, want);
@@ -167,24 +303,22 @@ static void test_real_functions(void **state)
 /* The registers placement reports: those its reason names, or the ABI's at the entry. */
 static void test_real_registers(void **state)
 {
-	static const char *const abi[] = {"", "rdi", "rdi, rsi", "rdi, rsi, rdx"};
 	struct placement p;
-	char regs[64];
+	char regs[64], abi[64];
 
 	for (size_t i = 0; i < NR_REAL; i++) {
 		const struct real_func *f = &real_funcs[i];
-		size_t used = 0;
+		size_t used = 0, abi_used = 0;
 
-		place(f->code, f->size, &f->need, &p);
-		for (unsigned int a = 0; a < f->need.nr_args; a++)
+		place_arch(f->arch, f->code, f->size, &f->need, &p);
+		for (unsigned int a = 0; a < f->need.nr_args; a++) {
 			used += snprintf(regs + used, sizeof(regs) - used, "%s%s", a ? ", " : "",
-					 x86_reg_name(p.arg_reg[a]));
-		if (!p.stepped)
-			assert_string_equal(strstr(p.why, "; args in ") + 10, regs);
-		else if (f->need.nr_args < 4)
-			assert_string_equal(regs, abi[f->need.nr_args]);
-		else
-			assert_string_equal(regs, "rdi, rsi, rdx, rcx, r8");
+					 f->arch->reg_name(p.arg_reg[a]));
+			abi_used +=
+			    snprintf(abi + abi_used, sizeof(abi) - abi_used, "%s%s", a ? ", " : "",
+				     f->arch->reg_name(f->arch->arg_regs[a]));
+		}
+		assert_string_equal(p.stepped ? abi : strstr(p.why, "; args in ") + 10, regs);
 	}
 }
 
@@ -197,7 +331,7 @@ static void test_real_functions_truncated(void **state)
 		const struct real_func *f = &real_funcs[i];
 
 		for (size_t n = 0; n <= f->size; n++) {
-			place(f->code, n, &f->need, &p);
+			place_arch(f->arch, f->code, n, &f->need, &p);
 			assert_int_equal(p.offset, n >= f->needed ? f->offset : 0);
 		}
 	}
@@ -345,6 +479,54 @@ static void test_nops(void **state)
 	      0x00, 0x00, 0x00, 0x00, 0x00, 0x53);
 }
 
+/* arm64 words, little-endian, for the return-address and copy rules. */
+#define A64(w) (w) & 0xff, ((w) >> 8) & 0xff, ((w) >> 16) & 0xff, (uint8_t)((w) >> 24)
+
+static void check_arm64(const uint8_t *code, size_t size, unsigned int args, bool ret,
+			uint64_t offset, const char *why)
+{
+	struct placement_need need = {args, ret};
+	struct placement p;
+
+	place_arch(&insn_arm64, code, size, &need, &p);
+	assert_string_equal(p.why, why);
+	assert_int_equal(p.offset, offset);
+}
+
+#define CHECK_A64(args, ret, offset, why, ...)                                                     \
+	check_arm64((const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__}), args,  \
+		    ret, offset, why)
+
+static void test_arm64_return_address(void **state)
+{
+	/* str x30, [sp, #8]; cbz x0: the return would bypass a return probe past the store */
+	CHECK_A64(1, true, 0, "single-stepped: str at +0 saves the return address in x30",
+		  A64(0xf90007fe), A64(0xb4000040));
+	CHECK_A64(1, false, 4, "cbz at +4, simulated; past str; args in x0", A64(0xf90007fe),
+		  A64(0xb4000040));
+	/* paciasp signs x30, which a return probe then replaces */
+	CHECK_A64(1, true, 0, "single-stepped: paciasp at +0 changes the return address in x30",
+		  A64(0xd503233f), A64(0xb4000040));
+	/* bl at the entry of a function with a return probe: its own x30 */
+	CHECK_A64(1, false, 0, "bl at +0, simulated; args in x0", A64(0x94000010));
+}
+
+static void test_arm64_copies(void **state)
+{
+	/* mov x19, x0; mov x0, #0; cbz x19: the argument read from x19 */
+	CHECK_A64(1, true, 8, "cbz at +8, simulated; past mov, movz; args in x19", A64(0xaa0003f3),
+		  A64(0xd2800000), A64(0xb4000053));
+	/* mov w19, w0 zero-extends: not the argument */
+	CHECK_A64(1, true, 0, "single-stepped: movz at +4 overwrites x0, argument 1's last copy",
+		  A64(0x2a0003f3), A64(0xd2800000), A64(0xb4000053));
+	/* ldxr x1, [x0]: exclusive, refused; cbz after it is not reached */
+	CHECK_A64(1, true, 0, "single-stepped: unknown instruction at +0", A64(0xc85f7c01),
+		  A64(0xb4000040));
+	/* cbnz x0, . (to itself) from +4: jumps back */
+	CHECK_A64(1, true, 0, "single-stepped: cbnz at +4 jumps back before itself",
+		  A64(0xf100001f), A64(0xb5000000));
+}
+
 /* The entry, with every argument where the ABI passes it. */
 static void test_entry(void **state)
 {
@@ -352,7 +534,7 @@ static void test_entry(void **state)
 						    X86_REG_RCX, X86_REG_R8,  X86_REG_R9};
 	struct placement p;
 
-	placement__entry(&p);
+	placement__entry(&insn_x86, &p);
 	assert_int_equal(p.offset, 0);
 	assert_true(p.stepped);
 	assert_memory_equal(p.arg_reg, abi, sizeof(abi));
@@ -374,6 +556,8 @@ int main(void)
 	    cmocka_unit_test(test_span),
 	    cmocka_unit_test(test_nops),
 	    cmocka_unit_test(test_entry),
+	    cmocka_unit_test(test_arm64_return_address),
+	    cmocka_unit_test(test_arm64_copies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

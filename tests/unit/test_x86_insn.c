@@ -28,7 +28,7 @@ struct insn_case {
 	int err;
 	unsigned int len;
 	const char *name;
-	uint16_t writes;
+	uint32_t writes;
 	bool branch;
 	bool emulated;
 };
@@ -36,7 +36,7 @@ struct insn_case {
 #define CODE(...) .code = {__VA_ARGS__}, .size = sizeof((const uint8_t[]){__VA_ARGS__})
 
 /* Everything decoded, as one line: a mismatch shows both in full. */
-static void describe(char *buf, size_t size, const char *what, int err, const struct x86_insn *insn)
+static void describe(char *buf, size_t size, const char *what, int err, const struct insn *insn)
 {
 	snprintf(buf, size, "%s: err %d len %u %s writes %#x%s%s", what, err, insn->len,
 		 insn->name ? insn->name : "-", insn->writes, insn->branch ? " branch" : "",
@@ -44,7 +44,7 @@ static void describe(char *buf, size_t size, const char *what, int err, const st
 }
 
 /* Decode @n bytes of @c from a buffer of exactly that size, for ASan to watch. */
-static int decode_n(const struct insn_case *c, size_t n, struct x86_insn *insn)
+static int decode_n(const struct insn_case *c, size_t n, struct insn *insn)
 {
 	uint8_t *copy = malloc(n ? n : 1);
 	int err;
@@ -59,12 +59,12 @@ static int decode_n(const struct insn_case *c, size_t n, struct x86_insn *insn)
 static void check_cases(const struct insn_case *cases, size_t nr)
 {
 	char want[160], got[160];
-	struct x86_insn insn;
+	struct insn insn;
 	int err;
 
 	for (size_t i = 0; i < nr; i++) {
 		const struct insn_case *c = &cases[i];
-		struct x86_insn expect = {
+		struct insn expect = {
 		    .name = c->name,
 		    .len = c->len,
 		    .branch = c->branch,
@@ -311,7 +311,7 @@ static void test_refused(void **state)
 /* Each known instruction cut short is -ENODATA, whatever its prefixes and operands. */
 static void check_truncated(const struct insn_case *cases, size_t nr)
 {
-	struct x86_insn insn;
+	struct insn insn;
 
 	for (size_t i = 0; i < nr; i++) {
 		for (size_t n = 0; !cases[i].err && n < cases[i].len; n++) {
@@ -338,7 +338,7 @@ static void test_truncated(void **state)
 static void test_followed_by_more(void **state)
 {
 	static const uint8_t code[] = {0x48, 0x85, 0xff, 0x0f, 0x84, 0xbf, 0x00, 0x00, 0x00, 0x55};
-	struct x86_insn insn;
+	struct insn insn;
 
 	assert_int_equal(x86_insn__decode(&insn, code, sizeof(code)), 0);
 	assert_int_equal(insn.len, 3);
@@ -353,7 +353,7 @@ static void test_followed_by_more(void **state)
 /* One instruction's copy source ("-" for none) and displacement. */
 static void check_copy(const uint8_t *code, size_t size, const char *copy, int32_t disp)
 {
-	struct x86_insn insn;
+	struct insn insn;
 
 	assert_int_equal(x86_insn__decode(&insn, code, size), 0);
 	assert_string_equal(insn.copy ? x86_reg_name(insn.copy_src) : "-", copy);

@@ -133,7 +133,8 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	/* The syscall programs tax every syscall on the system: only when asked. */
 	bpf_program__set_autoload(skel->progs.big_sys_enter, t->syscalls);
 	bpf_program__set_autoload(skel->progs.big_sys_exit, t->syscalls);
-	bpf_program__set_autoload(skel->progs.page_fault, t->growth);
+	bpf_program__set_autoload(skel->progs.page_fault, t->growth && GROWTH_TRACEPOINT);
+	bpf_program__set_autoload(skel->progs.page_fault_event, t->growth && !GROWTH_TRACEPOINT);
 	bpf_program__set_autoload(skel->progs.big_map_search, t->map_search);
 	if (cfg.unwind_cfi) {
 		err = bpf_map__set_max_entries(skel->maps.unwind_rows, chunks_for(t->unwind_rows));
@@ -735,13 +736,13 @@ int tracer__unwind_process(struct tracer *t, pid_t pid)
 	return err;
 }
 
-/* --big-only, --growth: the raw tracepoints of the run, in the perf-link array. */
+/* --big-only, --growth: the raw tracepoints (or events) of the run, in the perf-link array. */
 static int attach_raw(struct tracer *t)
 {
 	struct bpf_program *progs[] = {t->skel->progs.big_sys_enter, t->skel->progs.big_sys_exit,
 				       t->skel->progs.page_fault, t->skel->progs.big_map_search};
 	const char *names[] = {"sys_enter", "sys_exit", "page_fault_user", "vm_unmapped_area"};
-	bool wanted[] = {t->syscalls, t->syscalls, t->growth, t->map_search};
+	bool wanted[] = {t->syscalls, t->syscalls, t->growth && GROWTH_TRACEPOINT, t->map_search};
 	struct bpf_link *link;
 	int err;
 
@@ -761,13 +762,14 @@ static int attach_raw(struct tracer *t)
 		t->links[t->nr_links++] = link;
 		pr_debug("raw tracepoint %s", names[i]);
 	}
-	return 0;
+	return t->growth && !GROWTH_TRACEPOINT ? pagefaults__attach(t) : 0;
 }
 
 /*
  * Said without -v, once a run per file and function: a single-stepped
- * probe costs about 5.5 us a call under KVM, each step a VM exit, where an
- * emulated one costs 0.4-1 us.
+ * probe costs a second exception a call (PLACEMENT_STEP_COST): on x86
+ * about 5.5 us under KVM, each step a VM exit, where an emulated one
+ * costs 0.4-1 us.
  */
 static void warn_stepped(const struct probe_object *obj, struct probed_file *file)
 {
@@ -787,8 +789,8 @@ static void warn_stepped(const struct probe_object *obj, struct probed_file *fil
 		n++;
 	}
 	if (n)
-		pr_warn("%zu probe%s in %s on instructions the kernel single-steps (%s): about "
-			"5.5 us a call instead of 0.4-1 us; -v says why",
+		pr_warn("%zu probe%s in %s on instructions the kernel single-steps "
+			"(%s): " PLACEMENT_STEP_COST "; -v says why",
 			n, n == 1 ? "" : "s", obj->name, names);
 }
 

@@ -65,7 +65,7 @@ struct tracer {
 	uint32_t unwind_rows;
 	bool no_probes;	   /* --big-only, --growth: nothing on the allocator */
 	bool syscalls;	   /* the syscall tracepoints: --big-only */
-	bool growth;	   /* the page-fault tracepoint */
+	bool growth;	   /* the page-fault tracepoint or events */
 	bool map_search;   /* the unmapped-area tracepoint: --growth with --big */
 	bool raw_attached; /* those: once, whatever the processes */
 	pid_t pid;	   /* the one process, -1 with several */
@@ -100,6 +100,22 @@ static inline pid_t tracer__probe_filter(const struct tracer *t, pid_t pid)
 
 /* Room for one more perf-event link. 0 or -ENOMEM. */
 int tracer__reserve_link(struct tracer *t);
+
+/*
+ * --growth: the page-fault software event on every online CPU, where the
+ * kernel has no page_fault_user tracepoint (pagefaults.c). 0 or -errno.
+ */
+int pagefaults__attach(struct tracer *t);
+
+/*
+ * --growth's hook: x86's page_fault_user tracepoint, whose error code says
+ * whether the page was present; elsewhere the page-fault event.
+ */
+#if defined(__x86_64__)
+#define GROWTH_TRACEPOINT true
+#else
+#define GROWTH_TRACEPOINT false
+#endif
 
 /* Room for one more uprobe_multi link fd. 0 or -ENOMEM. */
 int tracer__reserve_link_fd(struct tracer *t);

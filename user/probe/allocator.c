@@ -58,11 +58,10 @@ bool alloc_func_releases(enum alloc_func func)
 	return func < FUNC_MAX && funcs[func].kind != FUNC_KIND_ALLOCS;
 }
 
-/* Past the instructions the kernel would single-step, on x86-64 (see placement.c). */
+/* Past the instructions the kernel would single-step (see placement.c). */
 static void place_probe(struct elf_file *ef, uint64_t vaddr, enum alloc_func func,
 			struct placement *out)
 {
-#if defined(__x86_64__)
 	struct placement_need need = {
 	    .nr_args = funcs[func].nr_args,
 	    .keep_sp = alloc_func_has_return_probe(func),
@@ -71,16 +70,12 @@ static void place_probe(struct elf_file *ef, uint64_t vaddr, enum alloc_func fun
 	long len = elf_file__read(ef, vaddr, code, sizeof(code));
 
 	if (len >= 0) {
-		placement__x86(code, len, &need, out);
+		placement__walk(PLACEMENT_NATIVE, code, len, &need, out);
 		return;
 	}
-	placement__entry(out);
+	placement__entry(PLACEMENT_NATIVE, out);
 	snprintf(out->why, sizeof(out->why), "single-stepped: cannot read its code: %s",
 		 strerror((int)-len));
-#else
-	placement__entry(out);
-	snprintf(out->why, sizeof(out->why), "no instruction decoder for this architecture");
-#endif
 }
 
 static int fill_site(struct elf_file *ef, struct probe_site *site, enum alloc_func func,

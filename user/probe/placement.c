@@ -1,57 +1,63 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A uprobe on an instruction the kernel emulates costs about 0.8 us a hit;
- * on one it single-steps out of line, about 5.5 us under KVM, where each
- * step exits the VM. So a probe goes on the function's first emulated
- * instruction that every call reaches with what the probe needs:
+ * A uprobe on an instruction the kernel emulates (x86-64) or simulates
+ * (arm64) costs one exception a hit; on one it single-steps out of line, a
+ * second (on x86 under KVM about 5.5 us instead of 0.8 us, each step a VM
+ * exit). So a probe goes on the function's first emulated instruction that
+ * every call reaches with what the probe needs:
  *
  * - The arguments. Straight-line code before the probe may overwrite an
  *   argument's register once it has copied the argument to another one
  *   (`mov %rdi,%rsi`): the probe then reads the copy. Registers that hold
  *   no argument of the function are the code's own to use.
  * - For a function with a return probe, the stack pointer as the call left
- *   it: the kernel takes the return address from *sp when the breakpoint
- *   hits, and the two probes share it.
+ *   it, and on arm64 the return address still in x30, unsaved and
+ *   unsigned: the kernel takes the return address from *sp (x86) or x30
+ *   (arm64) when the breakpoint hits, and the two probes share it.
  *
  * The walk stops at the first emulated instruction and gives up at any
  * other branch, so it never passes one: a probe on the branch itself
- * (glibc free's `je` on NULL) still sees every call, once, unless the
- * branch jumps back over the probe, which is refused. Whatever the walk
- * cannot vouch for keeps the probe at the entry: a wrong offset loses
- * events, a missed one only costs time.
+ * (glibc free's `je` or `cbz` on NULL) still sees every call, once, unless
+ * the branch jumps back over the probe, which is refused. Whatever the
+ * walk cannot vouch for keeps the probe at the entry: a wrong offset loses
+ * events, a missed one only costs time. The decoders (x86_insn.c,
+ * arm64_insn.c) say what each instruction does.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include "probe/placement.h"
-#include "probe/x86_insn.h"
 
 _Static_assert(PLACEMENT_CODE_MAX >= PLACEMENT_SPAN + 15, "room for the last instruction");
-_Static_assert(PLACEMENT_ARGS <= X86_REG_MAX, "an argument per register at most");
 
 /* The arguments' registers along the walk. */
 struct walk {
+	const struct insn_arch *arch;
 	const struct placement_need *need;
-	int8_t holds[X86_REG_MAX]; /* the argument each register holds, or -1 */
-	char skipped[96];	   /* the instructions passed, for the reason */
+	int8_t holds[32]; /* the argument each register holds, or -1 */
+	char skipped[96]; /* the instructions passed, for the reason */
 };
 
-static void walk_init(struct walk *w, const struct placement_need *need)
+static void walk_init(struct walk *w, const struct insn_arch *arch,
+		      const struct placement_need *need)
 {
 	memset(w->holds, -1, sizeof(w->holds));
 	for (unsigned int i = 0; i < need->nr_args && i < PLACEMENT_ARGS; i++)
-		w->holds[ABI_ARG_REG(i)] = i;
+		w->holds[arch->arg_regs[i]] = i;
 	w->skipped[0] = '\0';
+	w->arch = arch;
 	w->need = need;
 }
 
 /* The register holding argument @arg, the ABI's while it still does; -1 for none. */
 static int find_arg(const struct walk *w, int arg)
 {
-	if (w->holds[ABI_ARG_REG(arg)] == arg)
-		return ABI_ARG_REG(arg);
-	for (int reg = 0; reg < X86_REG_MAX; reg++) {
+	unsigned int abi = w->arch->arg_regs[arg];
+
+	if (w->holds[abi] == arg)
+		return abi;
+	for (unsigned int reg = 0; reg < w->arch->nr_regs; reg++) {
 		if (w->holds[reg] == arg)
 			return reg;
 	}
@@ -59,14 +65,14 @@ static int find_arg(const struct walk *w, int arg)
 }
 
 /* Follow @insn's writes; the argument it leaves in no register, or -1, and where it was. */
-static int follow(struct walk *w, const struct x86_insn *insn, enum x86_reg *lost)
+static int follow(struct walk *w, const struct insn *insn, unsigned int *lost)
 {
 	int8_t from = insn->copy ? w->holds[insn->copy_src] : -1;
 
-	for (int reg = 0; reg < X86_REG_MAX; reg++) {
+	for (unsigned int reg = 0; reg < w->arch->nr_regs; reg++) {
 		int8_t old = w->holds[reg];
 
-		if (!(insn->writes & X86_REG_BIT(reg)))
+		if (!(insn->writes & INSN_REG_BIT(reg)))
 			continue;
 		w->holds[reg] = from;
 		if (old >= 0 && find_arg(w, old) < 0) {
@@ -90,36 +96,41 @@ __attribute__((format(printf, 2, 3))) static void stay(struct placement *out, co
 }
 
 /* Why the walk cannot pass @insn at @off, in @out; false when it can. */
-static bool blocked(struct walk *w, const struct x86_insn *insn, size_t off, struct placement *out)
+static bool blocked(struct walk *w, const struct insn *insn, size_t off, struct placement *out)
 {
-	enum x86_reg lost;
+	int ra = w->arch->ra;
+	unsigned int lost;
 	int arg;
 
 	if (insn->branch) {
 		stay(out, "%s at +%zu, a branch the kernel single-steps", insn->name, off);
 		return true;
 	}
-	if (w->need->keep_sp && (insn->writes & X86_REG_BIT(X86_REG_RSP))) {
+	if (w->need->keep_sp && (insn->writes & INSN_REG_BIT(w->arch->sp))) {
 		stay(out, "%s at +%zu moves the stack pointer", insn->name, off);
+		return true;
+	}
+	if (w->need->keep_sp && ra >= 0 && (insn->saves_ra || (insn->writes & INSN_REG_BIT(ra)))) {
+		stay(out, "%s at +%zu %s the return address in %s", insn->name, off,
+		     insn->saves_ra ? "saves" : "changes", w->arch->reg_name(ra));
 		return true;
 	}
 	arg = follow(w, insn, &lost);
 	if (arg >= 0)
 		stay(out, "%s at +%zu overwrites %s, argument %d's last copy", insn->name, off,
-		     x86_reg_name(lost), arg + 1);
+		     w->arch->reg_name(lost), arg + 1);
 	return arg >= 0;
 }
 
 /* A branch back to @off or before would hit the probe twice in one call. */
-static bool loops_back(const struct x86_insn *insn, size_t off)
+static bool loops_back(const struct insn *insn, size_t off)
 {
 	int64_t target = (int64_t)(off + insn->len) + insn->disp;
 
 	return insn->branch && target >= 0 && target <= (int64_t)off;
 }
 
-static void choose(const struct walk *w, const struct x86_insn *insn, size_t off,
-		   struct placement *out)
+static void choose(const struct walk *w, const struct insn *insn, size_t off, struct placement *out)
 {
 	char regs[64] = "";
 	size_t used = 0;
@@ -129,10 +140,10 @@ static void choose(const struct walk *w, const struct x86_insn *insn, size_t off
 	for (unsigned int i = 0; i < w->need->nr_args && i < PLACEMENT_ARGS; i++) {
 		out->arg_reg[i] = find_arg(w, i);
 		used += snprintf(regs + used, sizeof(regs) - used, "%s%s", i ? ", " : "",
-				 x86_reg_name(out->arg_reg[i]));
+				 w->arch->reg_name(out->arg_reg[i]));
 	}
-	snprintf(out->why, sizeof(out->why), "%s at +%zu, emulated%s%s; args in %s", insn->name,
-		 off, *w->skipped ? "; past " : "", w->skipped, *regs ? regs : "none");
+	snprintf(out->why, sizeof(out->why), "%s at +%zu, %sd%s%s; args in %s", insn->name, off,
+		 w->arch->no_step, *w->skipped ? "; past " : "", w->skipped, *regs ? regs : "none");
 }
 
 /* Append @name to the list in @buf, as much as fits. */
@@ -143,26 +154,31 @@ static void append_name(char *buf, size_t size, const char *name)
 	snprintf(buf + used, size - used, "%s%s", used ? ", " : "", name);
 }
 
-void placement__entry(struct placement *out)
+void placement__entry(const struct insn_arch *arch, struct placement *out)
 {
 	memset(out, 0, sizeof(*out));
 	for (unsigned int i = 0; i < PLACEMENT_ARGS; i++)
-		out->arg_reg[i] = ABI_ARG_REG(i);
+		out->arg_reg[i] = arch ? arch->arg_regs[i] : ABI_ARG_REG(i);
 	out->stepped = true;
 }
 
-void placement__x86(const uint8_t *code, size_t len, const struct placement_need *need,
-		    struct placement *out)
+void placement__walk(const struct insn_arch *arch, const uint8_t *code, size_t len,
+		     const struct placement_need *need, struct placement *out)
 {
-	struct x86_insn insn;
+	struct insn insn;
 	struct walk w;
 	size_t off;
 	int err;
 
-	placement__entry(out);
-	walk_init(&w, need);
+	placement__entry(arch, out);
+	if (!arch) {
+		snprintf(out->why, sizeof(out->why),
+			 "no instruction decoder for this architecture");
+		return;
+	}
+	walk_init(&w, arch, need);
 	for (off = 0; off < PLACEMENT_SPAN; off += insn.len) {
-		err = x86_insn__decode(&insn, code + off, len - off);
+		err = arch->decode(&insn, code + off, len - off);
 		if (err) {
 			stay(out,
 			     err == -ENODATA ? "code cut short at +%zu"
@@ -182,5 +198,5 @@ void placement__x86(const uint8_t *code, size_t len, const struct placement_need
 			return;
 		append_name(w.skipped, sizeof(w.skipped), insn.name);
 	}
-	stay(out, "nothing the kernel emulates in the first %d bytes", PLACEMENT_SPAN);
+	stay(out, "nothing the kernel %ss in the first %d bytes", arch->no_step, PLACEMENT_SPAN);
 }

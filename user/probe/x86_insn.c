@@ -30,7 +30,7 @@ struct decoder {
 	uint8_t rep; /* 0xf2 or 0xf3, else 0 */
 	uint8_t rex; /* 0x40-0x4f, else 0 */
 	uint8_t modrm;
-	struct x86_insn *insn;
+	struct insn *insn;
 };
 
 static const char *const alu_names[8] = {"add", "or", "adc", "sbb", "and", "sub", "xor", "cmp"};
@@ -54,7 +54,7 @@ static const uint8_t kernel_nops[][11] = {
     [11] = {0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
 };
 
-const char *x86_reg_name(enum x86_reg reg)
+const char *x86_reg_name(unsigned int reg)
 {
 	static const char *const names[X86_REG_MAX] = {
 	    "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
@@ -469,7 +469,7 @@ static int decode_rep(struct decoder *d, uint8_t op)
 	return set(d, modrm == 0xfa ? "endbr64" : "endbr32", 0);
 }
 
-int x86_insn__decode(struct x86_insn *insn, const uint8_t *code, size_t len)
+int x86_insn__decode(struct insn *insn, const uint8_t *code, size_t len)
 {
 	struct decoder d = {.code = code, .len = len, .insn = insn};
 	uint8_t op;
@@ -485,3 +485,14 @@ int x86_insn__decode(struct x86_insn *insn, const uint8_t *code, size_t len)
 		insn->len = d.pos;
 	return err;
 }
+
+const struct insn_arch insn_x86 = {
+    .name = "x86-64",
+    .decode = x86_insn__decode,
+    .reg_name = x86_reg_name,
+    .nr_regs = X86_REG_MAX,
+    .sp = X86_REG_RSP,
+    .ra = -1,
+    .arg_regs = {X86_REG_RDI, X86_REG_RSI, X86_REG_RDX, X86_REG_RCX, X86_REG_R8, X86_REG_R9},
+    .no_step = "emulate",
+};
