@@ -55,6 +55,10 @@ check launched
 # gone, and holds what it had resident at its exit stop, read there.
 run_tool at_exit 60 -v --growth --format json -T 0 -- "$WL/growth" 0
 expect_tool_ok at_exit && check at_exit
+# Launched through a shell that execs it (a wrapper script, pyenv's shims):
+# the exec drops every probe and tracepoint and attaches them anew.
+run_tool exec 60 --growth --format json -T 0 -- /bin/sh -c "exec '$WL/growth' 0"
+expect_tool_ok exec && check exec
 # The text header too ("0 bytes resident in 0 pages" once): at least
 # map_pages' 64 and fill_buffer's 258 pages.
 run_tool at_exit_text 60 --growth -T 0 -- "$WL/growth" 0

@@ -436,6 +436,8 @@ static void detach_all(struct tracer *t)
 		t->files[i].funcs = 0;
 	t->nr_probes = 0;
 	t->nr_watched = 0;
+	/* detach_since() took the raw tracepoints' links too. */
+	t->raw_attached = false;
 }
 
 void tracer__free(struct tracer *t)
