@@ -31,11 +31,11 @@ FUZZ_SRCS_procmaps := proc/procmaps.c
 FUZZ_SRCS_webconfig := lib/webconfig.c lib/log.c
 FUZZ_SRCS_options := cli/options.c cli/checks.c probe/allocator.c probe/elfsym.c probe/linkmap.c \
 		     proc/procmaps.c proc/mapfile.c lib/log.c lib/safeopen.c probe/placement.c \
-		     probe/x86_insn.c leakcheck/heuristics.c
+		     probe/x86_insn.c leakcheck/heuristics.c lib/util.c
 FUZZ_SRCS_elf := probe/elfsym.c lib/safeopen.c
 FUZZ_SRCS_x86_insn := probe/x86_insn.c probe/placement.c
 FUZZ_LIBS_options := -lelf
-FUZZ_SRCS_cfi := unwind/cfi.c unwind/cfi_check.c lib/util.c
+FUZZ_SRCS_cfi := unwind/cfi.c unwind/cfi_check.c unwind/cfi_x86_64.c unwind/cfi_arm64.c lib/util.c
 FUZZ_LIBS_elf := -lelf
 FUZZ_LIBS_cfi := -lelf -ldw
 FUZZ_SRCS_debugfile := symbolize/debugfile.c symbolize/strtab.c lib/hashmap.c symbolize/demangle.c \
