@@ -139,7 +139,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJS) | $(BUILD)/tests
 # arm64's, assembled for arm64 on any host (binutils-aarch64-linux-gnu):
 # a table is built for the traced program's machine, not the loader's.
 AARCH64_BINUTILS ?= aarch64-linux-gnu-
-$(BUILD)/tests/cfi_arm64.so: tests/unit/cfi_arm64.s | $(BUILD)/tests
+%/cfi_arm64.so: tests/unit/cfi_arm64.s
+	mkdir -p $(@D)
 	$(AARCH64_BINUTILS)as $< -o $(@:.so=.o)
 	$(AARCH64_BINUTILS)ld -shared --eh-frame-hdr -Ttext=0x1000 $(@:.so=.o) -o $@
 

@@ -141,7 +141,7 @@ tool-asan: $(ASAN_OUT)/alloctrace
 $(ASAN_OUT)/alloctrace: $(ASAN_OBJS) $(ASAN_LOADER_OBJS)
 	$(FUZZ_CC) $(ASAN_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(ASAN_OUT)/test_cfi: $(ASAN_OUT)/cfi_fixture.so
+$(ASAN_OUT)/test_cfi: $(ASAN_OUT)/cfi_fixture.so $(ASAN_OUT)/cfi_arm64.so
 
 # The BPF walker replayed on recorded cases, built as the Makefile builds it.
 $(ASAN_OUT)/unwind_case.o: tests/unit/unwind_case.c | $(ASAN_OUT)/obj
