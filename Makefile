@@ -14,7 +14,7 @@ CC ?= cc
 # given on the command line win.
 ifneq ($(ARCH),$(HOST_ARCH))
 CROSS_COMPILE ?= $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu-,x86_64-linux-gnu-)
-SYSROOT ?= /tmp/arm64/rootfs
+SYSROOT ?= /var/cache/alloctrace/arm64-rootfs
 ifeq ($(wildcard $(SYSROOT)/usr/include/bpf/libbpf.h),)
 ifneq ($(filter-out deps clean print-%,$(or $(MAKECMDGOALS),all)),)
 $(error ARCH=$(ARCH) cross build: no libbpf-dev in SYSROOT=$(SYSROOT) (make ARCH=$(ARCH) deps makes one))
@@ -216,7 +216,7 @@ check: tests fuzz-build unit-asan tool-asan
 # arm64 userland (scripts/vmtest/arch-arm64.sh).
 KERNEL ?= 6.1
 vmtest: tests fuzz-build unit-asan tool-asan
-	VMTEST_ARCH=$(ARCH) ./scripts/vmtest.sh run $(KERNEL)
+	VMTEST_ARCH=$(ARCH) SYSROOT=$(SYSROOT) ./scripts/vmtest.sh run $(KERNEL)
 
 demo: $(TOOL) $(BUILD)/workloads/leaky
 	./scripts/demo.sh

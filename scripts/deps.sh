@@ -39,7 +39,7 @@ binutils-aarch64-linux-gnu"
 # arm64 guest. Not installed for the host's own build.
 HOST_ARCH=$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 ARCH=${ARCH:-$HOST_ARCH}
-SYSROOT=${SYSROOT:-/tmp/arm64/rootfs}
+SYSROOT=${SYSROOT:-/var/cache/alloctrace/arm64-rootfs}
 CROSS=""
 if [ "$ARCH" != "$HOST_ARCH" ]; then
 	[ "$ARCH" = arm64 ] || { echo "deps: ARCH=$ARCH: only arm64 is cross-built" >&2; exit 1; }

@@ -15,11 +15,12 @@ SUITE=bookworm
 # Build: libc and libstdc++ (build-essential), libbpf, elfutils, zlib, xz,
 # libmicrohttpd, libcrypt, cmocka; the allocators the workloads link
 # (jemalloc, tcmalloc, mimalloc, musl). Guest: bpftool and what the
-# integration tests call; libc6-dbg (tests name static functions of libc).
+# integration tests call (valgrind, gdb and the real programs of the leak
+# checks among them); libc6-dbg (tests name static functions of libc).
 PKGS=build-essential,libbpf-dev,libelf-dev,libdw-dev,liblzma-dev,zlib1g-dev,libmicrohttpd-dev
 PKGS+=,libcrypt-dev,libcmocka-dev,libjemalloc-dev,libgoogle-perftools-dev,libmimalloc-dev
 PKGS+=,musl-dev,musl-tools,libc6-dbg,bpftool,procps,jq,file,strace,util-linux,iproute2,kmod
-PKGS+=,python3,xxd,time,busybox
+PKGS+=,python3,xxd,time,busybox,valgrind,gdb,curl,openssl,sqlite3,git,perl
 
 if [[ -d $DIR/usr/include/bpf ]]; then
 	echo "sysroot: $DIR exists"
@@ -31,6 +32,7 @@ if [[ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]]; then
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
 	cat /usr/lib/binfmt.d/qemu-aarch64.conf >/proc/sys/fs/binfmt_misc/register
 fi
+mkdir -p "$(dirname "$DIR")"
 rm -rf "$DIR.tmp"
 mmdebstrap --architectures=$ARCH --variant=minbase --include="$PKGS" "$SUITE" "$DIR.tmp" \
 	"deb $MIRROR $SUITE main" "deb $MIRROR $SUITE-updates main" \
