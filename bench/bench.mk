@@ -4,6 +4,7 @@
 # each BPF program (bench/verifier.c), then runs bench/run.sh, which
 # ends with the unwind tables of clang (bench/tables.sh, alone: `make bench-tables`),
 # the metrics endpoint during scans (bench/scrape.sh, alone: `make bench-scrape`)
+# fork churn under --comm (bench/forks.sh, alone: `make bench-forks`)
 # and the real services (bench/services.sh, alone: `make bench-services`).
 # Names are prefixed BENCH_ so that nothing here changes the main build.
 
@@ -16,9 +17,11 @@ BENCH_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BENCH_ARCH) \
 		    -Ivmlinux/$(BENCH_ARCH) -Wall
 BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor \
 	       $(BENCH_BUILD)/depth-cfi $(BENCH_BUILD)/depth-fp $(BENCH_BUILD)/leakheap \
-	       $(BENCH_BUILD)/churn $(BENCH_BUILD)/verifier
+	       $(BENCH_BUILD)/churn $(BENCH_BUILD)/verifier $(BENCH_BUILD)/forks-traced \
+	       $(BENCH_BUILD)/forks-native
 
-.PHONY: bench bench-build bench-services bench-growth bench-tables bench-verifier bench-scrape
+.PHONY: bench bench-build bench-services bench-growth bench-tables bench-verifier bench-scrape \
+	bench-forks
 # `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
 # The verifier's figures first: they take seconds and do not vary by round.
 bench: alloctrace bench-build build/tests/leakscan build/workloads/bigheap
@@ -34,6 +37,9 @@ bench-services: alloctrace
 bench-growth: alloctrace $(BENCH_BUILD)/churn
 	./bench/churn.sh
 
+bench-forks: alloctrace $(BENCH_BUILD)/forks-traced $(BENCH_BUILD)/forks-native
+	./bench/forks.sh
+
 bench-tables: alloctrace
 	./bench/tables.sh
 
@@ -44,6 +50,10 @@ bench-build: $(BENCH_PROGS)
 
 $(BENCH_BUILD):
 	mkdir -p $@
+
+# One program under two names: --comm takes the traced copy only.
+$(BENCH_BUILD)/forks-traced $(BENCH_BUILD)/forks-native: bench/forks.c | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O2 -fno-builtin -fno-omit-frame-pointer $< -o $@
 
 # -fno-builtin: gcc may drop a malloc whose block is only freed. Frame
 # pointers: alloctrace walks them, and programs it traces are built so.

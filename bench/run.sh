@@ -717,6 +717,7 @@ main() {
 	# --growth as a production mode would run, then the same tracer on
 	# real services, which the pair loop cannot stand for.
 	"$ROOT/bench/churn.sh"
+	"$ROOT/bench/forks.sh"
 	"$ROOT/bench/scrape.sh"
 	"$ROOT/bench/services.sh"
 }
