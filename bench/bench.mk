@@ -85,7 +85,8 @@ $(BENCH_BUILD)/floor.skel.h: $(BENCH_BUILD)/floor.bpf.o
 	$(BENCH_BPFTOOL) gen skeleton $< name floor_bpf > $@
 
 # The same placement code as alloctrace's, so that "best" is where it probes.
-BENCH_FLOOR_SRCS := bench/floor.c user/probe/elfsym.c user/probe/placement.c user/probe/x86_insn.c
+BENCH_FLOOR_SRCS := bench/floor.c user/probe/elfsym.c user/probe/placement.c user/probe/x86_insn.c \
+		    user/probe/arm64_insn.c user/lib/safeopen.c
 
 $(BENCH_BUILD)/floor: $(BENCH_FLOOR_SRCS) $(wildcard user/probe/*.h) include/alloctrace.h \
 		       $(BENCH_BUILD)/floor.skel.h

@@ -122,19 +122,11 @@ print_results() {
 }
 
 main() {
-	local r
-
 	[[ $(id -u) == 0 ]] || die "run as root: the tracer loads BPF programs"
 	[[ -x $B/churn ]] || die "$B/churn is not built (make bench-build)"
 	command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
 	freeze_tool
-	LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
-	: >"$RESULTS"
-	for ((r = 1; r <= ROUNDS; r++)); do
-		churn_round "$r"
-	done
-	[[ -s $RESULTS ]] || die "no churn round succeeded"
-	print_results | tee "$B/churn.txt"
+	run_rounds churn
 }
 
 main "$@"

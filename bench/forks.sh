@@ -132,18 +132,10 @@ print_results() {
 }
 
 main() {
-	local r
-
 	[[ $(id -u) == 0 ]] || die "run as root: the tracer loads BPF programs"
 	[[ -x $B/forks-traced && -x $B/forks-native ]] || die "$B/forks-* are not built (make bench-build)"
 	command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
-	LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
-	: >"$RESULTS"
-	for ((r = 1; r <= ROUNDS; r++)); do
-		forks_round "$r"
-	done
-	[[ -s $RESULTS ]] || die "no forks round succeeded"
-	print_results | tee "$B/forks.txt"
+	run_rounds forks
 }
 
 main "$@"

@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 # bench/lib.sh: what the bench scripts share, sourced by each: error exit,
 # the scratch directory, free ports and waits, installing a missing peer,
-# medians and ranges, and following a tracer to its exit for its peak RSS.
+# medians and ranges, following a tracer to its exit for its peak RSS, and
+# the rounds of a script.
 
 die() {
 	echo "bench: $*" >&2
@@ -117,4 +118,19 @@ freeze_tool() {
 	# shellcheck disable=SC2034 # for the includer's header
 	TOOL_BUILD="$TOOL, built $(date -u -r "$TOOL" '+%Y-%m-%d %H:%M UTC')"
 	TOOL=$TMP/alloctrace
+}
+
+# run_rounds NAME: ROUNDS rounds of NAME_round N (each appends its line to
+# $RESULTS, or says why it failed), then print_results, kept in
+# bench/build/NAME.txt too; LOADAVG is the load at the start.
+run_rounds() {
+	local r
+
+	LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
+	: >"$RESULTS"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		"${1}_round" "$r"
+	done
+	[[ -s $RESULTS ]] || die "no $1 round succeeded"
+	print_results | tee "$B/$1.txt"
 }

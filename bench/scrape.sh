@@ -19,6 +19,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOL=${ALLOCTRACE:-$ROOT/alloctrace}
 BIGHEAP=$ROOT/build/workloads/bigheap
 LOAD=$ROOT/tests/drivers/httpload.py
+B=$ROOT/bench/build
 TMP=$(mktemp -d /tmp/alloctrace-scrape.XXXXXX)
 RESULTS=$TMP/scrape.tsv	# round scrapes ok max_ms p99_ms scans
 ROUNDS=3
@@ -95,19 +96,11 @@ print_results() {
 }
 
 main() {
-	local r
-
 	[[ $(id -u) == 0 ]] || die "run as root: the tracer loads BPF programs"
 	[[ -x $BIGHEAP ]] || die "$BIGHEAP is not built (make tests)"
 	command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
 	freeze_tool
-	LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
-	: >"$RESULTS"
-	for ((r = 1; r <= ROUNDS; r++)); do
-		scrape_round "$r"
-	done
-	[[ -s $RESULTS ]] || die "no scrape round succeeded"
-	print_results
+	run_rounds scrape
 }
 
 main "$@"
