@@ -5,6 +5,8 @@
 # report as in the last; and only the processes named are probed, with a
 # process filter each: a fifth running the same program and C library has
 # no breakpoint in its code.
+# test: serial (another script's --comm, --all or --follow-forks run probes
+# every process's C library, this one's unnamed process's too)
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
