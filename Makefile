@@ -238,7 +238,9 @@ print-format-files:
 clean:
 	rm -rf $(BUILD) $(TOOL)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Files only: make ARCH=arm64 vmtest unpacks busybox-static under build/,
+# with directories named *.d.
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
 
 include tests/workloads/allocators.mk
 include bench/bench.mk
