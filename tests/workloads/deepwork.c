@@ -17,7 +17,8 @@
  *                         nothing; once every child is reaped it creates
  *                         DIR/done and exits 0 at the next SIGUSR1.
  *
- * No stdio. SIGALRM ends it LIFETIME seconds after it started.
+ * No stdio. SIGALRM ends it LIFETIME seconds after it started (a churn
+ * CHURN_LIFETIME: its children take minutes in a TCG guest).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -28,7 +29,8 @@
 
 #define NOINLINE __attribute__((noinline))
 
-#define LIFETIME 120
+#define LIFETIME	120
+#define CHURN_LIFETIME	1500
 #define DEPTH	 24
 #define PAR	 4
 
@@ -142,11 +144,14 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	sigaction(SIGUSR1, &sa, NULL);
-	alarm(LIFETIME);
 	touch(argv[1], "ready");
-	if (!strcmp(argv[2], "busy"))
+	if (!strcmp(argv[2], "busy")) {
+		alarm(LIFETIME);
 		return busy(argv[1]);
-	if (!strcmp(argv[2], "churn") && argc == 4)
+	}
+	if (!strcmp(argv[2], "churn") && argc == 4) {
+		alarm(CHURN_LIFETIME);
 		return churn(argv[1], strtol(argv[3], NULL, 10));
+	}
 	return 2;
 }
