@@ -238,7 +238,7 @@ print-format-files:
 clean:
 	rm -rf $(BUILD) $(TOOL)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
 
 include tests/workloads/allocators.mk
 include bench/bench.mk

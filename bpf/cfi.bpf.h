@@ -323,6 +323,13 @@ static __always_inline long read_caller(struct walk *w, __u64 cfa, __s64 fp_off,
 	 * limit. */
 	__u64 fp_at = cfa + fp_off * 8;
 
+	/* Compiled out where no row says so (no link register), as UNWIND_RA_LR below. */
+	if (HAS_LINK_REGISTER && ra_off == UNWIND_RA_SP) {
+		if (stack_read(w->wc, w->sp + fp_off * 8, 8, false))
+			return -1;
+		w->ip = STRIP_RA(w->wc->got[0]);
+		return 0;
+	}
 	if (ra_off == UNWIND_RA_RECORD)
 		ra_off = fp_off + 1;
 	if (fp_off && ra_off == fp_off + 1) {
