@@ -97,11 +97,15 @@ expect_eq "signal handler: stacks_complete" true "$(report_get "$r" .stacks_comp
 # ASLR decides: in 2,000 starts of a C++ program libc's code came first in
 # 1,877, libstdc++'s in 123 (once in a CI run); with -lm libm's and
 # libgcc_s's came first too.
+case $(uname -m) in
+aarch64) ldso='ld-linux-aarch64\.so\.1' ;;
+*) ldso='ld-linux-x86-64\.so\.2' ;;
+esac
 run_tool full 60 --max-unwind-rows 1000 --format json -T 0 -- "$WL/unwind"
 expect_tool_ok full || finish
 r=$(final_report "$TMP/full.out")
 expect_leak "$r" "make_records(int)" 30247 7 7
-expect_tables_full full 1000 '(libc\.so\.6|libstdc\+\+\.so\.6[.0-9]*|libm\.so\.6|libgcc_s\.so\.1|ld-linux-x86-64\.so\.2)'
+expect_tables_full full 1000 '(libc\.so\.6|libstdc\+\+\.so\.6[.0-9]*|libm\.so\.6|libgcc_s\.so\.1|'"$ldso"')'
 run_tool full-text 60 --max-unwind-rows 1000 -- "$WL/unwind"
 expect_eq "full-text: exit status" 0 "$RC"
 expect_match "tables full: text header says stacks incomplete" \
