@@ -409,6 +409,19 @@ cut:
 	return 1;
 }
 
+/* A sigreturn trampoline without rules, known by its code (SIGRETURN_INSNS). */
+static __always_inline bool at_sigreturn(const struct walk *w)
+{
+#if defined(SIGRETURN_INSNS)
+	__u64 insns;
+
+	return !bpf_probe_read_user(&insns, sizeof(insns), (void *)w->ip) &&
+	       insns == SIGRETURN_INSNS;
+#else
+	return false;
+#endif
+}
+
 static long unwind_step(__u32 i, struct walk *w)
 {
 	struct unwind_row row = {.kind = UNWIND_NONE};
@@ -439,7 +452,7 @@ static long unwind_step(__u32 i, struct walk *w)
 	case UNWIND_SIGFRAME:
 		return sigframe_step(w);
 	default:
-		return frame_pointer_step(w);
+		return at_sigreturn(w) ? sigframe_step(w) : frame_pointer_step(w);
 	}
 	if (read_caller(w, cfa, row.fp_off, row.ra_off)) {
 		w->flags |= STACK_CUT;
