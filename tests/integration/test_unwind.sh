@@ -68,9 +68,15 @@ expect_eq "--unwind fp: main is lost" false \
 run_tool newdelete 60 --format json -T 0 -- "$WL/newdelete"
 expect_tool_ok newdelete || finish
 r=$(final_report "$TMP/newdelete.out")
-expect_eq "C++ constructors: stack ends at _dl_start_user, not cut" '["_dl_start_user",[]]' \
+# arm64's glibc gives ld.so's _start a size (72 bytes) that covers the
+# size-0 _dl_start_user label: the symbolizer names the sized symbol.
+case $(uname -m) in
+aarch64) entry='["_start","ld-linux-aarch64.so.1",[]]' ;;
+*) entry='["_dl_start_user","ld-linux-x86-64.so.2",[]]' ;;
+esac
+expect_eq "C++ constructors: stack ends in ld.so's entry code, not cut" "$entry" \
 	"$(jq -c '[.stacks[] | select(.outstanding_bytes == 72704)][0]
-		| [.frames[-1].function, .stack_flags]' <<<"$r")"
+		| [.frames[-1].function, (.frames[-1].module | split("/")[-1]), .stack_flags]' <<<"$r")"
 expect_eq "C++ program: no stack cut" 0 "$(report_get "$r" .counters.stacks_cut)"
 expect_eq "C++ program: stacks_complete" true "$(report_get "$r" .stacks_complete)"
 
