@@ -21,6 +21,14 @@
 #define SIGFRAME_SP SIGFRAME_REG(31)
 
 /*
+ * __kernel_rt_sigreturn's two instructions, mov x8, #139 (rt_sigreturn)
+ * and svc #0, read as one little-endian word: the vDSO has given the
+ * trampoline no CFI since Linux 5.9 (its rules misled unwinders), so it
+ * is known by its code, as gdb and libgcc know it.
+ */
+#define SIGRETURN_INSNS 0xd4000001d2801168ULL
+
+/*
  * Pointer authentication (pac-ret: paciasp in the prologue, autiasp before
  * ret) signs x30 before it is saved, the signature in the address's unused
  * top bits; DW_CFA_AARCH64_negate_ra_state marks where. Every return

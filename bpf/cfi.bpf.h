@@ -317,22 +317,36 @@ static __always_inline long caller_from_lr(struct walk *w)
  * the return address in the word after (x86-64: at CFA - 16 and - 8):
  * one read for both.
  */
+/* A frame record {fp, return address} at @at. */
+static __always_inline long read_record(struct walk *w, __u64 at)
+{
+	if (stack_read(w->wc, at, 16, true))
+		return -1;
+	memo_note_bp(w->memo, MEMO_BP_REPLACED);
+	w->bp = w->wc->got[0];
+	w->ip = STRIP_RA(w->wc->got[1]);
+	return 0;
+}
+
 static __always_inline long read_caller(struct walk *w, __u64 cfa, __s64 fp_off, __s64 ra_off)
 {
 	/* Addresses, not offsets, live across the reads: the walk's stack is at the verifier's
 	 * limit. */
 	__u64 fp_at = cfa + fp_off * 8;
 
-	if (ra_off == UNWIND_RA_RECORD)
-		ra_off = fp_off + 1;
-	if (fp_off && ra_off == fp_off + 1) {
-		if (stack_read(w->wc, fp_at, 16, true))
+	/* Compiled out where no row says so (no link register), as UNWIND_RA_LR below. */
+	if (HAS_LINK_REGISTER && ra_off == UNWIND_RA_SP_RECORD)
+		return read_record(w, w->sp + fp_off * 8);
+	if (HAS_LINK_REGISTER && ra_off == UNWIND_RA_SP) {
+		if (stack_read(w->wc, w->sp + fp_off * 8, 8, false))
 			return -1;
-		memo_note_bp(w->memo, MEMO_BP_REPLACED);
-		w->bp = w->wc->got[0];
-		w->ip = STRIP_RA(w->wc->got[1]);
+		w->ip = STRIP_RA(w->wc->got[0]);
 		return 0;
 	}
+	if (ra_off == UNWIND_RA_RECORD)
+		ra_off = fp_off + 1;
+	if (fp_off && ra_off == fp_off + 1)
+		return read_record(w, fp_at);
 	/* Compiled out where no row says so (no link register). */
 	if (HAS_LINK_REGISTER && ra_off == UNWIND_RA_LR) {
 		if (caller_from_lr(w))
@@ -402,6 +416,19 @@ cut:
 	return 1;
 }
 
+/* A sigreturn trampoline without rules, known by its code (SIGRETURN_INSNS). */
+static __always_inline bool at_sigreturn(const struct walk *w)
+{
+#if defined(SIGRETURN_INSNS)
+	__u64 insns;
+
+	return !bpf_probe_read_user(&insns, sizeof(insns), (void *)w->ip) &&
+	       insns == SIGRETURN_INSNS;
+#else
+	return false;
+#endif
+}
+
 static long unwind_step(__u32 i, struct walk *w)
 {
 	struct unwind_row row = {.kind = UNWIND_NONE};
@@ -432,7 +459,7 @@ static long unwind_step(__u32 i, struct walk *w)
 	case UNWIND_SIGFRAME:
 		return sigframe_step(w);
 	default:
-		return frame_pointer_step(w);
+		return at_sigreturn(w) ? sigframe_step(w) : frame_pointer_step(w);
 	}
 	if (read_caller(w, cfa, row.fp_off, row.ra_off)) {
 		w->flags |= STACK_CUT;

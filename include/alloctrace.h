@@ -222,12 +222,20 @@ enum unwind_kind {
  * it is UNWIND_RA_LR, still in the link register (arm64's x30 before the
  * prologue saves it); or, where UNWIND_RA_RECORD, in the word after the
  * saved frame pointer, a frame record {fp, return address} anywhere in the
- * frame (arm64's stp x29, x30). x86-64's is always -1.
+ * frame (arm64's stp x29, x30); or, where UNWIND_RA_SP, at sp + 8 * fp_off,
+ * the frame pointer not saved: arm64's GCC saves x30 (with x19, say) at
+ * the bottom of a frame, too far below the CFA for these 5 bits in any
+ * frame with more than 120 bytes (run_plugin's 4 KiB buffer: CFA - 4104,
+ * sp + 8); or, where UNWIND_RA_SP_RECORD, a frame record {fp, return
+ * address} at sp + 8 * fp_off, as glibc's _dl_get_origin keeps x29 and x30
+ * at the bottom of 4144 bytes. x86-64's is always -1.
  */
-#define UNWIND_RA_LR	 0
-#define UNWIND_RA_RECORD -16
-#define UNWIND_RA_MIN	 -15
-#define UNWIND_RA_MAX	 15
+#define UNWIND_RA_LR	    0
+#define UNWIND_RA_RECORD    -16
+#define UNWIND_RA_SP	    15
+#define UNWIND_RA_SP_RECORD 14
+#define UNWIND_RA_MIN	    -15
+#define UNWIND_RA_MAX	    13
 
 /*
  * One rule of the call frame information, in 8 bytes: the caller's frame
@@ -237,9 +245,11 @@ enum unwind_kind {
 struct unwind_row {
 	__u32 pc;	 /* from the table's base; the row holds until the next one */
 	__u8 kind : 3;	 /* enum unwind_kind */
-	__s8 ra_off : 5; /* UNWIND_RA_LR, UNWIND_RA_RECORD or in UNWIND_RA_MIN..MAX */
-	__s8 fp_off;	 /* 0: the frame pointer is not saved here, the caller's is the same */
-	__s16 cfa_off;	 /* in units of 8 bytes */
+	__s8 ra_off : 5; /* UNWIND_RA_LR, _RECORD, _SP or in UNWIND_RA_MIN..MAX */
+	/* 0: the frame pointer is not saved here, the caller's is the same; UNWIND_RA_SP*: from sp
+	 */
+	__s8 fp_off;
+	__s16 cfa_off; /* in units of 8 bytes */
 };
 
 _Static_assert(sizeof(struct unwind_row) == 8, "a row stays 8 bytes (README's memory figures)");

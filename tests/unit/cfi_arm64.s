@@ -93,3 +93,26 @@ sigreturn:
 	mov	x8, #139
 	svc	#0
 	.cfi_endproc
+
+// GCC's -fomit-frame-pointer layout: x30 saved at the bottom of a 4 KiB
+// frame, 4104 bytes below the CFA but 8 above sp (UNWIND_RA_SP).
+	.p2align 4
+	.globl	big_frame
+	.type	big_frame, %function
+big_frame:
+	.cfi_startproc
+	sub	sp, sp, #4096
+	.cfi_def_cfa_offset 4096
+	stp	x19, x30, [sp, #-16]!
+	.cfi_def_cfa_offset 4112
+	.cfi_offset 19, -4112
+	.cfi_offset 30, -4104
+	bl	leaf
+	ldp	x19, x30, [sp], #16
+	.cfi_restore 19
+	.cfi_restore 30
+	.cfi_def_cfa_offset 4096
+	add	sp, sp, #4096
+	.cfi_def_cfa_offset 0
+	ret
+	.cfi_endproc

@@ -166,7 +166,8 @@ static void test_entry_without_cfi(void **state)
  * cfi_arm64.s, built for arm64 on any host: the return address in x30
  * until the prologue saves it, a frame record after pac-ret's
  * negate_ra_state, x30 saved alone, a frame record 67 words below the CFA,
- * the outermost frame and a signal trampoline.
+ * the outermost frame, a signal trampoline and x30 at the bottom of a
+ * 4 KiB frame.
  */
 static void test_arm64_rows(void **state)
 {
@@ -191,6 +192,13 @@ static void test_arm64_rows(void **state)
 	    ROW_A64(0x58, NONE, 0, 0, 0),
 	    ROW_A64(0x60, SIGFRAME, 0, 0, 0),
 	    ROW_A64(0x6c, NONE, 0, 0, 0),
+	    /* big_frame: x19 and x30 at the bottom of 4 KiB, 8 bytes above sp */
+	    ROW_A64(0x70, CFA_SP, 0, 0, UNWIND_RA_LR),
+	    ROW_A64(0x74, CFA_SP, 512, 0, UNWIND_RA_LR),
+	    ROW_A64(0x78, CFA_SP, 514, 1, UNWIND_RA_SP),
+	    ROW_A64(0x80, CFA_SP, 512, 0, UNWIND_RA_LR),
+	    ROW_A64(0x84, CFA_SP, 0, 0, UNWIND_RA_LR),
+	    ROW_A64(0x88, NONE, 0, 0, 0),
 	};
 
 	assert_object_rows("cfi_arm64.so", rows, ARRAY_SIZE(rows));

@@ -71,18 +71,36 @@ static void cfa_rule(const struct cfi_arch *arch, Dwarf_Frame *f, struct unwind_
 
 /*
  * Where the return address is, in words from the CFA (@words, 0: in the
- * link register), as unwind_row.ra_off says it; false where it cannot.
+ * link register), and the frame pointer's (@fp, 0: not saved), as
+ * unwind_row.ra_off and fp_off say them, after the CFA's rule is in @row;
+ * false where they cannot.
  */
-static bool ra_place(const struct cfi_arch *arch, int64_t words, struct unwind_row *row)
+static bool ra_place(const struct cfi_arch *arch, int64_t words, int64_t fp, struct unwind_row *row)
 {
+	int64_t above_sp = words + row->cfa_off;
+	bool from_sp = row->kind == UNWIND_CFA_SP && above_sp >= 0 && above_sp <= INT8_MAX;
+
 	if (arch->ra_fixed && words != arch->ra_fixed)
 		return false;
-	if (words >= UNWIND_RA_MIN && words <= UNWIND_RA_MAX)
+	if (fp < INT8_MIN || fp > INT8_MAX) {
+		/* A frame record too far below the CFA: from sp, or not at all. */
+		if (!from_sp || words != fp + 1)
+			return false;
+		row->ra_off = UNWIND_RA_SP_RECORD;
+		row->fp_off = (int8_t)(above_sp - 1);
+		return true;
+	}
+	row->fp_off = (int8_t)fp;
+	if (words >= UNWIND_RA_MIN && words <= UNWIND_RA_MAX) {
 		row->ra_off = (int8_t)words;
-	else if (row->fp_off && words == row->fp_off + 1)
+	} else if (row->fp_off && words == row->fp_off + 1) {
 		row->ra_off = UNWIND_RA_RECORD;
-	else
+	} else if (!row->fp_off && from_sp) {
+		row->ra_off = UNWIND_RA_SP;
+		row->fp_off = (int8_t)above_sp;
+	} else {
 		return false;
+	}
 	return true;
 }
 
@@ -135,13 +153,13 @@ static struct unwind_row frame_row(const struct cfi_arch *arch, Dwarf_Frame *f, 
 	if (dwarf_frame_register(f, arch->fp, mem, &ops, &nops))
 		return none;
 	if (nops && (!cfa_offset_rule(ops, nops, &off) ||
-		     !fits_in_eighths(off, INT8_MIN, INT8_MAX, &off) || !off))
+		     !fits_in_eighths(off, INT16_MIN, INT16_MAX, &off) || !off))
 		return none;
-	row.fp_off = nops ? (int8_t)off : 0;
-	if (!ra_place(arch, ra, &row))
-		return none;
+	/* The CFA first: a return address far below it is placed from sp. */
 	cfa_rule(arch, f, &row);
-	return row.kind == UNWIND_NONE ? none : row;
+	if (row.kind == UNWIND_NONE || !ra_place(arch, ra, nops ? off : 0, &row))
+		return none;
+	return row;
 }
 
 static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
