@@ -49,8 +49,12 @@ fork_churn() {
 	wait_for 1200 test -e "$dir/done" || { fail "fork_churn: deepwork" "no done file in 1200 s"; return; }
 	wait_for 120 reported_ended "$N" || { fail "fork_churn: children" "not all $N reported ended"; return; }
 	late=$(rss_kib)
+	# Two samples of a sawtooth: between reports the RSS holds the ended
+	# children's stacks it has yet to report (the bench's 120 s run swung
+	# 48-72 MiB; a 6.1 guest's samples were 15 MiB apart). Flatness over
+	# time is bench/forks.sh's; this bounds what 1,125 more children add.
 	expect_true "fork_churn: alloctrace's RSS bounded (${early} KiB at $((N / 4)) children, ${late} KiB at $N)" \
-		"it grew by more than 8 MiB" test "$late" -le $((early + 8192))
+		"it grew by more than 32 MiB" test "$late" -le $((early + 32768))
 	kill -USR1 "$parent"
 	# Holding nothing, the parent is not listed (--comm lists the processes
 	# holding memory): it is counted once gone, after the report on its end.
