@@ -121,12 +121,13 @@ http {
 EOF
 }
 
-nginx_worker() {
+# serving_child SERVER PORT: its master's first child, once PORT answers,
+# is the process to trace (TRACED[SERVER]).
+serving_child() {
 	local pid
 
-	pid=$(pgrep -P "${SERVER_PID[nginx]}" | head -n 1)
-	[[ -n $pid ]] && (exec 3<>"/dev/tcp/127.0.0.1/$NGINX_PORT") 2>/dev/null &&
-		TRACED[nginx]=$pid
+	pid=$(pgrep -P "${SERVER_PID[$1]}" | head -n 1)
+	[[ -n $pid ]] && (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null && TRACED[$1]=$pid
 }
 
 start_nginx() {
@@ -136,7 +137,7 @@ start_nginx() {
 	write_nginx_conf
 	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" &
 	SERVER_PID[nginx]=$!
-	wait_until 30 "${SERVER_PID[nginx]}" nginx_worker ||
+	wait_until 30 "${SERVER_PID[nginx]}" serving_child nginx "$NGINX_PORT" ||
 		die "nginx did not answer on 127.0.0.1:$NGINX_PORT; see $d/error.log"
 }
 
@@ -176,20 +177,12 @@ DocumentRoot $d/www
 EOF
 }
 
-apache_child() {
-	local pid
-
-	pid=$(pgrep -P "${SERVER_PID[apache]}" | head -n 1)
-	[[ -n $pid ]] && (exec 3<>"/dev/tcp/127.0.0.1/$APACHE_PORT") 2>/dev/null &&
-		TRACED[apache]=$pid
-}
-
 start_apache() {
 	APACHE_PORT=$(free_port) || die "no free port for apache"
 	write_apache_conf
 	apache2 -D FOREGROUND -f "$TMP/apache/apache2.conf" &
 	SERVER_PID[apache]=$!
-	wait_until 30 "${SERVER_PID[apache]}" apache_child ||
+	wait_until 30 "${SERVER_PID[apache]}" serving_child apache "$APACHE_PORT" ||
 		die "apache did not answer on 127.0.0.1:$APACHE_PORT; see $TMP/apache/logs/error.log"
 }
 
