@@ -86,12 +86,18 @@ static __always_inline bool func_maps(__u32 func)
 
 /*
  * Allocations that may call other probed allocator functions: realloc(NULL,
- * n) tail-calls malloc, operator new calls malloc. (malloc calls mmap, but
- * the loader makes no sessions with --mmap.)
+ * n) tail-calls malloc, operator new calls malloc, glibc's memalign
+ * family calls malloc for an alignment malloc's own meets, and musl's
+ * calloc calls malloc. (malloc calls mmap, but the loader makes no
+ * sessions with --mmap.)
  */
 static __always_inline bool func_may_nest(__u32 func)
 {
-	return func < FUNC_MAX && (funcs_of(FUNC_KIND_REALLOCS, FUNC_GROUP_CXX) >> func & 1);
+	__u64 callers = 1ULL << FUNC_CALLOC | 1ULL << FUNC_POSIX_MEMALIGN | 1ULL << FUNC_MEMALIGN |
+			1ULL << FUNC_ALIGNED_ALLOC | 1ULL << FUNC_VALLOC | 1ULL << FUNC_PVALLOC;
+
+	return func < FUNC_MAX &&
+	       ((funcs_of(FUNC_KIND_REALLOCS, FUNC_GROUP_CXX) | callers) >> func & 1);
 }
 
 /* Releases that may call free themselves (operator delete, sdallocx, ...): they hold a record. */
