@@ -194,7 +194,14 @@ start_floor() {
 	rm -f "$TMP/trace.out" "$TMP/trace.err"
 	"$B/floor" sites -p "${TRACED[$1]}" >"$TMP/trace.out" 2>"$TMP/trace.err" &
 	APID=$!
-	wait_until 120 "$APID" floor_attached "$1" && return 0
+	await_tracer floor_attached "$1"
+}
+
+# await_tracer READY SERVER: 0 once READY SERVER says the tracer just
+# started (APID) is attached, within 120 s; else it is stopped, APID
+# emptied, and 1.
+await_tracer() {
+	wait_until 120 "$APID" "$1" "$2" && return 0
 	kill -INT "$APID" 2>/dev/null
 	wait "$APID"
 	APID=''
@@ -213,11 +220,7 @@ start_tracer() {
 	rm -f "$TMP/trace.out" "$TMP/trace.err"
 	"$TOOL" "${args[@]}" --format json -p "${TRACED[$1]}" >"$TMP/trace.out" 2>"$TMP/trace.err" &
 	APID=$!
-	wait_until 120 "$APID" tracing "$1" && return 0
-	kill -INT "$APID" 2>/dev/null
-	wait "$APID"
-	APID=''
-	return 1
+	await_tracer tracing "$1"
 }
 
 # Detach; sets HWM (peak RSS in KiB) and ALLOCS (allocations its final
