@@ -31,7 +31,7 @@ bench: alloctrace bench-build build/tests/leakscan build/workloads/bigheap
 bench-verifier: $(BENCH_BUILD)/verifier
 	$(BENCH_BUILD)/verifier
 
-bench-services: alloctrace
+bench-services: alloctrace $(BENCH_BUILD)/floor
 	./bench/services.sh
 
 bench-growth: alloctrace $(BENCH_BUILD)/churn
@@ -86,7 +86,9 @@ $(BENCH_BUILD)/floor.skel.h: $(BENCH_BUILD)/floor.bpf.o
 
 # The same placement code as alloctrace's, so that "best" is where it probes.
 BENCH_FLOOR_SRCS := bench/floor.c user/probe/elfsym.c user/probe/placement.c user/probe/x86_insn.c \
-		    user/probe/arm64_insn.c user/lib/safeopen.c
+		    user/probe/arm64_insn.c user/lib/safeopen.c user/probe/allocator.c \
+		    user/probe/linkmap.c user/proc/mapfile.c user/proc/procmaps.c user/lib/log.c \
+		    user/lib/util.c
 
 $(BENCH_BUILD)/floor: $(BENCH_FLOOR_SRCS) $(wildcard user/probe/*.h) include/alloctrace.h \
 		       $(BENCH_BUILD)/floor.skel.h

@@ -5,6 +5,7 @@
  *
  *   floor naive|best [--stack] [--live] -p PID           until SIGINT/SIGTERM or PID exits
  *   floor naive|best [--stack] [--live] -- COMMAND ARGS  launch COMMAND, probes attached first
+ *   floor sites -p PID                                   until SIGINT/SIGTERM or PID exits
  *
  * naive puts the probes on the functions' first instructions, as a tracer
  * that asks for "malloc" and "free" gets them. best puts them where
@@ -14,6 +15,13 @@
  * first instruction, a push, is emulated already. --stack adds a user stack walk
  * at malloc's return, --live a live-block hash map: one piece of a real
  * tracker's work at a time.
+ *
+ * sites is the floor of a sampling tracer on a real process: an empty entry
+ * probe at every site alloctrace probes in PID's allocator (its placement,
+ * any allocator: jemalloc's too), allocating functions and releases alike,
+ * and no return probe. Sampling by bytes needs each call's size, which
+ * only the entry sees, and a sampled block's release needs the release's
+ * entry; only the sampled calls (none to speak of at 64 KiB) need a return.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,6 +32,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
+#include "probe/allocator.h"
 #include "probe/elfsym.h"
 #include "floor.skel.h"
 #include "probe/placement.h"
@@ -162,8 +171,54 @@ static void wait_attached(pid_t pid)
 static int usage(void)
 {
 	fprintf(stderr, "usage: floor naive|best [--stack] [--live] -p PID\n"
-			"       floor naive|best [--stack] [--live] -- COMMAND [ARGS...]\n");
+			"       floor naive|best [--stack] [--live] -- COMMAND [ARGS...]\n"
+			"       floor sites -p PID\n");
 	return 2;
+}
+
+/* floor sites -p PID: the empty entry program at each of alloctrace's sites in PID. */
+static int sites_main(pid_t pid)
+{
+	struct allocator_opts opts = {0};
+	struct floor_bpf *skel = NULL;
+	struct bpf_link *links[3 * FUNC_MAX];
+	static struct allocator a;
+	size_t n = 0;
+	int ret = 1;
+
+	if (allocator__find(pid, &opts, &a)) {
+		fprintf(stderr, "floor: cannot find the allocator of process %d\n", (int)pid);
+		return 1;
+	}
+	skel = floor_bpf__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "floor: cannot load the BPF programs: %s\n", strerror(errno));
+		return 1;
+	}
+	for (size_t o = 0; o < a.nr_objs; o++) {
+		for (size_t i = 0; i < a.objs[o].nr_sites; i++) {
+			const struct probe_site *site = &a.objs[o].sites[i];
+			struct site where;
+
+			if (site->alias)
+				continue;
+			snprintf(where.path, sizeof(where.path), "%s", a.objs[o].path);
+			links[n] = attach(skel->progs.malloc_enter, pid, &where,
+					  probe_site__offset(site), false);
+			if (!links[n])
+				goto out;
+			n++;
+		}
+	}
+	fprintf(stderr, "floor: sites: %zu entry probes in process %d, no return probe\n", n,
+		(int)pid);
+	wait_attached(pid);
+	ret = 0;
+out:
+	while (n)
+		bpf_link__destroy(links[--n]);
+	floor_bpf__destroy(skel);
+	return ret;
 }
 
 /* Options between the placement and the target; returns the next argument. */
@@ -214,6 +269,10 @@ int main(int argc, char **argv)
 	int go = -1, ret = 1, next, cmd;
 	bool best;
 
+	if (argc == 4 && !strcmp(argv[1], "sites") && !strcmp(argv[2], "-p") && atoi(argv[3]) > 0) {
+		libbpf_set_print(quiet_libbpf);
+		return sites_main(atoi(argv[3]));
+	}
 	if (argc < 4 || (strcmp(argv[1], "naive") && strcmp(argv[1], "best")))
 		return usage();
 	best = !strcmp(argv[1], "best");

@@ -217,91 +217,92 @@ static __always_inline __u64 arch_reg(const struct pt_regs *ctx, __u32 reg)
 #define ARG(i) ABI_ARG(i)
 #endif
 
-static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 ptr)
+/*
+ * What an allocation call of @func asks for: its size, and the block it
+ * takes (realloc's) or the pointer it writes to (posix_memalign's) in
+ * *@ptr. False for a call that allocates nothing: calloc and reallocarray
+ * fail on overflow, and file mappings are not allocations. With @func a
+ * constant the switch folds away.
+ */
+static __always_inline bool call_args(struct pt_regs *ctx, __u32 func, __u64 *size, __u64 *ptr)
 {
-	__u64 sp = PT_REGS_SP(ctx);
-	struct inflight *rec;
-	struct owner o;
+	*ptr = 0;
+	switch (func) {
+	case FUNC_CALLOC:
+		return mul_size(ARG(0), ARG(1), size);
+	case FUNC_REALLOC:
+	case FUNC_RALLOCX:
+		*ptr = ARG(0);
+		*size = ARG(1);
+		return true;
+	case FUNC_REALLOCARRAY:
+		*ptr = ARG(0);
+		return mul_size(ARG(1), ARG(2), size);
+	case FUNC_MEMALIGN:
+	case FUNC_ALIGNED_ALLOC:
+		*size = ARG(1);
+		return true;
+	case FUNC_MMAP:
+		*size = ARG(1);
+		return ARG(3) & MAP_ANONYMOUS;
+	case FUNC_MREMAP:
+	case FUNC_POSIX_MEMALIGN:
+		*ptr = ARG(0);
+		*size = ARG(2);
+		return true;
+	default:
+		*size = ARG(0);
+		return true;
+	}
+}
 
-	if (!owner_of(bpf_get_current_pid_tgid(), &o))
-		return 0;
-	rec = thread_record(o.ps);
+/*
+ * Open the thread's record for an outermost call of the function the
+ * probe's cookie names, made by a traced process; NULL for an inner call,
+ * one that allocates nothing, or an untraced process.
+ */
+static __always_inline struct inflight *open_alloc(struct pt_regs *ctx, __u32 func, struct owner *o)
+{
+	__u64 sp = PT_REGS_SP(ctx), size, ptr;
+	struct inflight *rec;
+
+	if (!call_args(ctx, func, &size, &ptr) || !owner_of(bpf_get_current_pid_tgid(), o))
+		return NULL;
+	rec = thread_record(o->ps);
 	if (!rec || entry_verdict(rec, sp) == CALL_INNER)
-		return 0;
+		return NULL;
 	open_call(rec, (__u32)bpf_get_attach_cookie(ctx), sp);
 	rec->size = size;
 	rec->ptr = ptr;
-	rec->gen = o.gen;
+	rec->gen = o->gen;
 	if (func_reallocs(rec->func) && ptr)
-		take_old_block(rec, &o);
-	return 0;
+		take_old_block(rec, o);
+	return rec;
 }
 
-SEC("uprobe")
-int size_enter(struct pt_regs *ctx)
+/* The entry program of @func's calls, for entry and return probes apart. */
+#define ENTRY_PROGRAM(name, func)                                                                  \
+	SEC("uprobe") int name(struct pt_regs *ctx)                                                \
+	{                                                                                          \
+		struct owner o;                                                                    \
+		open_alloc(ctx, func, &o);                                                         \
+		return 0;                                                                          \
+	}
+
+/* Each serves every function whose arguments are read as its first one's. */
+ENTRY_PROGRAM(size_enter, FUNC_MALLOC)
+ENTRY_PROGRAM(calloc_enter, FUNC_CALLOC)
+ENTRY_PROGRAM(realloc_enter, FUNC_REALLOC)
+ENTRY_PROGRAM(reallocarray_enter, FUNC_REALLOCARRAY)
+ENTRY_PROGRAM(memalign_enter, FUNC_MEMALIGN)
+ENTRY_PROGRAM(mmap_enter, FUNC_MMAP)
+ENTRY_PROGRAM(mremap_enter, FUNC_MREMAP)
+ENTRY_PROGRAM(posix_memalign_enter, FUNC_POSIX_MEMALIGN)
+
+/* What the return of an allocation call records. */
+static __always_inline int alloc_returned(struct pt_regs *ctx)
 {
-	return enter(ctx, ARG(0), 0);
-}
-
-SEC("uprobe")
-int calloc_enter(struct pt_regs *ctx)
-{
-	__u64 total;
-
-	/* On overflow calloc fails: nothing will be allocated. */
-	if (!mul_size(ARG(0), ARG(1), &total))
-		return 0;
-	return enter(ctx, total, 0);
-}
-
-SEC("uprobe")
-int realloc_enter(struct pt_regs *ctx)
-{
-	return enter(ctx, ARG(1), ARG(0));
-}
-
-SEC("uprobe")
-int reallocarray_enter(struct pt_regs *ctx)
-{
-	__u64 total;
-
-	/* On overflow reallocarray fails and leaves ptr alone. */
-	if (!mul_size(ARG(1), ARG(2), &total))
-		return 0;
-	return enter(ctx, total, ARG(0));
-}
-
-SEC("uprobe")
-int memalign_enter(struct pt_regs *ctx)
-{
-	return enter(ctx, ARG(1), 0);
-}
-
-SEC("uprobe")
-int mmap_enter(struct pt_regs *ctx)
-{
-	/* File mappings are not allocations. */
-	if (!(ARG(3) & MAP_ANONYMOUS))
-		return 0;
-	return enter(ctx, ARG(1), 0);
-}
-
-SEC("uprobe")
-int mremap_enter(struct pt_regs *ctx)
-{
-	return enter(ctx, ARG(2), ARG(0));
-}
-
-SEC("uprobe")
-int posix_memalign_enter(struct pt_regs *ctx)
-{
-	return enter(ctx, ARG(2), ARG(0));
-}
-
-SEC("uretprobe")
-int BPF_KRETPROBE(alloc_return, __u64 ret)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), ret = PT_REGS_RC(ctx);
 	__u32 func = bpf_get_attach_cookie(ctx);
 	enum call_verdict verdict;
 	struct inflight *found, rec;
@@ -343,6 +344,40 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 			     sampled(found, rec.size));
 	}
 	return 0;
+}
+
+SEC("uretprobe")
+int alloc_return(struct pt_regs *ctx)
+{
+	return alloc_returned(ctx);
+}
+
+/* Linux 6.13+; the loader loads alloc_session only where the kernel has it. */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/*
+ * --sample where the kernel has uprobe sessions: one program at both ends
+ * of every allocation call but a release's. Its entry run returns non-zero
+ * for a call that needs no return run (an inner call, or one that sampling
+ * passes by), so that the call takes one trap instead of two.
+ */
+SEC("uprobe")
+int alloc_session(struct pt_regs *ctx)
+{
+	struct inflight *rec;
+	struct owner o;
+
+	if (bpf_session_is_return())
+		return alloc_returned(ctx);
+	rec = open_alloc(ctx, (__u32)bpf_get_attach_cookie(ctx), &o);
+	if (!rec)
+		return 1;
+	if (!sample_passes_by(rec))
+		return 0;
+	/* Counted here, as its return would have. */
+	close_call(rec);
+	count_in(o.ps, CNT_ALLOCS);
+	return 1;
 }
 
 /* Take a block out of the live map; 0 if it was not there. */

@@ -44,7 +44,10 @@
  *   a successful outer allocation counts its bytes down at its return, and
  *   the one that crosses zero is recorded and draws the next gap from the
  *   loader's table. Inner calls do not count. Big-allocation alerts come
- *   whether or not the allocation was sampled.
+ *   whether or not the allocation was sampled. Where the probes are uprobe
+ *   sessions (6.13+), an outer call that will not cross zero is counted
+ *   down at its entry instead and takes no return probe (sample_passes_by),
+ *   failed or not; inner calls take none either.
  *
  * - --big-only uses the same record between a syscall's entry and exit:
  *   syscalls do not nest, so any open record is the syscall's.
@@ -162,6 +165,15 @@ static __always_inline __s64 draw_gap(void)
 	return gap && *gap ? *gap : cfg.sample_rate;
 }
 
+/* The thread's countdown, drawn at its first allocation. */
+static __always_inline void arm_sample(struct inflight *state)
+{
+	if (state->sample_armed)
+		return;
+	state->sample_left = draw_gap();
+	state->sample_armed = 1;
+}
+
 /*
  * Poisson sampling by bytes, as heapprofd and tcmalloc do: the sampled
  * allocation stands for 1/(1-exp(-size/rate)) of its kind.
@@ -170,14 +182,28 @@ static __always_inline bool sampled(struct inflight *state, __u64 size)
 {
 	if (!cfg.sample_rate)
 		return true;
-	if (!state->sample_armed) {
-		state->sample_left = draw_gap();
-		state->sample_armed = 1;
-	}
+	arm_sample(state);
 	if (!sample_due(cfg.sample_rate, &state->sample_left, size))
 		return false;
 	state->sample_left = draw_gap();
 	return true;
+}
+
+/*
+ * At the entry of the call @rec just opened, in a session: true when its
+ * return has nothing to do, so that the session skips it. Its bytes are
+ * then counted down here instead. The return is needed by a sample, a big
+ * allocation's alert, a reallocation of a tracked block, and a call that
+ * may make allocator calls itself, whose record must stay open for them
+ * to pass as inner ones.
+ */
+static __always_inline bool sample_passes_by(struct inflight *rec)
+{
+	if (rec->has_old || func_may_nest(rec->func) ||
+	    (cfg.big_threshold && rec->size >= cfg.big_threshold))
+		return false;
+	arm_sample(rec);
+	return sample_passes(cfg.sample_rate, &rec->sample_left, rec->size);
 }
 
 #endif

@@ -54,13 +54,13 @@ static __always_inline bool call_open(__u32 mark, __u32 epoch)
 	return mark != CALL_CLOSED && mark == call_mark(epoch);
 }
 
-/* The functions of @kind, a bit each: a constant once inlined. */
-static __always_inline __u64 funcs_of_kind(enum func_kind kind)
+/* The functions of @kind, or of @group, a bit each: a constant once inlined. */
+static __always_inline __u64 funcs_of(int kind, int group)
 {
 	__u64 mask = 0;
 
-#define ALLOC_FUNC(id, group, kind_, nr_args, symbol, display, entry)                              \
-	mask |= (__u64)(FUNC_KIND_##kind_ == kind) << FUNC_##id;
+#define ALLOC_FUNC(id, group_, kind_, nr_args, symbol, display, entry)                             \
+	mask |= (__u64)(FUNC_KIND_##kind_ == kind || FUNC_GROUP_##group_ == group) << FUNC_##id;
 #include "alloc_funcs.def"
 #undef ALLOC_FUNC
 	return mask;
@@ -69,7 +69,7 @@ static __always_inline __u64 funcs_of_kind(enum func_kind kind)
 /* Is @func of @kind (alloc_funcs.def)? */
 static __always_inline bool func_is(__u32 func, enum func_kind kind)
 {
-	return func < FUNC_MAX && (funcs_of_kind(kind) >> func & 1);
+	return func < FUNC_MAX && (funcs_of(kind, -1) >> func & 1);
 }
 
 /* Calls that take a block and may hand back another one in its place. */
@@ -82,6 +82,22 @@ static __always_inline bool func_reallocs(__u32 func)
 static __always_inline bool func_maps(__u32 func)
 {
 	return func == FUNC_MMAP || func == FUNC_MREMAP;
+}
+
+/*
+ * Allocations that may call other probed allocator functions: realloc(NULL,
+ * n) tail-calls malloc, operator new calls malloc, glibc's memalign
+ * family calls malloc for an alignment malloc's own meets, and musl's
+ * calloc calls malloc. (malloc calls mmap, but the loader makes no
+ * sessions with --mmap.)
+ */
+static __always_inline bool func_may_nest(__u32 func)
+{
+	__u64 callers = 1ULL << FUNC_CALLOC | 1ULL << FUNC_POSIX_MEMALIGN | 1ULL << FUNC_MEMALIGN |
+			1ULL << FUNC_ALIGNED_ALLOC | 1ULL << FUNC_VALLOC | 1ULL << FUNC_PVALLOC;
+
+	return func < FUNC_MAX &&
+	       ((funcs_of(FUNC_KIND_REALLOCS, FUNC_GROUP_CXX) | callers) >> func & 1);
 }
 
 /* Releases that may call free themselves (operator delete, sdallocx, ...): they hold a record. */
@@ -121,6 +137,19 @@ static __always_inline bool sample_due(__u64 rate, __s64 *left, __u64 size)
 		return true;
 	*left -= size;
 	return *left <= 0;
+}
+
+/*
+ * --sample at @rate, deciding at a call's entry: true when @size leaves
+ * *@left above zero, counted down then; false when sample_due() may take
+ * this allocation, and *@left is left for it at the return.
+ */
+static __always_inline bool sample_passes(__u64 rate, __s64 *left, __u64 size)
+{
+	if (!rate || *left <= 0 || size >= (__u64)*left)
+		return false;
+	*left -= size;
+	return true;
 }
 
 #endif

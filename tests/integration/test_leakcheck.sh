@@ -371,8 +371,14 @@ expect_eq "-i 1 -- CMD: no report without verdicts" 0 \
 expect_eq "-i 1 -- CMD: no warning" "" "$(unsaid "$TMP/launched.err")"
 R=$(final_report "$TMP/launched.json")
 expect_eq "-i 1 -- CMD: the final report checked at the exit stop" \
-	'["untracked_blocks_as_roots","target_stopped_for_scan"]' \
+	'["untracked_blocks_as_roots","target_stopped_for_scan","registers_at_each_thread_exit"]' \
 	"$(jq -c '.leak_check.assumptions' <<<"$R")"
+# exit_group killed its two threads: each one's registers, read at its own
+# exit stop, were roots, so hold_register's block is still reachable.
+expect_eq "-i 1 -- CMD: at exit, the registers of its 3 threads" 3 \
+	"$(jq -c '.leak_check.threads' <<<"$R")"
+expect_eq "-i 1 -- CMD: at exit, classes per function as while it ran" "$EXPECTED" \
+	"$(report_classes "$R")"
 
 # -p A,B: each process its classes, the run their sums, in the JSON
 # totals and the text's run-wide leak summary.

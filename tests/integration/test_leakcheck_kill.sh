@@ -94,8 +94,13 @@ keeper_extra_fds() {
 	done | xargs
 }
 
+# Not `wait_for test -z "$(uprobe_links ...)"`: that reads the links once.
+no_links() {
+	[[ -z $(uprobe_links "$BIG") ]]
+}
+
 no_probe() {
-	wait_for 10 test -z "$(uprobe_links "$BIG")" || fail "$1: no probe left" "$(uprobe_links "$BIG")"
+	wait_for 10 no_links || fail "$1: no probe left" "$(uprobe_links "$BIG")"
 }
 
 # kill_at NAME PHASE: alloctrace checking the target every 0.2 s, killed

@@ -33,6 +33,12 @@ first_report() {
 	jq -c 'select(.type == "report")' "$TMP/plist.out" 2>/dev/null | head -n 1
 }
 
+# A function, for wait_for to call again each time: "$(first_report)" in
+# its arguments would be read once, before the wait.
+reported() {
+	[[ -n $(first_report) ]]
+}
+
 pid_list() {
 	local pids=() i
 	for ((i = 0; i < N; i++)); do
@@ -48,7 +54,7 @@ pid_list() {
 	expect_true "pid_list: the first process named has breakpoints" "none in its malloc or free" \
 		test -n "$(breakpoints "${pids[0]}")"
 	expect_eq "pid_list: the process not named has no breakpoint" "" "$(breakpoints "$other")"
-	wait_for 90 test -n "$(first_report)" || { fail "pid_list: first report" "none in 90 s"; return; }
+	wait_for 90 reported || { fail "pid_list: first report" "none in 90 s"; return; }
 	R=$(first_report)
 	for p in "${pids[@]}"; do
 		expect_whole "first report" "$R" "$p"

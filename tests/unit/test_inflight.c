@@ -118,14 +118,19 @@ struct sample_case {
 	__u64 size;
 	bool sampled;
 	__s64 left_after;
+	/* decided at the entry instead (sample_passes), as a session does */
+	bool passes;
+	__s64 left_after_entry;
 };
 
 static const struct sample_case sample_cases[] = {
-    {"no --sample: every allocation", 0, 0, 100, true, 0},
-    {"bytes left after this one", 4096, 4096, 100, false, 3996},
-    {"this one ends the gap exactly", 4096, 100, 100, true, 0},
-    {"this one crosses the gap", 4096, 100, 4096, true, -3996},
-    {"malloc(0) counts nothing down", 4096, 1, 0, false, 1},
+    {"no --sample: every allocation", 0, 0, 100, true, 0, false, 0},
+    {"bytes left after this one", 4096, 4096, 100, false, 3996, true, 3996},
+    {"this one ends the gap exactly", 4096, 100, 100, true, 0, false, 100},
+    {"this one crosses the gap", 4096, 100, 4096, true, -3996, false, 100},
+    {"malloc(0) counts nothing down", 4096, 1, 0, false, 1, true, 1},
+    {"a countdown at zero takes the next one", 4096, 0, 0, true, 0, false, 0},
+    {"a size far past the gap", 4096, 4096, 1ULL << 40, true, 4096 - (1LL << 40), false, 4096},
 };
 
 static void test_sample_rules(void **state)
@@ -138,6 +143,12 @@ static void test_sample_rules(void **state)
 		if (got != c->sampled || left != c->left_after)
 			fail_msg("%s: sampled %d, %lld left; want %d, %lld", c->situation, got,
 				 (long long)left, c->sampled, (long long)c->left_after);
+		/* An entry that passes an allocation by does what the return would have. */
+		left = c->left;
+		got = sample_passes(c->rate, &left, c->size);
+		if (got != c->passes || left != c->left_after_entry || (got && c->sampled))
+			fail_msg("%s at entry: passes %d, %lld left; want %d, %lld", c->situation,
+				 got, (long long)left, c->passes, (long long)c->left_after_entry);
 	}
 }
 
@@ -146,50 +157,51 @@ struct func_case {
 	bool reallocs;	    /* takes a block and may hand back another */
 	bool maps;	    /* fails with MAP_FAILED */
 	bool holds_release; /* holds the record while it may call free */
+	bool nests;	    /* may call other probed allocator functions */
 };
 
 /* Every function, each once: one added to alloc_funcs.def needs its row here. */
 static const struct func_case func_cases[] = {
-    {FUNC_MALLOC, false, false, false},
-    {FUNC_CALLOC, false, false, false},
-    {FUNC_REALLOC, true, false, false},
-    {FUNC_REALLOCARRAY, true, false, false},
-    {FUNC_POSIX_MEMALIGN, false, false, false},
-    {FUNC_MEMALIGN, false, false, false},
-    {FUNC_ALIGNED_ALLOC, false, false, false},
-    {FUNC_VALLOC, false, false, false},
-    {FUNC_PVALLOC, false, false, false},
-    {FUNC_FREE, false, false, false},
-    {FUNC_MALLOCX, false, false, false},
-    {FUNC_RALLOCX, true, false, false},
-    {FUNC_DALLOCX, false, false, true},
-    {FUNC_SDALLOCX, false, false, true},
-    {FUNC_FREE_SIZED, false, false, true},
-    {FUNC_FREE_ALIGNED_SIZED, false, false, true},
-    {FUNC_NEW, false, false, false},
-    {FUNC_NEW_NOTHROW, false, false, false},
-    {FUNC_NEW_ALIGNED, false, false, false},
-    {FUNC_NEW_ALIGNED_NOTHROW, false, false, false},
-    {FUNC_NEW_ARRAY, false, false, false},
-    {FUNC_NEW_ARRAY_NOTHROW, false, false, false},
-    {FUNC_NEW_ARRAY_ALIGNED, false, false, false},
-    {FUNC_NEW_ARRAY_ALIGNED_NOTHROW, false, false, false},
-    {FUNC_DELETE, false, false, true},
-    {FUNC_DELETE_SIZED, false, false, true},
-    {FUNC_DELETE_ALIGNED, false, false, true},
-    {FUNC_DELETE_SIZED_ALIGNED, false, false, true},
-    {FUNC_DELETE_NOTHROW, false, false, true},
-    {FUNC_DELETE_ALIGNED_NOTHROW, false, false, true},
-    {FUNC_DELETE_ARRAY, false, false, true},
-    {FUNC_DELETE_ARRAY_SIZED, false, false, true},
-    {FUNC_DELETE_ARRAY_ALIGNED, false, false, true},
-    {FUNC_DELETE_ARRAY_SIZED_ALIGNED, false, false, true},
-    {FUNC_DELETE_ARRAY_NOTHROW, false, false, true},
-    {FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, false, false, true},
-    {FUNC_MMAP, false, true, false},
-    {FUNC_MUNMAP, false, false, false},
-    {FUNC_MREMAP, true, true, false},
-    {FUNC_BRK, false, false, false},
+    {FUNC_MALLOC, false, false, false, false},
+    {FUNC_CALLOC, false, false, false, true},
+    {FUNC_REALLOC, true, false, false, true},
+    {FUNC_REALLOCARRAY, true, false, false, true},
+    {FUNC_POSIX_MEMALIGN, false, false, false, true},
+    {FUNC_MEMALIGN, false, false, false, true},
+    {FUNC_ALIGNED_ALLOC, false, false, false, true},
+    {FUNC_VALLOC, false, false, false, true},
+    {FUNC_PVALLOC, false, false, false, true},
+    {FUNC_FREE, false, false, false, false},
+    {FUNC_MALLOCX, false, false, false, false},
+    {FUNC_RALLOCX, true, false, false, true},
+    {FUNC_DALLOCX, false, false, true, false},
+    {FUNC_SDALLOCX, false, false, true, false},
+    {FUNC_FREE_SIZED, false, false, true, false},
+    {FUNC_FREE_ALIGNED_SIZED, false, false, true, false},
+    {FUNC_NEW, false, false, false, true},
+    {FUNC_NEW_NOTHROW, false, false, false, true},
+    {FUNC_NEW_ALIGNED, false, false, false, true},
+    {FUNC_NEW_ALIGNED_NOTHROW, false, false, false, true},
+    {FUNC_NEW_ARRAY, false, false, false, true},
+    {FUNC_NEW_ARRAY_NOTHROW, false, false, false, true},
+    {FUNC_NEW_ARRAY_ALIGNED, false, false, false, true},
+    {FUNC_NEW_ARRAY_ALIGNED_NOTHROW, false, false, false, true},
+    {FUNC_DELETE, false, false, true, true},
+    {FUNC_DELETE_SIZED, false, false, true, true},
+    {FUNC_DELETE_ALIGNED, false, false, true, true},
+    {FUNC_DELETE_SIZED_ALIGNED, false, false, true, true},
+    {FUNC_DELETE_NOTHROW, false, false, true, true},
+    {FUNC_DELETE_ALIGNED_NOTHROW, false, false, true, true},
+    {FUNC_DELETE_ARRAY, false, false, true, true},
+    {FUNC_DELETE_ARRAY_SIZED, false, false, true, true},
+    {FUNC_DELETE_ARRAY_ALIGNED, false, false, true, true},
+    {FUNC_DELETE_ARRAY_SIZED_ALIGNED, false, false, true, true},
+    {FUNC_DELETE_ARRAY_NOTHROW, false, false, true, true},
+    {FUNC_DELETE_ARRAY_ALIGNED_NOTHROW, false, false, true, true},
+    {FUNC_MMAP, false, true, false, false},
+    {FUNC_MUNMAP, false, false, false, false},
+    {FUNC_MREMAP, true, true, false, true},
+    {FUNC_BRK, false, false, false, false},
 };
 
 static void test_func_kinds(void **state)
@@ -207,10 +219,11 @@ static void test_func_kinds(void **state)
 		seen[c->func] = true;
 
 		if (func_reallocs(c->func) != c->reallocs || func_maps(c->func) != c->maps ||
-		    func_holds_release(c->func) != c->holds_release)
-			fail_msg("function %u: reallocs %d maps %d holds %d", c->func,
+		    func_holds_release(c->func) != c->holds_release ||
+		    func_may_nest(c->func) != c->nests)
+			fail_msg("function %u: reallocs %d maps %d holds %d nests %d", c->func,
 				 func_reallocs(c->func), func_maps(c->func),
-				 func_holds_release(c->func));
+				 func_holds_release(c->func), func_may_nest(c->func));
 	}
 }
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -210,9 +211,31 @@ static void test_unmapped(void **state)
 	assert_false(f[0].inlined);
 }
 
+/* The address of the vDSO's clock_gettime, from its dynamic symbols. */
+static uint64_t vdso_clock_gettime(uint64_t vdso)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)vdso;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(vdso + eh->e_shoff);
+	const Elf64_Sym *sym;
+	const char *names;
+	int i, j;
+
+	for (i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM)
+			continue;
+		sym = (const Elf64_Sym *)(vdso + sh[i].sh_offset);
+		names = (const char *)(vdso + sh[sh[i].sh_link].sh_offset);
+		for (j = 0; j < (int)(sh[i].sh_size / sizeof(*sym)); j++)
+			if (strstr(names + sym[j].st_name, "clock_gettime") && sym[j].st_value)
+				return vdso + sym[j].st_value;
+	}
+	return 0;
+}
+
+/* The vDSO is in memory only: named from alloctrace's own copy. */
 static void test_vdso(void **state)
 {
-	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+	uint64_t vdso = getauxval(AT_SYSINFO_EHDR), fn;
 	struct frame_info f[MAX];
 
 	if (!vdso)
@@ -221,6 +244,14 @@ static void test_vdso(void **state)
 	assert_string_equal(f[0].module, "[vdso]");
 	assert_int_equal(f[0].offset, 0x10);
 	assert_null(f[0].function);
+	fn = vdso_clock_gettime(vdso);
+	assert_true(fn != 0);
+	assert_int_equal(symbolizer__resolve(*state, fn + 1, f, MAX), 1);
+	assert_string_equal(f[0].module, "[vdso]");
+	assert_int_equal(f[0].offset, fn + 1 - vdso);
+	assert_non_null(f[0].function);
+	assert_non_null(strstr(f[0].function, "clock_gettime"));
+	assert_int_equal(f[0].function_offset, 1);
 }
 
 static void test_anonymous(void **state)

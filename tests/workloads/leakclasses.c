@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "holdreg.h"
 
 static void **reachable_list;
 static char *interior;
@@ -186,59 +187,12 @@ static void *hold_thread_stack(void *arg)
 	return p;
 }
 
-void *alloc_for_register(void);
-void *alloc_for_register(void)
+int holding; /* hold_register's count, unused here */
+
+void *alloc_for_register(long fd)
 {
 	return tracked(72, "hold_register");
 }
-
-/*
- * hold_register(fd): the block's only pointer is a callee-saved register
- * (r15, x28); the stack below is wiped so that no dead frame keeps a copy,
- * then it blocks in read(fd).
- */
-void *hold_register(void *fd);
-#if defined(__x86_64__)
-asm(".text\n"
-    ".globl hold_register\n"
-    "hold_register:\n"
-    "	push %rbx\n"
-    "	mov %rdi, %rbx\n"
-    "	call alloc_for_register\n"
-    "	mov %rax, %r15\n"
-    "	lea -8192(%rsp), %rdi\n"
-    "	mov $1024, %ecx\n"
-    "	xor %eax, %eax\n"
-    "	rep stosq\n"
-    "1:	xor %eax, %eax\n"
-    "	mov %ebx, %edi\n"
-    "	lea -64(%rsp), %rsi\n"
-    "	mov $1, %edx\n"
-    "	syscall\n"
-    "	jmp 1b\n");
-#elif defined(__aarch64__)
-/* The same; read is system call 63. */
-asm(".text\n"
-    ".globl hold_register\n"
-    "hold_register:\n"
-    "	stp x29, x30, [sp, #-16]!\n"
-    "	mov x19, x0\n"
-    "	bl alloc_for_register\n"
-    "	mov x28, x0\n"
-    "	sub x1, sp, #8192\n"
-    "	mov x2, #1024\n"
-    "2:	str xzr, [x1], #8\n"
-    "	subs x2, x2, #1\n"
-    "	b.ne 2b\n"
-    "1:	mov w0, w19\n"
-    "	sub x1, sp, #64\n"
-    "	mov x2, #1\n"
-    "	mov x8, #63\n"
-    "	svc #0\n"
-    "	b 1b\n");
-#else
-#error "hold_register: no assembly for this architecture"
-#endif
 
 int main(int argc, char **argv)
 {

@@ -240,6 +240,7 @@ static int keep_verdicts(struct leak_result *r, const struct leakcheck *lc, unsi
 	r->a.check.pause_ms = (st->pause_ns + st->reap_pause_ns) / 1e6;
 	r->a.check.bytes_scanned = st->root_bytes;
 	r->a.check.assumptions = st->assumptions;
+	r->a.check.threads = st->threads;
 	r->a.check.heuristics = heuristics;
 	return 0;
 }
@@ -292,6 +293,20 @@ static void release_interrupts(const struct sigaction *old, const sigset_t *mask
 		raise(interrupted);
 }
 
+/* The launched command or a child it made, which the session traces, or NULL. */
+static struct target *launched(struct session *s, const struct proc *p)
+{
+	if (!s->opts->argv || !s->nr_targets)
+		return NULL;
+	if (target__pid(s->targets[0]) == p->pid)
+		return s->targets[0];
+	for (size_t i = 0; i < s->nr_followed; i++) {
+		if (target__pid(s->followed[i]) == p->pid)
+			return s->followed[i];
+	}
+	return NULL;
+}
+
 static int run_check(struct session *s, struct proc *p, bool ours, struct leak_result *r)
 {
 	struct leakcheck_opts o = {
@@ -308,6 +323,11 @@ static int run_check(struct session *s, struct proc *p, bool ours, struct leak_r
 	struct leakcheck *lc;
 	int err;
 
+	struct target *t = ours ? launched(s, p) : NULL;
+
+	/* Its other threads are ours too: their registers as the target read them. */
+	if (t)
+		o.nr_threads = target__thread_registers(t, &o.threads, &o.at_exit);
 	if (s->opts->nr_leak_wrappers || !s->opts->no_leak_learning)
 		bp.syms = proc__symbolizer(&s->procs, p, false);
 	if (bp.syms && !s->opts->no_leak_learning) {
@@ -411,20 +431,6 @@ static void check(struct session *s, struct proc *p, bool ours, bool keep)
 void leaks__check(struct session *s, struct proc *p, bool ours)
 {
 	check(s, p, ours, ours);
-}
-
-/* The launched command or a child it made, which the session traces, or NULL. */
-static struct target *launched(struct session *s, const struct proc *p)
-{
-	if (!s->opts->argv || !s->nr_targets)
-		return NULL;
-	if (target__pid(s->targets[0]) == p->pid)
-		return s->targets[0];
-	for (size_t i = 0; i < s->nr_followed; i++) {
-		if (target__pid(s->followed[i]) == p->pid)
-			return s->followed[i];
-	}
-	return NULL;
 }
 
 /*

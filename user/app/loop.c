@@ -162,7 +162,9 @@ static void on_target_event(struct session *s, struct target *t)
 		break;
 	case TARGET_HELD:
 		/* The loader's probe held it: its new objects' tables first (else not ours). */
-		target__release(t, !tracer__release_hold(s->tracer, target__pid(t)));
+		target__release(t, !tracer__release_hold(s->tracer, target__held_tid(t)));
+		/* Another thread's stop may wait behind it, its SIGCHLD already read. */
+		on_target_event(s, t);
 		break;
 	case TARGET_GONE:
 		if (i < s->nr_followed)

@@ -248,6 +248,7 @@ static void sum_leak_checks(struct report_leak_check *run, const struct report *
 		run->pause_ms += lc->pause_ms;
 		run->bytes_scanned += lc->bytes_scanned;
 		run->assumptions |= lc->assumptions;
+		run->threads += lc->threads;
 		run->heuristics |= lc->heuristics;
 		for (int c = 0; c < LEAK_CLASSES; c++) {
 			run->class_bytes[c] += lc->class_bytes[c];

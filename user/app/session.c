@@ -23,6 +23,7 @@ static int open_tracer(struct session *s)
 {
 	struct tracer_opts topts = {
 	    .big_only = s->opts->big_only,
+	    .probe_mmap = s->opts->alloc.mmap,
 	    .sizes = s->opts->maps,
 	    .on_big_alloc = on_big_alloc,
 	    .on_oom = on_oom,

@@ -11,6 +11,7 @@
 #include "app/metrics_server.h"
 #include "cli/options.h"
 #include "export/export.h"
+#include "lib/util.h"
 #include "app/procs.h"
 #include "proc/target.h"
 #include "report/report.h"
@@ -63,13 +64,5 @@ struct session {
 	bool done;
 	bool failed; /* tracing stopped on an error: exit 1 */
 };
-
-static inline double clock_seconds(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 #endif

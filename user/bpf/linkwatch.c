@@ -51,7 +51,7 @@ static int attach_watch(struct tracer *t, const struct link_watch *w, pid_t pid)
 		return err;
 	if (t->multi) {
 		fd = uprobe_multi__attach(bpf_program__fd(prog), w->path, &w->offset, &cookie, 1,
-					  pid, false);
+					  pid, UPROBE_MULTI_ENTRY);
 		if (fd < 0)
 			return fd;
 		t->link_fds[t->nr_link_fds++] = fd;

@@ -155,6 +155,10 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 								      UPROBE_MULTI_ATTACH_TYPE);
 		}
 	}
+	/* Its kfunc is not in kernels before 6.13: load it only where it runs. */
+	bpf_program__set_autoload(skel->progs.alloc_session, t->session);
+	bpf_program__set_expected_attach_type(skel->progs.alloc_session,
+					      UPROBE_SESSION_ATTACH_TYPE);
 	err = set_sizes(skel, &opts->sizes, t->growth, &cfg.live_mask);
 	if (err)
 		return err;
@@ -371,6 +375,15 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t->nr_cpus = libbpf_num_possible_cpus();
 	t->multi = uprobe_multi__supported();
 	pr_debug("probes as %s", t->multi ? "uprobe_multi links" : "perf-event uprobes");
+	/* malloc's mmap calls would pass for outer ones after a skipped return. */
+	t->session = t->multi && opts->config.sample_rate && !opts->probe_mmap &&
+		     uprobe_session__supported();
+	if (opts->config.sample_rate)
+		pr_info("sampling with %s",
+			t->session ? "uprobe sessions: a call sampling passes by takes no return "
+				     "probe"
+				   : "entry and return probes on every call (uprobe sessions need "
+				     "Linux 6.13+, and no --mmap)");
 	err = t->nr_cpus < 0 ? t->nr_cpus : 0;
 	if (!err) {
 		t->percpu = calloc(t->nr_cpus, sizeof(*t->percpu));
@@ -507,9 +520,18 @@ static int attach_error(const struct probed_file *file, const struct probe_objec
 	return err;
 }
 
+/* Is @site an allocation probed by a session, return and entry in one? */
+static bool site_in_session(const struct tracer *t, const struct probe_site *site)
+{
+	return t->session && alloc_func_has_return_probe(site->func) &&
+	       t->entry_progs[site->func] != t->skel->progs.release_enter;
+}
+
 static struct bpf_program *site_program(struct tracer *t, const struct probe_site *site,
 					bool retprobe)
 {
+	if (site_in_session(t, site))
+		return t->skel->progs.alloc_session;
 	return retprobe ? t->skel->progs.alloc_return : entry_program(t, site);
 }
 
@@ -534,11 +556,12 @@ static bool site_unprobed(const struct probed_file *file, const struct probe_sit
 	return !site->alias && !(file->funcs & 1ULL << site->func);
 }
 
-static bool site_wanted(const struct probed_file *file, const struct probe_site *site,
-			enum attach_pass pass)
+static bool site_wanted(const struct tracer *t, const struct probed_file *file,
+			const struct probe_site *site, enum attach_pass pass)
 {
 	if (pass == PASS_RETURNS)
-		return site_unprobed(file, site) && alloc_func_has_return_probe(site->func);
+		return site_unprobed(file, site) && alloc_func_has_return_probe(site->func) &&
+		       !site_in_session(t, site);
 	return site_unprobed(file, site) &&
 	       alloc_func_releases(site->func) == (pass == PASS_RELEASES);
 }
@@ -619,6 +642,7 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 			const struct probed_file *file, struct bpf_program *prog,
 			enum attach_pass pass)
 {
+	bool session = prog == t->skel->progs.alloc_session;
 	bool retprobe = pass == PASS_RETURNS;
 	uint64_t offsets[FUNC_MAX], cookies[FUNC_MAX];
 	const struct probe_site *site;
@@ -630,7 +654,7 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 		return err;
 	for (size_t i = 0; i < obj->nr_sites; i++) {
 		site = &obj->sites[i];
-		if (!site_wanted(file, site, pass) || site_program(t, site, retprobe) != prog)
+		if (!site_wanted(t, file, site, pass) || site_program(t, site, retprobe) != prog)
 			continue;
 		offsets[n] = probe_site__offset(site);
 		cookies[n++] = site_cookie(site, retprobe);
@@ -639,9 +663,14 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 	if (!n)
 		return 0;
 	fd = uprobe_multi__attach(bpf_program__fd(prog), obj->path, offsets, cookies, n, file->pid,
-				  retprobe);
+				  session    ? UPROBE_MULTI_SESSION
+				  : retprobe ? UPROBE_MULTI_RETURN
+					     : UPROBE_MULTI_ENTRY);
 	if (fd < 0)
-		return attach_error(file, obj, retprobe ? "uretprobes" : "uprobes",
+		return attach_error(file, obj,
+				    session    ? "uprobe sessions"
+				    : retprobe ? "uretprobes"
+					       : "uprobes",
 				    bpf_program__name(prog), offsets[0], fd);
 	t->link_fds[t->nr_link_fds++] = fd;
 	t->nr_probes += n;
@@ -666,7 +695,7 @@ static int attach_object(struct tracer *t, const struct probe_object *obj,
 		return err;
 	}
 	for (size_t i = 0; i < obj->nr_sites && !err; i++) {
-		if (site_wanted(file, &obj->sites[i], pass))
+		if (site_wanted(t, file, &obj->sites[i], pass))
 			err = attach_perf(t, obj, file, &obj->sites[i], pass == PASS_RETURNS);
 	}
 	return err;

@@ -36,6 +36,7 @@ typedef void (*task_fn)(void *ctx, const struct task_event *ev);
 struct tracer_opts {
 	struct alloctrace_config config; /* the BPF side's settings (options__config()) */
 	bool big_only;			 /* no uprobes: big mmap/mremap/brk at the syscall */
+	bool probe_mmap;		 /* --mmap: malloc's own mmap calls are probed too */
 	struct map_sizes sizes;
 	big_alloc_fn on_big_alloc;
 	task_fn on_oom;	 /* the OOM killer chose a traced process */

@@ -53,6 +53,11 @@ struct tracer {
 	size_t nr_links, links_cap;
 	/* ...else one uprobe_multi link per object, program and direction. */
 	bool multi;
+	/*
+	 * --sample with uprobe sessions (6.13+): allocations are probed by
+	 * alloc_session, which skips the return of a call sampling passes by.
+	 */
+	bool session;
 	int *link_fds;
 	size_t nr_link_fds, link_fds_cap;
 	struct probed_file *files;

@@ -24,7 +24,7 @@
  * kernel then ties the program to uprobe_multi: it can no longer be
  * attached as a perf-event uprobe (bpf_program__attach_uprobe_opts() fails
  * with EINVAL), so decide before loading, with uprobe_multi__supported().
- * Whether entry or return is chosen at attach time (@retprobe), not by the
+ * Whether entry or return is chosen at attach time (@mode), not by the
  * section name. bpf_get_attach_cookie() in such a program returns the cookie
  * given for the offset that was hit.
  */
@@ -36,6 +36,21 @@
 
 /* enum bpf_attach_type's BPF_TRACE_UPROBE_MULTI in Linux 6.6+ uapi. */
 #define UPROBE_MULTI_ATTACH_TYPE 48
+/* enum bpf_attach_type's BPF_TRACE_UPROBE_SESSION in Linux 6.13+ uapi. */
+#define UPROBE_SESSION_ATTACH_TYPE 57
+
+/* What a link's probes run the program at. */
+enum uprobe_multi_mode {
+	UPROBE_MULTI_ENTRY,
+	UPROBE_MULTI_RETURN,
+	/*
+	 * A session (6.13+, the program loaded with expected attach type
+	 * UPROBE_SESSION_ATTACH_TYPE): the program runs at entry and, only
+	 * when that run returned 0, at the same call's return, where the
+	 * kfunc bpf_session_is_return() says which of the two runs it is.
+	 */
+	UPROBE_MULTI_SESSION,
+};
 
 /*
  * True when this kernel makes uprobe_multi links whose pid filter covers the
@@ -47,10 +62,16 @@
 bool uprobe_multi__supported(void);
 
 /*
- * Attach @prog_fd (loaded with expected attach type UPROBE_MULTI_ATTACH_TYPE)
- * at @cnt file offsets of the one file @path, as entry probes or, with
- * @retprobe, as return probes. @cookies (NULL for none) holds one value per
- * offset for bpf_get_attach_cookie(). @pid > 0 limits the probes to that
+ * True when this kernel makes uprobe session links (6.13+), tried with a
+ * real link on this executable as above. Cache the answer.
+ */
+bool uprobe_session__supported(void);
+
+/*
+ * Attach @prog_fd (loaded with expected attach type UPROBE_MULTI_ATTACH_TYPE,
+ * or UPROBE_SESSION_ATTACH_TYPE for a session) at @cnt file offsets of the
+ * one file @path, as entry probes, return probes or sessions (@mode). @cookies (NULL for none)
+ * holds one value per offset for bpf_get_attach_cookie(). @pid > 0 limits the probes to that
  * process, all of its threads; 0 or less probes every process mapping @path.
  *
  * All offsets go in or none: on failure nothing stays attached. The kernel
@@ -62,6 +83,7 @@ bool uprobe_multi__supported(void);
  * -E2BIG for more than 1 << 20 offsets.
  */
 int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
-			 const uint64_t *cookies, size_t cnt, pid_t pid, bool retprobe);
+			 const uint64_t *cookies, size_t cnt, pid_t pid,
+			 enum uprobe_multi_mode mode);
 
 #endif

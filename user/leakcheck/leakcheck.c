@@ -46,6 +46,9 @@ static const struct {
     {LEAK_ASSUME_WRAPPER_LEARNED, "learned_wrapper_offset_as_start",
      "blocks of a function whose possibly lost blocks were held at one offset (a wrapper's "
      "header, learned): a pointer at that offset was a start pointer"},
+    {LEAK_ASSUME_EXIT_REGISTERS, "registers_at_each_thread_exit",
+     "the registers of every thread, read at each one's exit (exit_group ended the others), "
+     "were roots"},
 };
 
 static const char *assumption_text(enum leak_assumption a, bool name)
@@ -330,9 +333,12 @@ int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx
 	err = collect_before(lc, collect, ctx);
 	if (err)
 		return err;
-	s = snapshot__take(lc->pid, lc->opts.no_fork, lc->opts.ours);
+	s = snapshot__take(lc->pid, lc->opts.no_fork, lc->opts.ours, lc->opts.threads,
+			   lc->opts.nr_threads);
 	if (!s)
 		return -errno;
+	if (lc->opts.ours && lc->opts.at_exit && lc->opts.nr_threads)
+		lc->stats.assumptions |= LEAK_ASSUME_EXIT_REGISTERS;
 	lc->stats.pause_ns = snapshot__pause_ns(s);
 	lc->stats.clone_ns = snapshot__clone_ns(s);
 	lc->stats.threads = snapshot__threads(s);

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct arch_regs;
+
 /*
  * Leak verdicts for the live blocks of a running process: which of them
  * the program can still reach, by valgrind memcheck's definitions. The
@@ -139,7 +141,12 @@ enum leak_assumption {
 	LEAK_ASSUME_WRAPPER = 1 << 6,
 	/* blocks of a learned wrapper (leak_wrapper__learn): the same */
 	LEAK_ASSUME_WRAPPER_LEARNED = 1 << 7,
-	LEAK_ASSUME_LAST = LEAK_ASSUME_WRAPPER_LEARNED,
+	/*
+	 * at a launched command's exit: its other threads' registers, read at
+	 * each one's exit stop as exit_group ended it, were roots
+	 */
+	LEAK_ASSUME_EXIT_REGISTERS = 1 << 8,
+	LEAK_ASSUME_LAST = LEAK_ASSUME_EXIT_REGISTERS,
 };
 
 /* Each assumption bit's name (a JSON string), and what it means to a reader. */
@@ -161,6 +168,14 @@ struct leakcheck_opts {
 	const volatile sig_atomic_t *stop; /* non-zero: end the scan, -EINTR */
 	leakcheck_learn_fn learn;	   /* NULL: no learning */
 	void *learn_ctx;
+	/*
+	 * ours: the registers of its other threads, which the caller traces
+	 * too: held with it, or read at each one's exit stop (@at_exit: it is
+	 * in its exit stop)
+	 */
+	const struct arch_regs *threads;
+	size_t nr_threads;
+	bool at_exit;
 };
 
 struct leakcheck_stats {
@@ -170,7 +185,7 @@ struct leakcheck_stats {
 	uint64_t scan_ns;	/* heap walk and classification */
 	uint64_t root_bytes;	/* root memory scanned */
 	uint64_t block_bytes;	/* tracked bytes */
-	unsigned int threads;
+	unsigned int threads;	/* whose registers were roots */
 	uint64_t bytes[LEAK_CLASSES];
 	uint64_t blocks[LEAK_CLASSES];
 	/* of the reachable ones, those reached through a heuristic's pointer */

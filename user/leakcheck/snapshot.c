@@ -40,8 +40,10 @@ struct snapshot {
 	struct proc_maps maps;
 	uint64_t syscall_insn;
 	uint64_t pause_ns, clone_ns, reap_ns;
-	bool stay; /* no child: the target is held for the scan */
-	bool ours; /* the caller traces it and holds it stopped */
+	bool stay;			/* no child: the target is held for the scan */
+	bool ours;			/* the caller traces it and holds it stopped */
+	const struct arch_regs *others; /* ours: its other threads', as the caller read them */
+	size_t nr_others;
 	bool held; /* its threads are stopped now */
 	bool released;
 	pid_t keeper; /* the tracer, when not alloctrace itself */
@@ -207,10 +209,9 @@ static void resume_all(struct snapshot *s)
 {
 	size_t i;
 
-	/* A stop of the caller's own is the caller's to end. */
-	for (i = 0; i < s->nr; i++)
-		if (!s->ours || s->th[i].tid != s->pid)
-			ptrace(PTRACE_DETACH, s->th[i].tid, 0, s->th[i].sig);
+	/* The caller's own stops are the caller's to end. */
+	for (i = 0; i < s->nr && !s->ours; i++)
+		ptrace(PTRACE_DETACH, s->th[i].tid, 0, s->th[i].sig);
 	s->held = false;
 }
 
@@ -276,28 +277,21 @@ static int fork_child(struct snapshot *s)
 	return 0;
 }
 
-/* The caller's tracee is in its exit stop (not in a stop the caller made to check it). */
-static bool at_exit_stop(pid_t pid)
-{
-	siginfo_t si;
-
-	return !ptrace(PTRACE_GETSIGINFO, pid, 0, &si) &&
-	       si.si_code == (SIGTRAP | (PTRACE_EVENT_EXIT << 8));
-}
-
 /*
  * The caller's own stopped tracee (a launched command): its stopped
- * thread, as it is. At its exit stop the others are dying with it; held
- * while it runs, the others run on and are stopped as any target's.
+ * thread, as it is, and its other threads' registers as the caller read
+ * them, which it traces too (no other tracer may seize them).
  */
 static int hold_ours(struct snapshot *s)
 {
-	s->th = calloc(1, sizeof(*s->th));
+	s->th = calloc(s->nr_others + 1, sizeof(*s->th));
 	if (!s->th)
 		return -ENOMEM;
-	s->nr = s->cap = 1;
+	s->nr = s->cap = s->nr_others + 1;
 	s->th[0].tid = s->pid;
-	return arch_regs_get(s->pid, &s->th[0].regs) ?: (at_exit_stop(s->pid) ? 0 : stop_all(s));
+	for (size_t i = 0; i < s->nr_others; i++)
+		s->th[i + 1].regs = s->others[i];
+	return arch_regs_get(s->pid, &s->th[0].regs);
 }
 
 /*
@@ -439,7 +433,8 @@ static int check_target(struct snapshot *s, struct proc_maps *text)
 	return err;
 }
 
-struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours)
+struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours,
+				const struct arch_regs *others, size_t nr_others)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
 	struct proc_maps text = {};
@@ -450,6 +445,8 @@ struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours)
 	s->pid = pid;
 	s->stay = stay_stopped || ours;
 	s->ours = ours;
+	s->others = ours ? others : NULL;
+	s->nr_others = ours ? nr_others : 0;
 	err = check_target(s, &text) ?: (ours ? capture(s) : capture_kept(s)) ?:
 	      proc_maps__read(s->child > 0 ? s->child : s->pid, &s->maps) ?:
 	      collect_registers(s);

@@ -25,11 +25,15 @@ struct snapshot;
 /*
  * NULL with errno set: EBUSY when a debugger already traces @pid, ESRCH
  * when it exited or is a zombie (whatever step found it gone). @ours:
- * the caller traces @pid and holds it in a ptrace stop (its exit stop, or
- * one the caller made while it runs): that thread's registers are read as
- * they are and it stays stopped; any other threads are stopped as ever.
+ * the caller traces @pid and each of its threads, and holds it in a
+ * ptrace stop (its exit stop, or one the caller made while it runs):
+ * that thread's registers are read as they are and it stays stopped; the
+ * other threads' are the caller's @others (held by it, or read at their
+ * exit stops), @nr_others of them.
  */
-struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours);
+struct arch_regs;
+struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours,
+				const struct arch_regs *others, size_t nr_others);
 
 /*
  * Kill the child and reap it, or resume the target left stopped; once.

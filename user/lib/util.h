@@ -3,6 +3,7 @@
 #define ALLOCTRACE_UTIL_H
 
 #include <stddef.h>
+#include <time.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -17,5 +18,14 @@ int cmp_u32(const void *a, const void *b);
 
 /* FNV-1a of a string, folded to size_t: for the string tables' buckets. */
 size_t hash_str(const char *str);
+
+/* A clock's reading in seconds (CLOCK_MONOTONIC for deadlines). */
+static inline double clock_seconds(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/ptrace.h>
+#include "arch/arch.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "proc/procfs.h"
@@ -24,6 +25,26 @@
  * after this many never will have one.
  */
 #define MAX_LOADER_SYSCALLS 4096
+/*
+ * How long the last of a process's threads to stop at its exit waits for
+ * the others that exit_group killed to stop at theirs: each is only
+ * going from its wake-up to do_exit(), but a loaded machine can delay it.
+ */
+#define THREADS_EXIT_PATIENCE 5.0
+
+/*
+ * A thread of a launched target other than its first, traced since it
+ * was made (PTRACE_O_TRACECLONE): its registers, read while it was held
+ * for a check or at its exit stop (@exited), are roots of the checks.
+ */
+struct task {
+	pid_t tid;
+	int pending; /* a stop met while interrupting: target__update()'s to handle */
+	bool interrupted;
+	bool has_regs;
+	bool exited; /* at its exit stop with the process's group exit */
+	struct arch_regs regs;
+};
 
 struct target {
 	pid_t pid;
@@ -35,8 +56,12 @@ struct target {
 	bool held;	   /* stopped as that signal reached it */
 	bool interrupted;  /* held in a stop of ours until target__continue() */
 	int pending;	   /* a stop met while interrupting: target__update()'s to handle */
+	pid_t held_tid;	   /* the thread held (the hold signal) */
 	pid_t *forked;	   /* children it made, traced since: for target__take_forked() */
 	size_t nr_forked, forked_cap;
+	struct task *tasks; /* its other threads */
+	size_t nr_tasks, tasks_cap;
+	struct arch_regs *regs; /* target__thread_registers()'s */
 	char comm[32];
 	struct target_exit exit;
 };
@@ -239,7 +264,8 @@ static void reap(pid_t pid)
 
 static int start_child(struct target *t, char *const argv[], int go[2], int errp[2])
 {
-	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD;
+	long opts =
+	    PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE;
 	ssize_t n;
 	int err;
 
@@ -378,7 +404,12 @@ int target__release(struct target *t, bool deliver)
 	if (!t->held)
 		return 0;
 	t->held = false;
-	return ptrace(PTRACE_CONT, t->pid, 0, deliver ? t->hold_signal : 0) ? -errno : 0;
+	return ptrace(PTRACE_CONT, t->held_tid, 0, deliver ? t->hold_signal : 0) ? -errno : 0;
+}
+
+pid_t target__held_tid(const struct target *t)
+{
+	return t->held ? t->held_tid : 0;
 }
 
 int target__fd(const struct target *t)
@@ -403,26 +434,178 @@ static bool stop_signal(int sig)
 }
 
 /*
- * A child the target made, traced from its first instruction (the options
- * of target__follow_forks()): kept for the session to adopt. One that
- * cannot be kept is let go rather than left stopped for nobody.
+ * The process or thread an event stop of thread @tid made, traced from its
+ * first instruction, into *@id, and @arr (of @nr entries of @size) grown
+ * for it; NULL when there is none to keep. One that cannot be kept is let
+ * go rather than left stopped for nobody.
  */
-static void note_forked(struct target *t)
+static void *note_new(struct target *t, pid_t tid, void *arr, size_t *cap, size_t nr, size_t size,
+		      const char *what, pid_t *id)
 {
-	unsigned long child;
-	pid_t *f;
+	unsigned long msg;
+	void *a;
 
-	if (ptrace(PTRACE_GETEVENTMSG, t->pid, 0, &child))
-		return;
-	f = array__grow(t->forked, &t->forked_cap, t->nr_forked, sizeof(*f));
-	if (!f) {
-		pr_warn("process %d: its child %lu is not followed: %s", t->pid, child,
+	if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg))
+		return NULL;
+	a = array__grow(arr, cap, nr, size);
+	if (!a) {
+		pr_warn("process %d: its %s %lu is not followed: %s", t->pid, what, msg,
 			strerror(ENOMEM));
-		ptrace(PTRACE_DETACH, (pid_t)child, 0, 0);
-		return;
+		ptrace(PTRACE_DETACH, (pid_t)msg, 0, 0);
 	}
+	*id = msg;
+	return a;
+}
+
+/* A child made (the options of target__follow_forks()): kept for the session to adopt. */
+static void note_forked(struct target *t, pid_t tid)
+{
+	pid_t child, *f = note_new(t, tid, t->forked, &t->forked_cap, t->nr_forked, sizeof(*f),
+				   "child", &child);
+
+	if (!f)
+		return;
 	t->forked = f;
 	t->forked[t->nr_forked++] = child;
+}
+
+/* A thread made: let go from its first stop, and heard from until it is gone. */
+static void note_thread(struct target *t, pid_t tid)
+{
+	pid_t thread;
+	struct task *k =
+	    note_new(t, tid, t->tasks, &t->tasks_cap, t->nr_tasks, sizeof(*k), "thread", &thread);
+
+	if (!k)
+		return;
+	t->tasks = k;
+	t->tasks[t->nr_tasks++] = (struct task){.tid = thread};
+}
+
+/*
+ * Thread @k at its exit stop: its registers are roots of the process's
+ * last check when exit_group (its own or another thread's) or a fatal
+ * signal ended it, not when it ended alone (SYS_exit: pthread_exit, or its
+ * start routine returned), which leaves the program without them.
+ */
+static void task_exit(struct task *k)
+{
+	k->has_regs = !arch_regs_get(k->tid, &k->regs) && k->regs.syscall != SYS_exit;
+	k->exited = k->has_regs;
+}
+
+/* A stop of the hold signal in thread @tid: the session's to answer, one at a time. */
+static bool hold(struct target *t, pid_t tid, int status)
+{
+	if (status >> 16 || !t->hold_signal || WSTOPSIG(status) != t->hold_signal)
+		return false;
+	t->held = true;
+	t->held_tid = tid;
+	return true;
+}
+
+/* One stop of thread @i (not the first): it runs on, but for the hold signal. */
+static enum target_state handle_task_stop(struct target *t, size_t i, int status)
+{
+	pid_t tid = t->tasks[i].tid;
+	int event = status >> 16;
+
+	if (t->held && !event) {
+		t->tasks[i].pending = status; /* after the one held */
+		return TARGET_RUNNING;
+	}
+	switch (event) {
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		note_forked(t, tid);
+		break;
+	case PTRACE_EVENT_CLONE:
+		note_thread(t, tid);
+		break;
+	case PTRACE_EVENT_EXIT:
+		task_exit(&t->tasks[i]);
+		break;
+	case PTRACE_EVENT_STOP:
+		if (stop_signal(WSTOPSIG(status))) {
+			ptrace(PTRACE_LISTEN, tid, 0, 0);
+			return TARGET_RUNNING;
+		}
+		break;
+	}
+	if (hold(t, tid, status))
+		return TARGET_HELD;
+	ptrace(PTRACE_CONT, tid, 0, event ? 0 : WSTOPSIG(status));
+	return TARGET_RUNNING;
+}
+
+/* The threads' stops since the last look; gone ones forgotten, but for their exit registers. */
+static enum target_state poll_tasks(struct target *t)
+{
+	enum target_state state = TARGET_RUNNING;
+	size_t i, out = 0;
+	int status;
+	pid_t ret;
+
+	for (i = 0; i < t->nr_tasks && state == TARGET_RUNNING; i++) {
+		status = t->tasks[i].pending;
+		t->tasks[i].pending = 0;
+		if (status)
+			state = handle_task_stop(t, i, status);
+		while (state == TARGET_RUNNING && t->tasks[i].tid && !t->tasks[i].pending) {
+			ret = waitpid(t->tasks[i].tid, &status, WNOHANG | __WALL);
+			if (!ret)
+				break;
+			if (ret > 0 && WIFSTOPPED(status))
+				state = handle_task_stop(t, i, status);
+			else
+				t->tasks[i].tid = 0; /* exited and reaped, or gone in an exec */
+		}
+	}
+	for (i = 0; i < t->nr_tasks; i++)
+		if (t->tasks[i].tid || t->tasks[i].exited)
+			t->tasks[out++] = t->tasks[i];
+	t->nr_tasks = out;
+	return state;
+}
+
+/*
+ * The first thread is at its exit stop. When the process is ending (not
+ * that thread alone), wait for its other threads, which exit_group or the
+ * fatal signal is killing, to stop at theirs and give their registers.
+ */
+static void await_tasks(struct target *t)
+{
+	double deadline = clock_seconds(CLOCK_MONOTONIC) + THREADS_EXIT_PATIENCE;
+	struct arch_regs first;
+	bool waiting = true;
+
+	if (!arch_regs_get(t->pid, &first) && first.syscall == SYS_exit)
+		return;
+	while (waiting && clock_seconds(CLOCK_MONOTONIC) < deadline) {
+		poll_tasks(t);
+		waiting = false;
+		for (size_t i = 0; i < t->nr_tasks; i++)
+			waiting |= t->tasks[i].tid && !t->tasks[i].exited;
+		if (waiting)
+			usleep(1000);
+	}
+}
+
+size_t target__thread_registers(struct target *t, const struct arch_regs **regs, bool *at_exit)
+{
+	struct arch_regs *r = realloc(t->regs, (t->nr_tasks + 1) * sizeof(*r));
+	size_t n = 0;
+
+	*regs = NULL;
+	*at_exit = t->at_exit_stop;
+	if (!r)
+		return 0;
+	t->regs = r;
+	for (size_t i = 0; i < t->nr_tasks; i++)
+		if (t->tasks[i].has_regs)
+			r[n++] = t->tasks[i].regs;
+	*regs = r;
+	return n;
 }
 
 pid_t target__take_forked(struct target *t)
@@ -433,7 +616,7 @@ pid_t target__take_forked(struct target *t)
 int target__follow_forks(struct target *t)
 {
 	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD |
-		    PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+		    PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
 
 	if (!t->launched)
 		return 0;
@@ -451,6 +634,17 @@ struct target *target__adopt(pid_t pid)
 	return t;
 }
 
+/* A new program image: the threads gone in its exec held no root of it. */
+static void forget_exited(struct target *t)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < t->nr_tasks; i++)
+		if (t->tasks[i].tid)
+			t->tasks[out++] = (struct task){.tid = t->tasks[i].tid};
+	t->nr_tasks = out;
+}
+
 /* One ptrace stop of a running launched target: pass signals on, keep job control. */
 static enum target_state handle_stop(struct target *t, int status)
 {
@@ -459,10 +653,14 @@ static enum target_state handle_stop(struct target *t, int status)
 	switch (event) {
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
-		note_forked(t);
+		note_forked(t, t->pid);
+		break;
+	case PTRACE_EVENT_CLONE:
+		note_thread(t, t->pid);
 		break;
 	case PTRACE_EVENT_EXIT:
 		t->at_exit_stop = true;
+		await_tasks(t);
 		return TARGET_EXITING;
 	case PTRACE_EVENT_STOP:
 		/* Group stop (SIGSTOP, SIGTSTP): stay stopped until SIGCONT... */
@@ -475,12 +673,11 @@ static enum target_state handle_stop(struct target *t, int status)
 		return TARGET_RUNNING;
 	case PTRACE_EVENT_EXEC:
 		read_comm(t);
+		forget_exited(t);
 		return TARGET_EXECED;
 	}
-	if (!event && t->hold_signal && WSTOPSIG(status) == t->hold_signal) {
-		t->held = true;
+	if (hold(t, t->pid, status))
 		return TARGET_HELD;
-	}
 	ptrace(PTRACE_CONT, t->pid, 0, event ? 0 : WSTOPSIG(status));
 	return TARGET_RUNNING;
 }
@@ -492,6 +689,33 @@ static enum target_state handle_stop(struct target *t, int status)
  * stop, the hold signal) is left for target__update() and the command
  * not held: -EAGAIN. 0, or -errno.
  */
+/* Hold its other threads too, each one's registers read; a stop met first is target__update()'s. */
+static void interrupt_tasks(struct target *t)
+{
+	struct task *k;
+	int status;
+
+	for (size_t i = 0; i < t->nr_tasks; i++) {
+		k = &t->tasks[i];
+		if (!k->tid)
+			continue;
+		if (!k->pending) {
+			if (ptrace(PTRACE_INTERRUPT, k->tid, 0, 0) ||
+			    waitpid(k->tid, &status, __WALL) != k->tid)
+				continue;
+			if (!WIFSTOPPED(status)) {
+				k->tid = 0; /* gone, and reaped */
+				continue;
+			}
+			if (status >> 16 == PTRACE_EVENT_STOP && !stop_signal(WSTOPSIG(status)))
+				k->interrupted = true;
+			else
+				k->pending = status;
+		}
+		k->has_regs |= !arch_regs_get(k->tid, &k->regs);
+	}
+}
+
 int target__interrupt(struct target *t)
 {
 	int status, event, err;
@@ -508,6 +732,7 @@ int target__interrupt(struct target *t)
 		event = status >> 16;
 		if (event == PTRACE_EVENT_STOP && !stop_signal(WSTOPSIG(status))) {
 			t->interrupted = true;
+			interrupt_tasks(t);
 			return 0;
 		}
 		if (event || (t->hold_signal && WSTOPSIG(status) == t->hold_signal)) {
@@ -521,9 +746,18 @@ int target__interrupt(struct target *t)
 
 int target__continue(struct target *t)
 {
+	struct task *k;
+
 	if (!t->interrupted)
 		return 0;
 	t->interrupted = false;
+	for (size_t i = 0; i < t->nr_tasks; i++) {
+		k = &t->tasks[i];
+		k->has_regs &= k->exited;
+		if (k->interrupted)
+			ptrace(PTRACE_CONT, k->tid, 0, 0);
+		k->interrupted = false;
+	}
 	return ptrace(PTRACE_CONT, t->pid, 0, 0) ? -errno : 0;
 }
 
@@ -543,6 +777,9 @@ static enum target_state update_launched(struct target *t)
 		t->pending = 0;
 		state = handle_stop(t, status);
 	}
+	/* Its threads first: the first one's end is told only once they are reaped. */
+	if (state == TARGET_RUNNING)
+		state = poll_tasks(t);
 	while (!t->exit.exited && state == TARGET_RUNNING) {
 		ret = waitpid(t->pid, &status, WNOHANG | __WALL);
 		if (ret <= 0)
@@ -591,5 +828,7 @@ void target__free(struct target *t)
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	free(t->forked);
+	free(t->tasks);
+	free(t->regs);
 	free(t);
 }

@@ -59,8 +59,8 @@ int target__resume(struct target *t);
 void target__set_hold_signal(struct target *t, int sig);
 
 /*
- * A running launched target: held in a ptrace stop of ours, its memory
- * still, until target__continue(); -EAGAIN when another stop came first
+ * A running launched target: held in a ptrace stop of ours, each of its
+ * threads, its memory still, until target__continue(); -EAGAIN when another stop came first
  * (target__update() then tells it). 0 or -errno.
  */
 int target__interrupt(struct target *t);
@@ -68,6 +68,20 @@ int target__continue(struct target *t);
 
 /* Let a TARGET_HELD target go on, the signal delivered or not. 0 or -errno. */
 int target__release(struct target *t, bool deliver);
+
+/* The thread a TARGET_HELD target holds (the first or another one), else 0. */
+pid_t target__held_tid(const struct target *t);
+
+/*
+ * A launched target's threads other than the first are traced too
+ * (PTRACE_O_TRACECLONE). Their registers, roots of a check, into *@regs:
+ * in its exit stop (*@at_exit), those each read at its own exit stop when
+ * exit_group or a fatal signal ended it (the first thread's exit stop
+ * waits for them); held by target__interrupt(), those read there. Valid
+ * until the next call. The count.
+ */
+struct arch_regs;
+size_t target__thread_registers(struct target *t, const struct arch_regs **regs, bool *at_exit);
 
 /* An fd that polls readable when target__update() has news, or -1 (SIGCHLD). */
 int target__fd(const struct target *t);

@@ -58,8 +58,9 @@ static void json_leak_check(FILE *f, const struct report_leak_check *lc)
 	}
 	if (lc->processes)
 		fprintf(f, "\"processes\":%u,", lc->processes);
-	fprintf(f, "\"pause_ms\":%.3f,\"bytes_scanned\":%" PRIu64 ",\"assumptions\":[",
-		lc->pause_ms, lc->bytes_scanned);
+	fprintf(f,
+		"\"pause_ms\":%.3f,\"bytes_scanned\":%" PRIu64 ",\"threads\":%u,\"assumptions\":[",
+		lc->pause_ms, lc->bytes_scanned, lc->threads);
 	for (unsigned int bit = 1; bit <= LEAK_ASSUME_LAST; bit <<= 1) {
 		if (lc->assumptions & bit) {
 			fprintf(f, "%s\"%s\"", sep, leak_assumption__name(bit));

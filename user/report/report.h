@@ -48,6 +48,7 @@ struct report_leak_check {
 	double pause_ms;	  /* the target stopped, both stops together */
 	uint64_t bytes_scanned;	  /* root memory read */
 	unsigned int assumptions; /* enum leak_assumption bits */
+	unsigned int threads;	  /* whose registers were roots */
 	uint64_t class_bytes[LEAK_CLASSES];
 	uint64_t class_allocs[LEAK_CLASSES];
 	/* the heuristics on (1 << enum leak_heuristic), and what each made reachable */

@@ -219,6 +219,9 @@ static void text_leak_summary(FILE *f, const struct report_leak_check *lc)
 		if (lc->assumptions & bit)
 			fprintf(f, "    assumed: %s\n", leak_assumption__describe(bit));
 	}
+	if (lc->assumptions & LEAK_ASSUME_EXIT_REGISTERS)
+		fprintf(f, "    registers of %u thread%s, read at each thread's exit, were roots\n",
+			lc->threads, plural(lc->threads));
 }
 
 static void text_proc_header(FILE *f, const struct report *p)

@@ -6,7 +6,10 @@
 #include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+#include "proc/procmaps.h"
 #include "symbolize/objfile.h"
 
 /*
@@ -32,4 +35,65 @@ int elf__load_bias(Elf *elf, const struct mapping *map, uint64_t *bias)
 		return 0;
 	}
 	return -ENOEXEC;
+}
+
+/* Our own [vdso] mapping, once: 0 or -errno. */
+static int own_vdso(struct mapping *out)
+{
+	static struct mapping vdso;
+	static int err = 1;
+	struct proc_maps maps;
+	size_t i;
+
+	if (err > 0) {
+		err = proc_maps__read(getpid(), &maps);
+		for (i = 0; !err && i < maps.nr; i++)
+			if (maps.maps[i].path && !strcmp(maps.maps[i].path, "[vdso]"))
+				break;
+		if (!err && i == maps.nr)
+			err = -ENOENT;
+		if (!err)
+			vdso =
+			    (struct mapping){.start = maps.maps[i].start, .end = maps.maps[i].end};
+		proc_maps__release(&maps);
+	}
+	*out = vdso;
+	return err;
+}
+
+/*
+ * The vDSO is in memory only, with no file to open: libdwfl is given a
+ * copy of ours. A process of our architecture maps the kernel's one image
+ * of it, so it is not read from the target (whose memory it controls); a
+ * mapping of another size is another image, and left unnamed.
+ */
+int vdso__open(const struct mapping *map)
+{
+	struct mapping own;
+	size_t size, done;
+	ssize_t n;
+	int fd, err;
+
+	err = own_vdso(&own);
+	if (err)
+		return err;
+	size = own.end - own.start;
+	if (map->end - map->start != size)
+		return -ENOENT;
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (done = 0; done < size; done += (size_t)n) {
+		n = write(fd, (const char *)(uintptr_t)own.start + done, size - done);
+		if (n < 0 && errno == EINTR) {
+			n = 0;
+			continue;
+		}
+		if (n <= 0) {
+			err = n ? -errno : -EIO;
+			close(fd);
+			return err;
+		}
+	}
+	return fd;
 }

@@ -9,4 +9,11 @@
 /* @elf's load bias in the process, from the segment that @map maps. 0 or -errno. */
 int elf__load_bias(Elf *elf, const struct mapping *map, uint64_t *bias);
 
+/*
+ * A descriptor of the vDSO a process maps as @map ("[vdso]"): a copy of
+ * alloctrace's own, the kernel's same image, or -errno (-ENOENT when @map
+ * is not that size).
+ */
+int vdso__open(const struct mapping *map);
+
 #endif

@@ -195,6 +195,33 @@ static void layout__add_object(struct layout *lay, pid_t pid, const struct mappi
 		lay->map_objs[group[i] - lay->maps.maps] = (struct map_object){bias, obj};
 }
 
+/*
+ * The vDSO's code (arm64's signal trampoline, __kernel_rt_sigreturn, is
+ * there): a copy of our own, reported under its name. No debug file is
+ * looked for beside it, and it has no root.
+ */
+static void layout__add_vdso(struct layout *lay, const struct mapping *map)
+{
+	uint64_t bias;
+	Dwfl_Module *mod;
+	int fd;
+
+	fd = vdso__open(map);
+	if (fd < 0)
+		return;
+	if (object__check(fd, map, &bias)) {
+		close(fd);
+		return;
+	}
+	mod = dwfl_report_elf(lay->dwfl, map->path, map->path, fd, bias, true);
+	if (!mod) {
+		close(fd);
+		return;
+	}
+	lay->objs[lay->nr_objs] = (struct object){.mod = mod};
+	lay->map_objs[map - lay->maps.maps] = (struct map_object){bias, &lay->objs[lay->nr_objs++]};
+}
+
 static int layout__add_objects(struct layout *lay, pid_t pid)
 {
 	const struct mapping **order;
@@ -203,9 +230,14 @@ static int layout__add_objects(struct layout *lay, pid_t pid)
 	order = calloc(lay->maps.nr ? lay->maps.nr : 1, sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	for (i = 0; i < lay->maps.nr; i++)
-		if (mapping__is_file(&lay->maps.maps[i]))
-			order[nr++] = &lay->maps.maps[i];
+	for (i = 0; i < lay->maps.nr; i++) {
+		const struct mapping *map = &lay->maps.maps[i];
+
+		if (mapping__is_file(map))
+			order[nr++] = map;
+		else if (map->exec && map->path && !strcmp(map->path, "[vdso]"))
+			layout__add_vdso(lay, map);
+	}
 	qsort(order, nr, sizeof(*order), mapping__object_cmp);
 	for (i = 0; i < nr; i = j) {
 		for (j = i + 1; j < nr && mapping__same_object(order[i], order[j]); j++)
