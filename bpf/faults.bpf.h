@@ -36,10 +36,9 @@ struct {
  * window every first touch is recorded exactly; past it one in P is, P a
  * power of two growing with the rate (up to 64: a CPU takes at most ~1M
  * faults a second), and the page is recorded as P pages, so resident sums
- * stay unbiased estimates. The
- * cost was the find_vma, the stack walk and the hash insert of each fault
- * (Apache with mod_deflate: ~24 faults a request); an unsampled fault pays
- * for one hash delete only.
+ * stay unbiased estimates. The cost was the find_vma, the stack walk and the
+ * hash insert of each fault (Apache with mod_deflate: ~24 faults a
+ * request); an unsampled fault pays for one hash delete only.
  */
 #define FAULT_WINDOW_NS 100000000ULL
 #define FAULT_BUDGET	1000
