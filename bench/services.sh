@@ -6,7 +6,8 @@
 # request, its allocator's entry instructions and its work between them.
 # Run last by bench/run.sh (`make bench`), or alone: `make bench-services`.
 #
-# redis-server (jemalloc) and nginx (one worker, glibc) are started here on
+# redis-server (jemalloc), nginx (one worker, glibc) and Apache 2.4 (event
+# MPM, one child, mod_deflate on a 256 KiB page) are started here on
 # 127.0.0.1 only, with private configs and runtime files in a scratch
 # directory, and stopped at the end. Each round measures
 # every variant once, rotating the order; a variant's figure is its
@@ -17,7 +18,10 @@
 #
 # Environment: BENCH_QUICK=1 (a few minutes), BENCH_SERVICE_ROUNDS,
 # BENCH_NO_INSTALL=1 (never apt-get a server), BENCH_KEEP=1 (keep the
-# scratch directory), ALLOCTRACE (another build).
+# scratch directory), ALLOCTRACE (another build), BENCH_SERVERS and
+# BENCH_VARIANTS (a subset, e.g. "apache" and "untraced growth"),
+# BENCH_BEFORE (a second build: its --growth runs beside this one's, as
+# the variant growth-before, in the same rounds).
 set -u
 export LC_ALL=C
 
@@ -41,20 +45,25 @@ LOAD_FAST=$((LOAD * 10))
 LOAD_LIMIT=300		# seconds, for any one load run
 REDIS_CLIENTS=50	# redis-benchmark's default
 AB_CLIENTS=10
+APACHE_CLIENTS=16	# as issue 23 measured it
+APACHE_PAGE_KIB=256	# compressible: mod_deflate's zlib buffers are mmapped per request
 
-SERVERS=(redis nginx)
-VARIANTS=(untraced full sample floor bigonly growth)
-FAST=" untraced bigonly growth "
+read -r -a SERVERS <<<"${BENCH_SERVERS:-redis nginx apache}"
+read -r -a VARIANTS <<<"${BENCH_VARIANTS:-untraced full sample floor bigonly growth}"
+[[ -z ${BENCH_BEFORE:-} ]] || VARIANTS+=(growth-before)
+FAST=" untraced bigonly growth growth-before "
 # alloctrace's options in each variant, besides -p PID.
 declare -A ARGS=(
 	[full]=""
 	[sample]="--sample 64K"
 	[bigonly]="--big 1M --big-only"
 	[growth]="--growth --big 8M"
+	[growth-before]="--growth --big 8M"
 )
 declare -A NA=()	# "server" or "variant" -> why it is not measured
 declare -A FAILED=()	# "server variant" -> "count|last reason"
 declare -A SERVER_PID=() TRACED=()
+declare -A VTOOL=()	# variant -> the build it runs, when not $TOOL
 
 cleanup() {
 	local pid
@@ -115,12 +124,13 @@ http {
 EOF
 }
 
-nginx_worker() {
+# serving_child SERVER PORT: its master's first child, once PORT answers,
+# is the process to trace (TRACED[SERVER]).
+serving_child() {
 	local pid
 
-	pid=$(pgrep -P "${SERVER_PID[nginx]}" | head -n 1)
-	[[ -n $pid ]] && (exec 3<>"/dev/tcp/127.0.0.1/$NGINX_PORT") 2>/dev/null &&
-		TRACED[nginx]=$pid
+	pid=$(pgrep -P "${SERVER_PID[$1]}" | head -n 1)
+	[[ -n $pid ]] && (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null && TRACED[$1]=$pid
 }
 
 start_nginx() {
@@ -130,8 +140,53 @@ start_nginx() {
 	write_nginx_conf
 	nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" &
 	SERVER_PID[nginx]=$!
-	wait_until 30 "${SERVER_PID[nginx]}" nginx_worker ||
+	wait_until 30 "${SERVER_PID[nginx]}" serving_child nginx "$NGINX_PORT" ||
 		die "nginx did not answer on 127.0.0.1:$NGINX_PORT; see $d/error.log"
+}
+
+# Apache's event MPM with one child process of 32 threads, so that -p
+# traces every request; it runs as www-data, which must read the page.
+write_apache_conf() {
+	local d=$TMP/apache m=/usr/lib/apache2/modules
+
+	mkdir -p "$d/www" "$d/logs"
+	# Text that compresses, as a page would: numbered lines, not one byte.
+	seq -f 'line %g of a page mod_deflate compresses for alloctrace bench' 1 4600 |
+		head -c $((APACHE_PAGE_KIB * 1024)) >"$d/www/page.html"
+	chmod 711 "$TMP" "$d" && chmod 755 "$d/www" && chmod 644 "$d/www/page.html"
+	cat >"$d/apache2.conf" <<EOF
+ServerRoot $d
+ServerName 127.0.0.1
+Listen 127.0.0.1:$APACHE_PORT
+PidFile $d/apache2.pid
+ErrorLog $d/logs/error.log
+User www-data
+Group www-data
+LoadModule mpm_event_module $m/mod_mpm_event.so
+LoadModule authz_core_module $m/mod_authz_core.so
+LoadModule deflate_module $m/mod_deflate.so
+ServerLimit 1
+StartServers 1
+ThreadsPerChild 32
+MaxRequestWorkers 32
+MinSpareThreads 1
+MaxSpareThreads 32
+MaxConnectionsPerChild 0
+DocumentRoot $d/www
+<Directory $d/www>
+	Require all granted
+	SetOutputFilter DEFLATE
+</Directory>
+EOF
+}
+
+start_apache() {
+	APACHE_PORT=$(free_port) || die "no free port for apache"
+	write_apache_conf
+	apache2 -D FOREGROUND -f "$TMP/apache/apache2.conf" &
+	SERVER_PID[apache]=$!
+	wait_until 30 "${SERVER_PID[apache]}" serving_child apache "$APACHE_PORT" ||
+		die "apache did not answer on 127.0.0.1:$APACHE_PORT; see $TMP/apache/logs/error.log"
 }
 
 # A server harmed by tracing (dead, or a worker respawned by its master)
@@ -156,18 +211,30 @@ redis_load() {
 		END { if (s > 0 && g > 0) printf "%.0f\n", 2 / (1 / s + 1 / g); else exit 1 }' "$out"
 }
 
-# nginx_load N: N GETs of the page, each on a new connection (ab's default).
-nginx_load() {
-	local n=$1 out=$TMP/load.out
+# ab_load N CLIENTS URL [AB_ARGS...]: N GETs, each on a new connection
+# (ab's default); prints requests/s when every one was answered 200.
+ab_load() {
+	local n=$1 c=$2 url=$3 out=$TMP/load.out
 
-	timeout "$LOAD_LIMIT" ab -q -n "$n" -c "$AB_CLIENTS" \
-		"http://127.0.0.1:$NGINX_PORT/index.html" >"$out" 2>"$TMP/load.err" || return 1
+	shift 3
+	timeout "$LOAD_LIMIT" ab -q -n "$n" -c "$c" "$@" "$url" >"$out" 2>"$TMP/load.err" ||
+		return 1
 	if ! grep -q "^Complete requests: *$n$" "$out" || ! grep -q '^Failed requests: *0$' "$out" ||
 		grep -q '^Non-2xx' "$out"; then
 		echo "ab: not every request answered 200; see $out" >"$TMP/load.err"
 		return 1
 	fi
 	awk '/^Requests per second:/ { printf "%.0f\n", $4 }' "$out"
+}
+
+nginx_load() {
+	ab_load "$1" "$AB_CLIENTS" "http://127.0.0.1:$NGINX_PORT/index.html"
+}
+
+# The page compressed on every request, as a browser asks for it.
+apache_load() {
+	ab_load "$1" "$APACHE_CLIENTS" "http://127.0.0.1:$APACHE_PORT/page.html" \
+		-H 'Accept-Encoding: gzip'
 }
 
 # Requests in one run of VARIANT.
@@ -218,7 +285,7 @@ start_tracer() {
 	# The last run's "tracing pid N" (the same pid) must not pass for this
 	# one's: the background job truncates the file only some time after.
 	rm -f "$TMP/trace.out" "$TMP/trace.err"
-	"$TOOL" "${args[@]}" --format json -p "${TRACED[$1]}" >"$TMP/trace.out" 2>"$TMP/trace.err" &
+	"${VTOOL[$2]:-$TOOL}" "${args[@]}" --format json -p "${TRACED[$1]}" >"$TMP/trace.out" 2>"$TMP/trace.err" &
 	APID=$!
 	await_tracer tracing "$1"
 }
@@ -311,6 +378,7 @@ service_rounds() {
 label() {
 	case $1 in
 	untraced) echo untraced ;;
+	growth-before) echo "${ARGS[$1]} (BENCH_BEFORE)" ;;
 	full) echo "alloctrace -p PID" ;;
 	floor) echo "floor: empty entries" ;;
 	*) echo "${ARGS[$1]}" ;;
@@ -391,6 +459,7 @@ print_targets() {
 	target_row nginx sample 0.91 floor
 	target_row redis growth 0.95
 	target_row nginx growth 0.95
+	target_row apache growth 0.95
 }
 
 # --- main --------------------------------------------------------------------
@@ -412,6 +481,10 @@ print_header() {
 		"redis-benchmark -q -t set,get -c $REDIS_CLIENTS, $LOAD requests a run traced, $LOAD_FAST untraced, big-only, growth"
 	[[ -n ${NA[nginx]:-} ]] || echo "nginx: $(nginx -v 2>&1 | cut -d' ' -f3), one worker ($(allocator_of nginx))," \
 		"ab -c $AB_CLIENTS of a 28-byte page, $LOAD / $LOAD_FAST requests a run likewise"
+	[[ -n ${NA[apache]:-} ]] || echo "apache: $(apache2 -v | sed -n 's/^Server version: //p')," \
+		"event MPM, one child ($(allocator_of apache2)), ab -c $APACHE_CLIENTS of a" \
+		"${APACHE_PAGE_KIB} KiB page gzipped by mod_deflate, $LOAD / $LOAD_FAST requests a run likewise"
+	[[ -z ${BENCH_BEFORE:-} ]] || echo "growth-before: $BENCH_BEFORE"
 }
 
 setup() {
@@ -422,7 +495,13 @@ setup() {
 		NA[redis]="n/a (redis-server or redis-tools not installed)"
 	{ ensure_peer nginx nginx-light && ensure_peer ab apache2-utils; } ||
 		NA[nginx]="n/a (nginx-light or apache2-utils not installed)"
+	{ ensure_peer apache2 apache2 && ensure_peer ab apache2-utils; } ||
+		NA[apache]="n/a (apache2 or apache2-utils not installed)"
 	"$TOOL" --help 2>&1 | grep -q -- '--growth' || NA[growth]="n/a: not built"
+	if [[ -n ${BENCH_BEFORE:-} ]]; then
+		cp "$BENCH_BEFORE" "$TMP/alloctrace-before" || die "cannot copy $BENCH_BEFORE"
+		VTOOL[growth-before]=$TMP/alloctrace-before
+	fi
 	mkdir -p "$B"
 }
 

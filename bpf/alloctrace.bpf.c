@@ -578,11 +578,14 @@ static __always_inline void page_fault_record(void *ctx, const struct owner *o, 
 					      const struct user_regs *user, __u32 tid)
 {
 	struct big_alloc_event *ev;
+	__u64 weight;
 	__u32 zero = 0;
 
+	if (!fault_sampled(o, address, &weight) || !first_touch(address))
+		return;
 	ev = bpf_map_lookup_elem(&scratch, &zero);
 	if (ev)
-		page_record(o, address, capture_stack(ctx, user, &ev->stack, false), tid);
+		page_record(o, address, capture_stack(ctx, user, &ev->stack, false), tid, weight);
 }
 
 /* --growth: a user page fault, x86's exceptions:page_fault_user. */
@@ -593,7 +596,7 @@ int BPF_PROG(page_fault, unsigned long address, struct pt_regs *regs, unsigned l
 	struct user_regs user;
 	struct owner o;
 
-	if (!owner_of(pid_tgid, &o) || !first_touch(address, error_code & PF_PROT))
+	if (!owner_of(pid_tgid, &o) || (error_code & PF_PROT))
 		return 0;
 	user.ip = PT_REGS_IP_CORE(regs);
 	user.sp = PT_REGS_SP_CORE(regs);
@@ -617,8 +620,7 @@ int page_fault_event(struct bpf_perf_event_data *ctx)
 	struct owner o;
 
 	/* As the tracepoint: faults the kernel takes on user memory are not the program's. */
-	if (!USER_MODE(&ctx->regs) || !owner_of(pid_tgid, &o) ||
-	    !first_touch(address, page_present(address)))
+	if (!USER_MODE(&ctx->regs) || !owner_of(pid_tgid, &o) || page_present(address))
 		return 0;
 	user.ip = PT_REGS_IP(&ctx->regs);
 	user.sp = PT_REGS_SP(&ctx->regs);

@@ -1025,7 +1025,12 @@
 			(U.mode ? ', resident growth' : '');
 		document.getElementById('title-target').textContent =
 			'\u2014 ' + (report.comm || '?') + ' (pid ' + report.pid + ')';
-		document.getElementById('title-mode').textContent = U.mode || '';
+		/* Past the fault budget one fault in P was recorded, as P pages. */
+		const sampledOut = report.growth && report.counters ?
+			report.counters.pages_sampled_out || 0 : 0;
+		document.getElementById('title-mode').textContent = (U.mode || '') +
+			(sampledOut ? '; sampled estimates (' + sampledOut.toLocaleString('en-US') +
+				' faults sampled out)' : '');
 		document.getElementById('title-mode').hidden = !U.mode;
 		document.getElementById('timeline-title').textContent = U.timeline;
 		document.getElementById('timeline-note').textContent = U.timelineNote;

@@ -99,7 +99,8 @@ static void assert_renders(struct metrics *m, const struct report *r, const char
 	COUNTER("unwind_misses", "0")                                                              \
 	COUNTER("stacks_recalled", "9")                                                            \
 	COUNTER("unwind_full", "0")                                                                \
-	COUNTER("unopened", "0")
+	COUNTER("unopened", "0")                                                                   \
+	COUNTER("pages_sampled_out", "0")
 // clang-format on
 
 #define STACK(name, id, fn, mod, v)                                                                \

@@ -232,10 +232,23 @@ static void test_many(void **state)
 static void test_counter_names(void **state __attribute__((unused)))
 {
 	static const char *const names[CNT_MAX] = {
-	    "allocs",	     "frees",		"untracked_frees", "lost_allocs",
-	    "lost_stats",    "lost_inflight",	"lost_stacks",	   "stack_errors",
-	    "lost_events",   "lost_cap",	"lost_procs",	   "stacks_cut",
-	    "unwind_misses", "stacks_recalled", "unwind_full",	   "unopened",
+	    "allocs",
+	    "frees",
+	    "untracked_frees",
+	    "lost_allocs",
+	    "lost_stats",
+	    "lost_inflight",
+	    "lost_stacks",
+	    "stack_errors",
+	    "lost_events",
+	    "lost_cap",
+	    "lost_procs",
+	    "stacks_cut",
+	    "unwind_misses",
+	    "stacks_recalled",
+	    "unwind_full",
+	    "unopened",
+	    "pages_sampled_out",
 	};
 	int c;
 

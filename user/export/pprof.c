@@ -113,6 +113,10 @@ static const char *const growth_types[NR_HEAP_VALUES][2] = {
 #define GROWTH_COMMENT                                                                             \
 	"resident growth, not allocations: pages still resident, by the stack that first "         \
 	"touched each (page faults)"
+/* Past the fault budget (bpf/faults.bpf.h) a recorded page stands for several. */
+#define GROWTH_SAMPLED_COMMENT                                                                     \
+	GROWTH_COMMENT "; sampled estimates: past the fault budget one fault in P (a power of "    \
+		       "two) is recorded, as P pages"
 
 /* The pseudo-function of the allocations whose stack was lost. */
 #define UNKNOWN_STACK "[stack unknown]"
@@ -539,7 +543,10 @@ static int pprof__encode(const struct pprof *p, const struct report *r, struct p
 								     : "stacks_complete: true");
 	}
 	if (r->growth)
-		b.comments[2] = builder__string(&b, GROWTH_COMMENT);
+		b.comments[2] =
+		    builder__string(&b, r->totals && r->totals->counters[CNT_PAGES_SAMPLED_OUT]
+					    ? GROWTH_SAMPLED_COMMENT
+					    : GROWTH_COMMENT);
 	builder__encode(&b, r, p->start, out);
 	/* The buffers gathered apart passed their failures on to @out. */
 	err = b.err ? b.err : out->err;

@@ -129,7 +129,9 @@ static void text_warning(FILE *f, const struct profile_totals *t)
 
 /*
  * ": SIZE outstanding in N blocks; N allocs, N frees, N untracked frees[; stacks incomplete]",
- * or with --growth ": SIZE resident in N pages; N first touches[; ...]". With
+ * or with --growth ": SIZE resident in N pages; N first touches[; ...]"
+ * ("about SIZE ... recorded; sampled estimate, N faults sampled out" once
+ * the fault rate passed the budget: a page then stands for several). With
  * --sample the outstanding numbers and allocs are estimates, and the frees
  * are those of sampled blocks only, a count that would read as a leak
  * beside the allocs' estimate if it were not said.
@@ -144,10 +146,14 @@ static void text_totals(FILE *f, const struct profile_totals *t, const struct re
 			plural(t->outstanding_allocs), text_count(t->allocs).s, plural(t->allocs),
 			text_count(t->frees).s, plural(t->frees));
 	} else if (r->growth) {
-		fprintf(f, ": %s resident in %s page%s; %s first touch%s",
+		fprintf(f, ": %s%s resident in %s page%s; %s first touch%s",
+			t->counters[CNT_PAGES_SAMPLED_OUT] ? "about " : "",
 			text_size(t->outstanding_bytes).s, text_count(t->outstanding_allocs).s,
 			plural(t->outstanding_allocs), text_count(t->allocs).s,
 			t->allocs == 1 ? "" : "es");
+		if (t->counters[CNT_PAGES_SAMPLED_OUT])
+			fprintf(f, " recorded; sampled estimate, %s faults sampled out",
+				text_count(t->counters[CNT_PAGES_SAMPLED_OUT]).s);
 	} else {
 		fprintf(f, ": %s outstanding in %s block%s; ", text_size(t->outstanding_bytes).s,
 			text_count(t->outstanding_allocs).s, plural(t->outstanding_allocs));
