@@ -137,7 +137,7 @@ static struct unwind_row frame_row(const struct cfi_arch *arch, Dwarf_Frame *f, 
 	struct unwind_row row = {.kind = UNWIND_NONE}, none = row;
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
-	int64_t off, ra;
+	int64_t off = 0, ra; /* the frame pointer's place: 0, not saved */
 	bool end;
 
 	if (signal) {
@@ -157,7 +157,7 @@ static struct unwind_row frame_row(const struct cfi_arch *arch, Dwarf_Frame *f, 
 		return none;
 	/* The CFA first: a return address far below it is placed from sp. */
 	cfa_rule(arch, f, &row);
-	if (row.kind == UNWIND_NONE || !ra_place(arch, ra, nops ? off : 0, &row))
+	if (row.kind == UNWIND_NONE || !ra_place(arch, ra, off, &row))
 		return none;
 	return row;
 }
