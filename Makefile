@@ -213,10 +213,12 @@ check: tests fuzz-build unit-asan tool-asan
 
 # The suite in a QEMU guest on one of Debian's kernels (KERNEL=6.1 or 6.12),
 # with what check builds; ARCH=arm64 boots Debian's arm64 kernel on an
-# arm64 userland (scripts/vmtest/arch-arm64.sh).
+# arm64 userland (scripts/vmtest/arch-arm64.sh). T='test_leaks test_growth':
+# only those integration scripts.
 KERNEL ?= 6.1
 vmtest: tests fuzz-build unit-asan tool-asan
-	VMTEST_ARCH=$(ARCH) SYSROOT=$(SYSROOT) ./scripts/vmtest.sh run $(KERNEL)
+	VMTEST_ARCH=$(ARCH) SYSROOT=$(SYSROOT) ./scripts/vmtest.sh run $(KERNEL) \
+		$(patsubst %,tests/integration/%.sh,$(T:.sh=))
 
 demo: $(TOOL) $(BUILD)/workloads/leaky
 	./scripts/demo.sh

@@ -23,8 +23,6 @@ FUZZ_INC := -D_GNU_SOURCE -std=gnu11 -Iinclude -Iuser -I$(FUZZ_B)
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	       -fno-omit-frame-pointer $(FUZZ_INC)
 FUZZ_NAMES := procmaps options elf cfi x86_insn debugfile webconfig
-FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
-FUZZ_SEEDS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/corpus/%/.stamp)
 
 # The user/ sources each target links: only what the parser needs.
 FUZZ_SRCS_procmaps := proc/procmaps.c
@@ -42,13 +40,27 @@ FUZZ_SRCS_debugfile := symbolize/debugfile.c symbolize/strtab.c lib/hashmap.c sy
 		       symbolize/debuginfod.c lib/safeopen.c lib/log.c lib/util.c
 FUZZ_LIBS_debugfile := -lelf -ldw -llzma -lz -lstdc++
 
+# A cross build's sanitizer builds use its gcc (Debian's cross gcc comes
+# with the target's libasan and libubsan); clang's libFuzzer runtime is
+# the build host's only, so a cross build has no fuzzers: the build host's
+# own build fuzzes the same parsers.
+ifneq ($(ARCH),$(HOST_ARCH))
+FUZZ_NAMES :=
+ASAN_CC := $(CC)
+else
+ASAN_CC := $(FUZZ_CC)
+endif
+
+FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
+FUZZ_SEEDS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/corpus/%/.stamp)
 ASAN_OUT := $(FUZZ_B)/asan
 ASAN_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	       -fno-omit-frame-pointer $(FUZZ_INC)
 ASAN_LDLIBS := -lcmocka $(CORE_LDLIBS)
 ASAN_OBJS := $(CORE_SRCS:user/%.c=$(ASAN_OUT)/obj/%.o)
 ASAN_LOADER_OBJS := $(LOADER_SRCS:user/%.c=$(ASAN_OUT)/obj/%.o)
-ASAN_TESTS := $(patsubst tests/unit/%.c,$(ASAN_OUT)/%,$(wildcard tests/unit/test_*.c))
+# The unit tests `make tests` builds for this ARCH, each with its ASan twin.
+ASAN_TESTS := $(UNIT_TESTS:$(BUILD)/tests/%=$(ASAN_OUT)/%)
 
 # Included before the first rule or after it, this must not change the
 # default goal.
@@ -130,7 +142,7 @@ unit-asan: $(ASAN_OBJS) $(ASAN_TESTS)
 
 $(ASAN_OUT)/obj/%.o: user/%.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
+	$(ASAN_CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
 
 $(ASAN_OUT)/obj/export/html.o: $(FUZZ_B)/html_assets.h
 $(ASAN_OUT)/obj/bpf/tracer.o $(ASAN_OUT)/obj/bpf/maps.o $(ASAN_OUT)/obj/bpf/linkwatch.o \
@@ -140,18 +152,18 @@ $(ASAN_OUT)/obj/bpf/tracer.o $(ASAN_OUT)/obj/bpf/maps.o $(ASAN_OUT)/obj/bpf/link
 tool-asan: $(ASAN_OUT)/alloctrace
 
 $(ASAN_OUT)/alloctrace: $(ASAN_OBJS) $(ASAN_LOADER_OBJS)
-	$(FUZZ_CC) $(ASAN_CFLAGS) $^ -o $@ $(LDLIBS)
+	$(ASAN_CC) $(ASAN_CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(ASAN_OUT)/test_cfi: $(ASAN_OUT)/cfi_fixture.so $(ASAN_OUT)/cfi_arm64.so
 
 # The BPF walker replayed on recorded cases, built as the Makefile builds it.
 $(ASAN_OUT)/unwind_case.o: tests/unit/unwind_case.c | $(ASAN_OUT)/obj
-	$(FUZZ_CC) $(ASAN_CFLAGS) -DUNWIND_REPLAY -D__TARGET_ARCH_x86 -Ibpf -Itests/unit -MMD -MP \
+	$(ASAN_CC) $(ASAN_CFLAGS) -DUNWIND_REPLAY -D__TARGET_ARCH_x86 -Ibpf -Itests/unit -MMD -MP \
 		-c $< -o $@
 
 $(ASAN_OUT)/test_unwind_replay: $(ASAN_OUT)/unwind_case.o
 
 $(ASAN_OUT)/test_%: tests/unit/test_%.c $(ASAN_OBJS) | $(ASAN_OUT)/obj
-	$(FUZZ_CC) $(ASAN_CFLAGS) -MMD -MP $(filter %.c %.o,$^) -o $@ $(ASAN_LDLIBS)
+	$(ASAN_CC) $(ASAN_CFLAGS) -MMD -MP $(filter %.c %.o,$^) -o $@ $(ASAN_LDLIBS)
 
 .DEFAULT_GOAL := $(FUZZ_SAVED_GOAL)

@@ -22,7 +22,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-VMTEST_ARCH=${VMTEST_ARCH:-$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')}
+HOST_ARCH=$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VMTEST_ARCH=${VMTEST_ARCH:-$HOST_ARCH}
 [[ -f $ROOT/scripts/vmtest/arch-$VMTEST_ARCH.sh ]] || {
 	echo "vmtest: no guest for VMTEST_ARCH=$VMTEST_ARCH (x86 or arm64)" >&2
 	exit 1
@@ -207,6 +208,10 @@ run() {
 	# The scripts that also draw their HTML page check its numbers from the
 	# same run's JSON on every kernel; Chromium's drawing is left to the host.
 	echo "TEST_PAGES_ON_HOST=1" >>"$out/env"
+	# A guest of another architecture than the host's runs a cross build,
+	# which has no fuzzers (fuzz/fuzz.mk): test_hardening.sh says so.
+	[[ $VMTEST_ARCH == "$HOST_ARCH" ]] ||
+		echo "TEST_FUZZ_ON_HOST=1" >>"$out/env"
 	# Scripts at once (tests/run.sh): by default as many as the guest's CPUs.
 	echo "TEST_JOBS=${VMTEST_JOBS:-}" >>"$out/env"
 	# What the guest's kernel decides of a SIGKILLed leak check (ptrace's
