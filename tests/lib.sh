@@ -485,6 +485,15 @@ console_errors() {
 	grep -E 'Uncaught|:CONSOLE[:(]' "$TMP/$1.log" | head -n 5
 }
 
+# by_arch X86_64 ARM64: the argument of this machine's architecture, for
+# what its instructions decide (probe placement, which probes are stepped).
+by_arch() {
+	case $(uname -m) in
+	aarch64) echo "$2" ;;
+	*) echo "$1" ;;
+	esac
+}
+
 # expect_page_drawn NAME PAGE: Chromium draws the HTML file PAGE without a
 # script error; DOM is what it made of it. Non-zero without Chromium, and
 # in make vmtest's guest (TEST_PAGES_ON_HOST), where the drawing, which

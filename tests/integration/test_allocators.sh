@@ -53,32 +53,40 @@ expect_one_stack() {
 	expect_eq "$2: only the last resize's stack" 1 "$(fn_stacks "$1" "$2")"
 }
 
-# expect_placement NAME FUNC WHERE: the -v run NAME put FUNC's entry probe
-# at WHERE, e.g. "free+3 (je at +3, emulated; past test; args in rdi)": the
-# offset from the function's start that user/probe/placement.c picks from
-# its instructions, why, and the registers the entry program reads the
-# arguments from there. FUNC's return probe, unless it is free or munmap
-# (which have none), shares the offset. Probes moved there must still
-# count exactly.
+# expect_placement NAME FUNC X86_64 ARM64: the -v run NAME put FUNC's entry
+# probe where this architecture's argument says, e.g. "free+3 (je at +3,
+# emulated; past test; args in rdi)": the offset from the function's start
+# that user/probe/placement.c picks from its instructions, why, and the
+# registers the entry program reads the arguments from there (Debian 12's
+# builds of each allocator, for each architecture). FUNC's return probe,
+# unless it is free or munmap (which have none), shares the offset. Probes
+# moved there must still count exactly.
 expect_placement() {
-	local line ret
+	local line ret where
+	where=$(by_arch "$3" "$4")
 	line=$(grep -m1 -F "uprobe $2 at " "$TMP/$1.err")
-	expect_eq "$1: where $2 is probed" "$3" "${line#*, }"
+	expect_eq "$1: where $2 is probed" "$where" "${line#*, }"
 	ret=$(grep -m1 -F "uretprobe $2 at " "$TMP/$1.err")
 	case $2 in
 	free | munmap) expect_eq "$1: $2 has no return probe" "" "$ret" ;;
-	*) expect_eq "$1: where $2's return probe is" "${3%% *}" "${ret#*, }" ;;
+	*) expect_eq "$1: where $2's return probe is" "${where%% *}" "${ret#*, }" ;;
 	esac
 }
 
-# expect_stepped NAME FUNCS: run NAME said in its one warning line that
-# the probes of FUNCS ("a, b") sit on instructions the kernel
-# single-steps; "" when it said nothing of the kind.
+# expect_stepped NAME X86_64 ARM64: run NAME said in its one warning line
+# that the probes of the functions this architecture's argument names
+# ("a, b") sit on instructions the kernel single-steps; "" when it said
+# nothing of the kind.
 expect_stepped() {
-	expect_eq "$1: single-stepped probes" "$2" \
-		"$(sed -n 's/.* on instructions the kernel single-steps (\(.*\)): about .*/\1/p' \
+	expect_eq "$1: single-stepped probes" "$(by_arch "$2" "$3")" \
+		"$(sed -n 's/.* on instructions the kernel single-steps (\(.*\)): .*/\1/p' \
 			"$TMP/$1.err" | paste -sd ';')"
 }
+
+# jemalloc's functions that open with their frame record's stp on arm64.
+JEMALLOC_STEPPED_ARM64="calloc, posix_memalign, memalign, aligned_alloc, valloc, mallocx, dallocx,\
+ operator new(align), operator new(align, nothrow), operator new[](align),\
+ operator new[](align, nothrow)"
 
 # expect_clean NAME REPORT: the report's own consistency, for runs whose
 # process holds more than the workload's functions account for.
@@ -96,14 +104,21 @@ jemalloc() {
 	expect_allocator jemalloc "$JEMALLOC"
 	# Past the single-stepped cmp, mov and their kin to the first emulated
 	# instruction; free keeps only rdi, and never moves the stack pointer.
-	expect_placement jemalloc malloc "malloc+7 (ja at +7, emulated; past cmp; args in rdi)"
+	# On arm64 the functions that open with their frame record's stp stay
+	# stepped: it moves the stack pointer.
+	expect_placement jemalloc malloc "malloc+7 (ja at +7, emulated; past cmp; args in rdi)" \
+		"malloc+4 (b.hi at +4, simulated; past subs; args in x0)"
 	expect_placement jemalloc free \
-		"free+48 (jne at +48, emulated; past mov, mov, mov, shr, and, and, add, add, cmp; args in rdi)"
+		"free+48 (jne at +48, emulated; past mov, mov, mov, shr, and, and, add, add, cmp; args in rdi)" \
+		"free+0 (adrp at +0, simulated; args in x0)"
 	expect_placement jemalloc sdallocx \
-		"sdallocx+10 (ja at +10, emulated; past mov, cmp; args in rdi, rsi, rdx)"
-	expect_placement jemalloc rallocx "rallocx+2 (jmp at +2, emulated; past xor; args in rdi, rsi, rdx)"
-	expect_placement jemalloc posix_memalign "posix_memalign+0 (push at +0, emulated; args in rdi, rsi, rdx)"
-	expect_stepped jemalloc ""
+		"sdallocx+10 (ja at +10, emulated; past mov, cmp; args in rdi, rsi, rdx)" \
+		"sdallocx+8 (b.ne at +8, simulated; past subs, ccmp; args in x0, x1, x2)"
+	expect_placement jemalloc rallocx "rallocx+2 (jmp at +2, emulated; past xor; args in rdi, rsi, rdx)" \
+		"rallocx+4 (b at +4, simulated; past movz; args in x0, x1, x2)"
+	expect_placement jemalloc posix_memalign "posix_memalign+0 (push at +0, emulated; args in rdi, rsi, rdx)" \
+		"posix_memalign+0 (single-stepped: stp at +0 moves the stack pointer)"
+	expect_stepped jemalloc "" "$JEMALLOC_STEPPED_ARM64"
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" leak_malloc                 2400     50     50
 	expect_leak "$R" leak_calloc                 3072     6      6
@@ -150,15 +165,21 @@ test_preload_control() {
 	need_file libc6 "$LIBC" || return
 	run preload_none -- "$WL/alloc_jemalloc_preload" || return
 	expect_allocator preload_none "$LIBC"
-	expect_placement preload_none free "free+3 (je at +3, emulated; past test; args in rdi)"
-	expect_placement preload_none malloc "malloc+0 (push at +0, emulated; args in rdi)"
+	expect_placement preload_none free "free+3 (je at +3, emulated; past test; args in rdi)" \
+		"free+0 (cbz at +0, simulated; args in x0)"
+	expect_placement preload_none malloc "malloc+0 (push at +0, emulated; args in rdi)" \
+		"malloc+0 (single-stepped: stp at +0 moves the stack pointer)"
 	# Past a rip-relative cmpb, which the kernel would single-step.
 	expect_placement preload_none posix_memalign \
-		"posix_memalign+7 (push at +7, emulated; past cmp; args in rdi, rsi, rdx)"
+		"posix_memalign+7 (push at +7, emulated; past cmp; args in rdi, rsi, rdx)" \
+		"posix_memalign+0 (single-stepped: stp at +0 moves the stack pointer)"
 	# aligned_alloc is memalign (one address, one probe).
-	expect_placement preload_none memalign "memalign+7 (je at +7, emulated; past cmp; args in rdi, rsi)"
-	# Its mul overwrites the size before any emulated instruction.
-	expect_stepped preload_none reallocarray
+	expect_placement preload_none memalign "memalign+7 (je at +7, emulated; past cmp; args in rdi, rsi)" \
+		"memalign+0 (single-stepped: stp at +0 moves the stack pointer)"
+	# Its mul overwrites the size before any emulated instruction; on arm64
+	# every allocating function opens with its frame record's stp.
+	expect_stepped preload_none reallocarray \
+		"malloc, calloc, realloc, reallocarray, posix_memalign, memalign, valloc, pvalloc"
 	expect_preload_leaks "$R"
 	expect_totals preload_none "$R" 28936 44 10047 10003
 }
@@ -217,8 +238,9 @@ test_preload_attach() {
 	expect_tool_ok preload_p || return
 	R=$(final_report "$TMP/preload_p.out")
 	expect_allocator preload_p "$JEMALLOC"
-	expect_placement preload_p malloc "malloc+7 (ja at +7, emulated; past cmp; args in rdi)"
-	expect_stepped preload_p ""
+	expect_placement preload_p malloc "malloc+7 (ja at +7, emulated; past cmp; args in rdi)" \
+		"malloc+4 (b.hi at +4, simulated; past subs; args in x0)"
+	expect_stepped preload_p "" "$JEMALLOC_STEPPED_ARM64"
 	expect_preload_leaks "$R"
 	expect_totals preload_p "$R" 28936 44 10047 10003
 }
@@ -244,10 +266,13 @@ tcmalloc() {
 	run tcmalloc -- "$WL/alloc_tcmalloc" || return
 	expect_allocator tcmalloc "$TCMALLOC"
 	# free is also operator delete(void *) here: one probe, past two loads.
-	expect_placement tcmalloc free "free+10 (jne at +10, emulated; past mov, test; args in rdi)"
-	expect_placement tcmalloc malloc "malloc+10 (jne at +10, emulated; past mov, test; args in rdi)"
-	expect_placement tcmalloc calloc "calloc+0 (push at +0, emulated; args in rdi, rsi)"
-	expect_stepped tcmalloc ""
+	expect_placement tcmalloc free "free+10 (jne at +10, emulated; past mov, test; args in rdi)" \
+		"free+0 (adrp at +0, simulated; args in x0)"
+	expect_placement tcmalloc malloc "malloc+10 (jne at +10, emulated; past mov, test; args in rdi)" \
+		"malloc+0 (adrp at +0, simulated; args in x0)"
+	expect_placement tcmalloc calloc "calloc+0 (push at +0, emulated; args in rdi, rsi)" \
+		"calloc+0 (single-stepped: stp at +0 moves the stack pointer)"
+	expect_stepped tcmalloc "" "calloc, realloc, valloc, pvalloc"
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" leak_malloc                 2000     25     25
 	expect_leak "$R" leak_calloc                 1000     5      5
@@ -275,14 +300,19 @@ mimalloc() {
 	need_file libmimalloc2.0 "$MIMALLOC" || return
 	run mimalloc -- "$WL/alloc_mimalloc" || return
 	expect_allocator mimalloc "$MIMALLOC"
-	expect_placement mimalloc free "free+6 (je at +6, emulated; past mov, test; args in rdi)"
+	expect_placement mimalloc free "free+6 (je at +6, emulated; past mov, test; args in rdi)" \
+		"free+4 (cbz at +4, simulated; past mov; args in x0)"
 	# malloc copies the size to rsi and reuses rdi; calloc keeps nmemb in rax.
-	expect_placement mimalloc malloc "malloc+21 (ja at +21, emulated; past mov, mov, mov, cmp; args in rsi)"
-	expect_placement mimalloc calloc "calloc+18 (je at +18, emulated; past mov, mov, mov, cmp; args in rax, rsi)"
+	expect_placement mimalloc malloc "malloc+21 (ja at +21, emulated; past mov, mov, mov, cmp; args in rsi)" \
+		"malloc+0 (adrp at +0, simulated; args in x0)"
+	expect_placement mimalloc calloc "calloc+18 (je at +18, emulated; past mov, mov, mov, cmp; args in rax, rsi)" \
+		"calloc+0 (adrp at +0, simulated; args in x0, x1)"
 	expect_placement mimalloc realloc \
-		"realloc+20 (jmp at +20, emulated; past mov, mov, mov, mov, mov; args in rsi, rdx)"
-	expect_placement mimalloc posix_memalign "posix_memalign+0 (jmp at +0, emulated; args in rdi, rsi, rdx)"
-	expect_stepped mimalloc ""
+		"realloc+20 (jmp at +20, emulated; past mov, mov, mov, mov, mov; args in rsi, rdx)" \
+		"realloc+0 (adrp at +0, simulated; args in x0, x1)"
+	expect_placement mimalloc posix_memalign "posix_memalign+0 (jmp at +0, emulated; args in rdi, rsi, rdx)" \
+		"posix_memalign+0 (b at +0, simulated; args in x0, x1, x2)"
+	expect_stepped mimalloc "" "operator new, operator new(align)"
 	#                       function             bytes  blocks allocs
 	expect_leak "$R" leak_malloc                 2560   40     40
 	expect_leak "$R" leak_calloc                 6000   3      3
@@ -304,8 +334,9 @@ mimalloc() {
 expect_musl() {
 	run "$1" -- "$WL/$1" || return
 	expect_allocator "$1" "$2"
-	expect_placement "$1" free "free+0 (jmp at +0, emulated; args in rdi)"
-	expect_stepped "$1" ""
+	expect_placement "$1" free "free+0 (jmp at +0, emulated; args in rdi)" \
+		"free+0 (b at +0, simulated; args in x0)"
+	expect_stepped "$1" "" "calloc, aligned_alloc"
 	#                       function             bytes  blocks allocs
 	expect_leak "$R" leak_malloc                 2400   60     60
 	expect_leak "$R" leak_calloc                 3000   5      5
@@ -398,11 +429,15 @@ mremap 2097152 mremap_grow'
 mmap() {
 	run mmap --mmap --big 64K -- "$WL/alloc_mmap" || return
 	# glibc's munmap makes its system call first.
-	expect_placement mmap munmap "munmap+0 (single-stepped: unknown instruction at +5)"
+	expect_placement mmap munmap "munmap+0 (single-stepped: unknown instruction at +5)" \
+		"munmap+0 (single-stepped: unknown instruction at +8)"
 	# mremap moves the stack pointer first, and it has a return probe.
-	expect_placement mmap mremap "mremap+0 (single-stepped: sub at +0 moves the stack pointer)"
-	expect_placement mmap mmap "mmap+10 (jne at +10, emulated; past mov, test; args in rdi, rsi, rdx, rcx, r8, r9)"
-	expect_stepped mmap "reallocarray, munmap, mremap"
+	expect_placement mmap mremap "mremap+0 (single-stepped: sub at +0 moves the stack pointer)" \
+		"mremap+0 (single-stepped: sub at +0 moves the stack pointer)"
+	expect_placement mmap mmap "mmap+10 (jne at +10, emulated; past mov, test; args in rdi, rsi, rdx, rcx, r8, r9)" \
+		"mmap+4 (b.ne at +4, simulated; past ands; args in x0, x1, x2, x3, x4, x5)"
+	expect_stepped mmap "reallocarray, munmap, mremap" \
+		"malloc, calloc, realloc, reallocarray, posix_memalign, memalign, valloc, pvalloc, munmap, mremap"
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" mmap_leak                   3145728  3      3
 	expect_leak "$R" mremap_grow                 2097152  1      1
