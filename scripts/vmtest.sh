@@ -44,8 +44,11 @@ GUEST_MODULES="virtio_pci 9pnet_virtio 9p overlay"
 # under TCG on a loaded host Chromium did not draw it within 240 s;
 # test_errors_cli.sh is the error table's command line and export files,
 # refused before anything is traced (test_errors.sh, the cases that reach
-# the kernel, runs here).
+# the kernel, runs here). test_hardening.sh (the unit tests under ASan,
+# the fuzzers: no kernel in either) is the host's too when the guest runs
+# the host's own build; a guest of another architecture runs its build's.
 HOST_ONLY="test_speedscope.sh test_errors_cli.sh"
+[[ $VMTEST_ARCH != "$HOST_ARCH" ]] || HOST_ONLY+=" test_hardening.sh"
 # tests/run.sh's last line.
 COUNT='^[0-9]* passed, [0-9]* failed'
 
