@@ -184,13 +184,24 @@ $(BUILD)/workloads/ctordlopen: $(BUILD)/workloads/libctorleak.so
 
 # The BPF stack walker (bpf/cfi.bpf.h, bpf/memo.bpf.h) built for user space
 # over recorded cases (tests/unit/unwind_cases/README.md): replayed by
-# test_unwind_replay, recorded by unwind_record. x86-64's walker on any host.
+# test_unwind_replay, recorded by unwind_record. Every architecture's
+# walker on any host, picked by the case's "arch" line; each object keeps
+# only its walk function global (both define the BPF object's maps).
+REPLAY_ARCHES := x86 arm64
+REPLAY_OBJS := $(BUILD)/tests/unwind_case.o $(REPLAY_ARCHES:%=$(BUILD)/tests/unwind_walk_%.o)
+OBJCOPY ?= $(CROSS_COMPILE)objcopy
+
 $(BUILD)/tests/unwind_case.o: tests/unit/unwind_case.c | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) -DUNWIND_REPLAY -D__TARGET_ARCH_x86 -Ibpf -Itests/unit $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/tests/test_unwind_replay: $(BUILD)/tests/unwind_case.o
+$(BUILD)/tests/unwind_walk_%.o: tests/unit/unwind_walk.c | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) -DUNWIND_REPLAY -D__TARGET_ARCH_$* -DCASE_WALK=unwind_case__walk_$* \
+		-Ibpf -Itests/unit $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(OBJCOPY) --keep-global-symbol=unwind_case__walk_$* $@
 
-$(BUILD)/tests/unwind_record: tests/drivers/unwind_record.c $(BUILD)/tests/unwind_case.o \
+$(BUILD)/tests/test_unwind_replay: $(REPLAY_OBJS)
+
+$(BUILD)/tests/unwind_record: tests/drivers/unwind_record.c $(REPLAY_OBJS) \
 		$(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ $(CORE_LDLIBS)
 

@@ -6,6 +6,11 @@ import time
 import gdb
 
 MAX_FRAMES = 127  # MAX_STACK_DEPTH
+# gdb's architecture: the case's "arch" and the registers of its "regs" line.
+ARCHES = {
+    "i386:x86-64": ("x86_64", ("rip", "rsp", "rbp")),
+    "aarch64": ("arm64", ("pc", "sp", "x29", "x30")),
+}
 
 
 def stop_at(locations, ignore):
@@ -38,7 +43,8 @@ def frames():
 def main():
     stop_at(os.environ["STOPS"].split(","), int(os.environ["IGNORE"]))
     f = gdb.newest_frame()
-    regs = [int(f.read_register(r)) & (2**64 - 1) for r in ("rip", "rsp", "rbp")]
+    arch, names = ARCHES[f.architecture().name()]
+    regs = [int(f.read_register(r)) & (2**64 - 1) for r in names]
     found = frames()
     until = os.environ["UNTIL"]
     expect = found
@@ -59,7 +65,7 @@ def main():
     lines += ["frame %#x %s\n" % (pc, where(pc)) for pc, _, _ in expect]
     pid = gdb.selected_inferior().pid
     with open(os.environ["OUT"], "w") as out:
-        run = subprocess.run([os.environ["RECORDER"], str(pid)] + ["%#x" % r for r in regs],
+        run = subprocess.run([os.environ["RECORDER"], arch, str(pid)] + ["%#x" % r for r in regs],
                              input="".join(lines), stdout=out, text=True)
     if run.returncode:
         os.unlink(os.environ["OUT"])

@@ -9,7 +9,9 @@
  * lines; "#" lines are kept as notes). Fails, writing nothing, when the
  * walk finds other frames. scripts/record_unwind_case.sh stops the
  * process in gdb and gives this the registers and gdb's frames. Usage:
- * unwind_record [--depth N] PID IP SP BP
+ * unwind_record [--depth N] ARCH PID REG...: ARCH as a case's "arch" line,
+ * its registers in the order of the "regs" line (x86_64: ip sp bp; arm64:
+ * pc sp x29 x30), in hex.
  */
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -192,9 +194,26 @@ static int record(struct unwind_case *c, pid_t pid)
 	return unwind_case__save(c, stdout);
 }
 
+/* The registers of @arch's "regs" line, from @argv: true if there are as many. */
+static bool parse_regs(const struct case_arch *arch, int argc, char **argv, struct case_regs *r)
+{
+	unsigned long long v[4] = {0};
+	int n = 0;
+
+	while (n < 4 && arch->regs[n])
+		n++;
+	if (argc != n)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (sscanf(argv[i], "%llx", &v[i]) != 1)
+			return false;
+	*r = (struct case_regs){.ip = v[0], .sp = v[1], .bp = v[2], .lr = v[3]};
+	return true;
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long long ip, sp, bp;
+	const struct case_arch *arch = NULL;
 	struct unwind_case c;
 	int depth = MAX_STACK_DEPTH, err;
 
@@ -203,18 +222,19 @@ int main(int argc, char **argv)
 		argv += 2;
 		argc -= 2;
 	}
-	if (argc != 5 || depth < 1 || depth > MAX_STACK_DEPTH ||
-	    sscanf(argv[2], "%llx", &ip) != 1 || sscanf(argv[3], "%llx", &sp) != 1 ||
-	    sscanf(argv[4], "%llx", &bp) != 1) {
-		fprintf(stderr, "usage: unwind_record [--depth 1-%d] PID IP SP BP < frames\n",
+	unwind_case__init(&c);
+	if (argc > 2)
+		arch = case_arch__find(argv[1]);
+	if (!arch || depth < 1 || depth > MAX_STACK_DEPTH ||
+	    !parse_regs(arch, argc - 3, argv + 3, &c.regs)) {
+		fprintf(stderr, "usage: unwind_record [--depth 1-%d] x86_64|arm64 PID REG... < frames\n",
 			MAX_STACK_DEPTH);
 		return 2;
 	}
 	elf_version(EV_CURRENT);
-	unwind_case__init(&c);
-	c.regs = (struct case_regs){.ip = ip, .sp = sp, .bp = bp};
+	c.arch = arch;
 	c.depth = (__u32)depth;
-	err = record(&c, atoi(argv[1]));
+	err = record(&c, atoi(argv[2]));
 	unwind_case__release(&c);
 	return err ? 1 : 0;
 }

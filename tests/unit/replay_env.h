@@ -2,10 +2,10 @@
 /*
  * What bpf/cfi.bpf.h and bpf/memo.bpf.h take from the kernel and from the
  * rest of the BPF object, given in user space over a recorded case
- * (unwind_case.c), so that the walker's own source compiles with the host
+ * (unwind_walk.c), so that the walker's own source compiles with the host
  * compiler (-DUNWIND_REPLAY). Map definitions keep libbpf's shape (a map
  * is a struct of pointer members), so they compile as they are; the
- * helpers are functions of unwind_case.c, which answer from the case.
+ * helpers are functions of unwind_walk.c, which answer from the case.
  */
 #ifndef ALLOCTRACE_REPLAY_ENV_H
 #define ALLOCTRACE_REPLAY_ENV_H

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The BPF stack walker (bpf/cfi.bpf.h, bpf/memo.bpf.h, the same source,
- * compiled for user space by unwind_case.c) replayed on stops of real
- * programs recorded in tests/unit/unwind_cases/: each walk must find
- * exactly the frames gdb found there, with the flags and the memo's
+ * compiled for user space by unwind_walk.c once per architecture)
+ * replayed on stops of real programs recorded in tests/unit/unwind_cases/,
+ * x86-64's and arm64's, each by its architecture's walker: each walk must
+ * find exactly the frames gdb found there, with the flags and the memo's
  * answer recorded with them.
  */
 #include <stdarg.h>
@@ -78,6 +79,16 @@ int main(void)
 	    CASE("static_qsort"),
 	    /* A handler's allocation: the walk stops, cut, at __restore_rt (issue 23, item 4). */
 	    CASE("signal_handler"),
+	    /* arm64's, by arm64's walker: x30 at the first frame, frame records {x29, x30} saved.
+	     */
+	    CASE("glibc_qsort_arm64"),
+	    CASE("libstdcxx_new_arm64"),
+	    CASE("static_qsort_arm64"),
+	    /* Through the vDSO's __kernel_rt_sigreturn, known by its code (no CFI there). */
+	    CASE("signal_handler_arm64"),
+	    /* -mbranch-protection=pac-ret: two saved return addresses signed, stripped by the walk.
+	     */
+	    CASE("pacret_qsort_arm64"),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

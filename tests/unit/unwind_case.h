@@ -31,16 +31,31 @@ struct case_memory {
 };
 
 /*
- * The registers a walk starts from. x86-64 only: an arm64 case (issue 24)
- * adds its own, read from its own "regs" line, beside these.
+ * The registers a walk starts from (struct user_regs): x86-64's rip, rsp,
+ * rbp; arm64's pc, sp, x29 and x30, the link register (lr, 0 on x86-64).
  */
 struct case_regs {
 	__u64 ip;
 	__u64 sp;
 	__u64 bp;
+	__u64 lr;
 };
 
+struct unwind_case;
+struct case_walk;
+
+/* An architecture a case may be for, with the walker built for it (unwind_walk.c). */
+struct case_arch {
+	const char *name;    /* the "arch" line's: x86_64, arm64 */
+	const char *regs[4]; /* the "regs" line's names of ip, sp, bp, lr; NULL past the last */
+	int (*walk)(struct unwind_case *c, struct case_walk *out);
+};
+
+/* The architecture named @name, or NULL. */
+const struct case_arch *case_arch__find(const char *name);
+
 struct unwind_case {
+	const struct case_arch *arch; /* from the "arch" line, before "regs" */
 	struct case_regs regs;
 	__u32 depth; /* cfg.stack_depth of the walk */
 	struct unwind_proc proc;
@@ -88,7 +103,13 @@ int unwind_case__add_frame(struct unwind_case *c, const char *line);
 /* Forget the rows and pages no walk read (before a recorded case is saved). */
 void unwind_case__trim(struct unwind_case *c);
 
-/* Walk @c's stack with the BPF walker, twice (the second to recall it): 0 or -ENOMEM. */
+/*
+ * Walk @c's stack with the BPF walker of its architecture, twice (the
+ * second to recall it): 0, -ENOMEM, or -EINVAL for a case of no architecture.
+ */
 int unwind_case__replay(struct unwind_case *c, struct case_walk *out);
+/* Each architecture's walker, as unwind_case__replay() calls it. */
+int unwind_case__walk_x86(struct unwind_case *c, struct case_walk *out);
+int unwind_case__walk_arm64(struct unwind_case *c, struct case_walk *out);
 
 #endif
