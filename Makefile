@@ -194,10 +194,16 @@ OBJCOPY ?= $(CROSS_COMPILE)objcopy
 $(BUILD)/tests/unwind_case.o: tests/unit/unwind_case.c | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/tests/unwind_walk_%.o: tests/unit/unwind_walk.c | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) -DUNWIND_REPLAY -D__TARGET_ARCH_$* -DCASE_WALK=unwind_case__walk_$* \
-		-Ibpf -Itests/unit $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+# REPLAY_WALK COMPILER: the recipe of unwind_walk_ARCH.o, this build's and
+# ASan's (fuzz/fuzz.mk).
+define REPLAY_WALK
+	$(1) -DUNWIND_REPLAY -D__TARGET_ARCH_$* -DCASE_WALK=unwind_case__walk_$* -Ibpf -Itests/unit \
+		-c $< -o $@
 	$(OBJCOPY) --keep-global-symbol=unwind_case__walk_$* $@
+endef
+
+$(BUILD)/tests/unwind_walk_%.o: tests/unit/unwind_walk.c | $(BUILD)/tests
+	$(call REPLAY_WALK,$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS))
 
 $(BUILD)/tests/test_unwind_replay: $(REPLAY_OBJS)
 

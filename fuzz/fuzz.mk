@@ -158,10 +158,12 @@ $(ASAN_OUT)/test_cfi: $(ASAN_OUT)/cfi_fixture.so $(ASAN_OUT)/cfi_arm64.so
 
 # The BPF walker replayed on recorded cases, built as the Makefile builds it.
 $(ASAN_OUT)/unwind_case.o: tests/unit/unwind_case.c | $(ASAN_OUT)/obj
-	$(ASAN_CC) $(ASAN_CFLAGS) -DUNWIND_REPLAY -D__TARGET_ARCH_x86 -Ibpf -Itests/unit -MMD -MP \
-		-c $< -o $@
+	$(ASAN_CC) $(ASAN_CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
 
-$(ASAN_OUT)/test_unwind_replay: $(ASAN_OUT)/unwind_case.o
+$(ASAN_OUT)/unwind_walk_%.o: tests/unit/unwind_walk.c | $(ASAN_OUT)/obj
+	$(call REPLAY_WALK,$(ASAN_CC) $(ASAN_CFLAGS) -MMD -MP)
+
+$(ASAN_OUT)/test_unwind_replay: $(REPLAY_OBJS:$(BUILD)/tests/%=$(ASAN_OUT)/%)
 
 $(ASAN_OUT)/test_%: tests/unit/test_%.c $(ASAN_OBJS) | $(ASAN_OUT)/obj
 	$(ASAN_CC) $(ASAN_CFLAGS) -MMD -MP $(filter %.c %.o,$^) -o $@ $(ASAN_LDLIBS)
