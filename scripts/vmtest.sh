@@ -188,6 +188,8 @@ watch_boot() {
 run() {
 	local dir=$VMDIR/$1 out=$VMDIR/$1/out start rc=0 status
 	[[ -x $ROOT/alloctrace ]] || die "build first: make all tests"
+	# The guest mounts a tmpfs of its own on /tmp, over the shared tree.
+	[[ $ROOT != /tmp/* ]] || die "$ROOT is under /tmp, which the guest hides: use a tree elsewhere"
 	arch_prepare
 	fetch "$1"
 	initramfs "$1"
