@@ -4,7 +4,8 @@
 # running the arm64 packages' scripts through qemu-user-static. It is the
 # sysroot `make ARCH=arm64` links against (the -dev packages the loader,
 # unit tests and workloads need) and can be a guest's root (the tools the
-# integration tests call). Made once: an existing DIR is left as it is.
+# integration tests call). Made once; an existing DIR gets only the
+# packages added to PKGS since, by apt-get in it (add_missing).
 set -euo pipefail
 DIR=${1:?usage: sysroot.sh DIR}
 ARCH=arm64
@@ -16,21 +17,44 @@ SUITE=bookworm
 # libmicrohttpd, libcrypt, cmocka; the allocators the workloads link
 # (jemalloc, tcmalloc, mimalloc, musl). Guest: bpftool and what the
 # integration tests call (valgrind, gdb and the real programs of the leak
-# checks among them); libc6-dbg (tests name static functions of libc).
+# checks among them); libc6-dbg (tests name static functions of libc);
+# golang-go (go tool pprof reads the pprof exports back).
 PKGS=build-essential,libbpf-dev,libelf-dev,libdw-dev,liblzma-dev,zlib1g-dev,libmicrohttpd-dev
 PKGS+=,libcrypt-dev,libcmocka-dev,libjemalloc-dev,libgoogle-perftools-dev,libmimalloc-dev
 PKGS+=,musl-dev,musl-tools,libc6-dbg,bpftool,procps,jq,file,strace,util-linux,iproute2,kmod
-PKGS+=,python3,xxd,time,busybox,valgrind,gdb,curl,openssl,sqlite3,git,perl
+PKGS+=,python3,xxd,time,busybox,valgrind,gdb,curl,openssl,sqlite3,git,perl,golang-go
 
-if [[ -d $DIR/usr/include/bpf ]]; then
-	echo "sysroot: $DIR exists"
-	exit 0
-fi
-# mmdebstrap runs the arm64 maintainer scripts through binfmt_misc.
+# mmdebstrap and apt-get in DIR run the arm64 maintainer scripts through binfmt_misc.
 if [[ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]]; then
 	[[ -e /proc/sys/fs/binfmt_misc/register ]] ||
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
 	cat /usr/lib/binfmt.d/qemu-aarch64.conf >/proc/sys/fs/binfmt_misc/register
+fi
+
+# add_missing: DIR's dpkg database read from here; what it lacks of PKGS is
+# installed by DIR's own apt-get (chrooted, from the archives mmdebstrap
+# wrote into its sources.list): minutes, where a new DIR takes 3-6.
+add_missing() {
+	local pkg missing=()
+
+	for pkg in ${PKGS//,/ }; do
+		dpkg-query --admindir="$DIR/var/lib/dpkg" -W -f='${Status}' "$pkg" 2>/dev/null |
+			grep -q 'ok installed' || missing+=("$pkg")
+	done
+	if ((${#missing[@]} == 0)); then
+		echo "sysroot: $DIR exists"
+		return 0
+	fi
+	echo "sysroot: adding ${missing[*]} to $DIR"
+	chroot "$DIR" apt-get -q update
+	chroot "$DIR" env DEBIAN_FRONTEND=noninteractive \
+		apt-get -q -y --no-install-recommends install "${missing[@]}"
+	chroot "$DIR" apt-get -q clean
+}
+
+if [[ -d $DIR/usr/include/bpf ]]; then
+	add_missing
+	exit 0
 fi
 mkdir -p "$(dirname "$DIR")"
 rm -rf "$DIR.tmp"
