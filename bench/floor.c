@@ -5,7 +5,7 @@
  *
  *   floor naive|best [--stack] [--live] -p PID           until SIGINT/SIGTERM or PID exits
  *   floor naive|best [--stack] [--live] -- COMMAND ARGS  launch COMMAND, probes attached first
- *   floor sites -p PID                                   until SIGINT/SIGTERM or PID exits
+ *   floor sites [--every] -p PID                         until SIGINT/SIGTERM or PID exits
  *
  * naive puts the probes on the functions' first instructions, as a tracer
  * that asks for "malloc" and "free" gets them. best puts them where
@@ -41,7 +41,7 @@ struct site {
 	char path[4096];
 	uint64_t malloc_off;
 	uint64_t free_off;
-	struct placement malloc_place, free_place;	/* from the functions' starts */
+	struct placement malloc_place, free_place; /* from the functions' starts */
 };
 
 static volatile sig_atomic_t stop;
@@ -60,7 +60,7 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 static void best_place(struct elf_file *ef, uint64_t vaddr, unsigned int args, bool ret,
 		       struct placement *out)
 {
-	struct placement_need need = { .nr_args = args, .keep_sp = ret };
+	struct placement_need need = {.nr_args = args, .keep_sp = ret};
 	uint8_t code[PLACEMENT_CODE_MAX];
 	long len = elf_file__read(ef, vaddr, code, sizeof(code));
 
@@ -172,12 +172,13 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: floor naive|best [--stack] [--live] -p PID\n"
 			"       floor naive|best [--stack] [--live] -- COMMAND [ARGS...]\n"
-			"       floor sites -p PID\n");
+			"       floor sites [--every] -p PID\n");
 	return 2;
 }
 
-/* floor sites -p PID: the empty entry program at each of alloctrace's sites in PID. */
-static int sites_main(pid_t pid)
+/* floor sites [--every] -p PID: the empty entry program at each of
+ * alloctrace's sites in PID, for PID alone or every process (@every). */
+static int sites_main(pid_t pid, bool every)
 {
 	struct allocator_opts opts = {0};
 	struct floor_bpf *skel = NULL;
@@ -203,15 +204,15 @@ static int sites_main(pid_t pid)
 			if (site->alias)
 				continue;
 			snprintf(where.path, sizeof(where.path), "%s", a.objs[o].path);
-			links[n] = attach(skel->progs.malloc_enter, pid, &where,
+			links[n] = attach(skel->progs.malloc_enter, every ? -1 : pid, &where,
 					  probe_site__offset(site), false);
 			if (!links[n])
 				goto out;
 			n++;
 		}
 	}
-	fprintf(stderr, "floor: sites: %zu entry probes in process %d, no return probe\n", n,
-		(int)pid);
+	fprintf(stderr, "floor: sites: %zu entry probes in process %d, %s, no return probe\n", n,
+		(int)pid, every ? "for every process mapping them" : "for it alone");
 	wait_attached(pid);
 	ret = 0;
 out:
@@ -269,9 +270,14 @@ int main(int argc, char **argv)
 	int go = -1, ret = 1, next, cmd;
 	bool best;
 
-	if (argc == 4 && !strcmp(argv[1], "sites") && !strcmp(argv[2], "-p") && atoi(argv[3]) > 0) {
+	if (argc >= 4 && !strcmp(argv[1], "sites")) {
+		bool every = argc == 5 && !strcmp(argv[2], "--every");
+
+		if (argc != 4 + every || strcmp(argv[2 + every], "-p") ||
+		    atoi(argv[3 + every]) <= 0)
+			return usage();
 		libbpf_set_print(quiet_libbpf);
-		return sites_main(atoi(argv[3]));
+		return sites_main(atoi(argv[3 + every]), every);
 	}
 	if (argc < 4 || (strcmp(argv[1], "naive") && strcmp(argv[1], "best")))
 		return usage();

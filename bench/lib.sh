@@ -67,6 +67,16 @@ summarize() {
 		}'
 }
 
+# median_of SUMMARY A B C: the median SUMMARY A B C prints, to 2 decimals;
+# - when the includer's NA says A or B is not measured.
+median_of() {
+	if [[ -n ${NA[$2]:-} || -n ${NA[$3]:-} ]]; then
+		echo -
+	else
+		"$1" "$2" "$3" "$4" | awk '{ print ($1 == "-" ? "-" : sprintf("%.2f", $1)) }'
+	fi
+}
+
 # fmt FORMAT "median min max" -> "median [min-max]"
 fmt() {
 	local f=$1 m lo hi

@@ -657,11 +657,7 @@ target_row() {
 }
 
 median_ratio() {
-	if [[ -n ${NA[$1]:-} || -n ${NA[$2]:-} ]]; then
-		echo -
-	else
-		ratios "$1" "$2" "$3" | awk '{ print ($1 == "-" ? "-" : sprintf("%.2f", $1)) }'
-	fi
+	median_of ratios "$@"
 }
 
 print_summary() {
