@@ -69,10 +69,11 @@ pacret_qsort() {
 		"$RECORD" "$OUT/pacret_qsort$SUFFIX.case" "$BIN/qsort-pacret"
 }
 
-# The TAP plan tests/run.sh checks: one line per case.
-read -ra TODO <<<"${*:-$DEFAULT}"
-echo "1..${#TODO[@]}"
-for one in "${TODO[@]}"; do
+# The cases to record (all by default), and the TAP plan tests/run.sh
+# checks: one line each.
+read -ra RECORDING <<<"${*:-$DEFAULT}"
+echo "1..${#RECORDING[@]}"
+for one in "${RECORDING[@]}"; do
 	if "$one"; then
 		echo "ok - $one$SUFFIX"
 	else
