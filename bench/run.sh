@@ -31,11 +31,12 @@ TMP=$(mktemp -d /tmp/alloctrace-bench.XXXXXX)
 RESULTS=$TMP/pairs.tsv		# round variant threads ns_per_pair
 
 # Under QEMU's TCG a traced malloc/free pair takes about 40 us, and a
-# guest of 2 CPUs on a shared host makes 2 threads noise: 1 thread, 20,000
-# pairs (big-only and native 5,000,000), 7 rounds of about a minute each
-# in the arm64 guest.
+# guest of 2 CPUs on a shared host makes 2 threads noise: 1 thread, 50,000
+# pairs (big-only and native 12,500,000), 5 rounds of about 1.5 minutes in
+# the arm64 guest. At 20,000 pairs (under a second a run) full / floor
+# swung 0.70-1.41 between rounds; at 50,000, 1.22-1.43.
 if [[ ${BENCH_GUEST:-0} == 1 ]]; then
-	ROUNDS=${BENCH_ROUNDS:-7} PAIRS=${BENCH_PAIRS:-20000} THREADS=${BENCH_THREADS:-1}
+	ROUNDS=${BENCH_ROUNDS:-5} PAIRS=${BENCH_PAIRS:-50000} THREADS=${BENCH_THREADS:-1}
 elif [[ ${BENCH_QUICK:-0} == 1 ]]; then
 	ROUNDS=${BENCH_ROUNDS:-3} PAIRS=${BENCH_PAIRS:-100000} SCALE_ROUNDS=1 IDLE_SECS=5
 else
@@ -64,7 +65,7 @@ VARIANTS=(native naive floor walk live full multi sample bigonly bpftrace heaptr
 declare -A LABEL=(
 	[native]="native (no tracing)"
 	[naive]="empty probes, free at +0 (naive)"
-	[floor]="empty probes, free at +3 (floor)"
+	[floor]="empty probes, best places (floor)"
 	[walk]="floor + user stack walk (64)"
 	[live]="floor + live-block hash map"
 	[full]="alloctrace (full tracking)"
