@@ -7,9 +7,21 @@
 # fork churn under --comm (bench/forks.sh, alone: `make bench-forks`)
 # and the real services (bench/services.sh, alone: `make bench-services`).
 # Names are prefixed BENCH_ so that nothing here changes the main build.
+# The programs follow the main build's ARCH, CC (a cross gcc and SYSROOT
+# for ARCH=arm64 on x86-64) and BPF target: `make ARCH=arm64 vmbench` runs
+# the pair loops in the arm64 guest (scripts/vmtest.sh bench).
 
 BENCH_BUILD := bench/build
-BENCH_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BENCH_ARCH := $(ARCH)
+# bench/build holds one ARCH's programs (bench/build/.arch; a tree of before
+# it is the host's), as build/ does: another ARCH's are refused, not reused.
+BENCH_BUILT_ARCH := $(or $(shell cat $(BENCH_BUILD)/.arch 2>/dev/null),$(if \
+		    $(wildcard $(BENCH_BUILD)/pairs),$(HOST_ARCH)))
+ifneq ($(filter-out $(ARCH),$(BENCH_BUILT_ARCH)),)
+ifneq ($(filter bench% vmbench,$(MAKECMDGOALS)),)
+$(error $(BENCH_BUILD)/ holds the ARCH=$(BENCH_BUILT_ARCH) programs: rm -rf $(BENCH_BUILD) first)
+endif
+endif
 BENCH_CLANG ?= clang
 BENCH_BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 BENCH_CFLAGS := -g -Wall -Wextra -Wno-unused-parameter -std=gnu11
@@ -21,12 +33,17 @@ BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor \
 	       $(BENCH_BUILD)/forks-native
 
 .PHONY: bench bench-build bench-services bench-growth bench-tables bench-verifier bench-scrape \
-	bench-forks
+	bench-forks vmbench
 # `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
 # The verifier's figures first: they take seconds and do not vary by round.
 bench: alloctrace bench-build build/tests/leakscan build/workloads/bigheap
 	$(BENCH_BUILD)/verifier
 	./bench/run.sh
+
+# The pair loops alone, in KERNEL's guest of ARCH (scripts/vmtest.sh), with
+# counts that fit TCG: ratios to the guest's own floor, not times.
+vmbench: alloctrace bench-build
+	VMTEST_ARCH=$(ARCH) SYSROOT=$(SYSROOT) ./scripts/vmtest.sh bench $(KERNEL)
 
 bench-verifier: $(BENCH_BUILD)/verifier
 	$(BENCH_BUILD)/verifier
@@ -50,6 +67,7 @@ bench-build: $(BENCH_PROGS)
 
 $(BENCH_BUILD):
 	mkdir -p $@
+	echo $(ARCH) >$@/.arch
 
 # One program under two names: --comm takes the traced copy only.
 $(BENCH_BUILD)/forks-traced $(BENCH_BUILD)/forks-native: bench/forks.c | $(BENCH_BUILD)

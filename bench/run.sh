@@ -14,7 +14,9 @@
 # real-service part (bench/services.sh) run last.
 #
 # Environment: BENCH_QUICK=1 (about 2 minutes instead of 5),
-# BENCH_ROUNDS, BENCH_PAIRS, BENCH_NO_INSTALL=1 (never apt-get a peer),
+# BENCH_GUEST=1 (the pair loops alone, with counts that fit an emulated
+# guest: scripts/vmtest.sh bench), BENCH_ROUNDS, BENCH_PAIRS, BENCH_THREADS
+# (the thread counts of the pair loops, "1 2"), BENCH_NO_INSTALL=1 (never apt-get a peer),
 # BENCH_KEEP=1 (keep the scratch directory), ALLOCTRACE (another build),
 # BENCH_SAMPLE_ARGS, BENCH_BIGONLY_ARGS (the options of those two rows).
 set -u
@@ -28,7 +30,14 @@ TOOL=${ALLOCTRACE:-$ROOT/alloctrace}
 TMP=$(mktemp -d /tmp/alloctrace-bench.XXXXXX)
 RESULTS=$TMP/pairs.tsv		# round variant threads ns_per_pair
 
-if [[ ${BENCH_QUICK:-0} == 1 ]]; then
+# Under QEMU's TCG a traced malloc/free pair takes about 40 us, and a
+# guest of 2 CPUs on a shared host makes 2 threads noise: 1 thread, 50,000
+# pairs (big-only and native 12,500,000), 5 rounds of about 1.5 minutes in
+# the arm64 guest. At 20,000 pairs (under a second a run) full / floor
+# swung 0.70-1.41 between rounds; at 50,000, 1.22-1.43.
+if [[ ${BENCH_GUEST:-0} == 1 ]]; then
+	ROUNDS=${BENCH_ROUNDS:-5} PAIRS=${BENCH_PAIRS:-50000} THREADS=${BENCH_THREADS:-1}
+elif [[ ${BENCH_QUICK:-0} == 1 ]]; then
 	ROUNDS=${BENCH_ROUNDS:-3} PAIRS=${BENCH_PAIRS:-100000} SCALE_ROUNDS=1 IDLE_SECS=5
 else
 	ROUNDS=${BENCH_ROUNDS:-7} PAIRS=${BENCH_PAIRS:-200000} SCALE_ROUNDS=3 IDLE_SECS=10
@@ -37,6 +46,9 @@ fi
 # readable clock. At 25 times the traced loops' pairs (30 ms) the big-only
 # ratio swung 0.5-2.0 between rounds; at 250 times (about 0.3 s) it holds.
 NATIVE_PAIRS=$((PAIRS * 250))
+read -r -a THREADS <<<"${THREADS:-${BENCH_THREADS:-1 2}}"
+# What a peer's row says when its program is missing.
+MISSING=$([[ ${BENCH_GUEST:-0} == 1 ]] && echo "not in the guest" || echo "not installed")
 BLOCKS=${BENCH_BLOCKS:-1000000}
 MANY_STACKS=${BENCH_STACKS:-100000}
 REPORT_STACKS=${BENCH_REPORT_STACKS:-10000}
@@ -53,7 +65,7 @@ VARIANTS=(native naive floor walk live full multi sample bigonly bpftrace heaptr
 declare -A LABEL=(
 	[native]="native (no tracing)"
 	[naive]="empty probes, free at +0 (naive)"
-	[floor]="empty probes, free at +3 (floor)"
+	[floor]="empty probes, best places (floor)"
 	[walk]="floor + user stack walk (64)"
 	[live]="floor + live-block hash map"
 	[full]="alloctrace (full tracking)"
@@ -106,9 +118,9 @@ setup() {
 	[[ -r $LIBC ]] || die "cannot find the libc of $B/pairs"
 	# Where the floor (and alloctrace) probe free, said in the header.
 	PLACEMENT=$("$B/floor" best -- true 2>&1 >/dev/null | sed -n 's/^floor: best: //p')
-	ensure_peer bpftrace bpftrace || NA[bpftrace]="n/a (bpftrace not installed)"
-	ensure_peer heaptrack heaptrack || NA[heaptrack]="n/a (heaptrack not installed)"
-	ensure_peer valgrind valgrind || NA[valgrind]="n/a (valgrind not installed)"
+	ensure_peer bpftrace bpftrace || NA[bpftrace]="n/a (bpftrace $MISSING)"
+	ensure_peer heaptrack heaptrack || NA[heaptrack]="n/a (heaptrack $MISSING)"
+	ensure_peer valgrind valgrind || NA[valgrind]="n/a (valgrind $MISSING)"
 	find_allocators
 	mode_args
 	write_bpftrace_script
@@ -123,7 +135,7 @@ find_allocators() {
 		if [[ -r $lib ]]; then
 			PRELOAD[$a]=$lib
 		else
-			NA[${a}_native]="n/a (${ALLOC_LIB[$a]} not installed)"
+			NA[${a}_native]="n/a (${ALLOC_LIB[$a]} $MISSING)"
 			NA[${a}_full]=${NA[${a}_native]}
 		fi
 	done
@@ -214,10 +226,11 @@ measure_pairs() {
 # further along the list each time.
 pair_rounds() {
 	local -a jobs=()
-	local r i n v
+	local r i n v t
 
 	for v in "${VARIANTS[@]}"; do
-		[[ -n ${NA[$v]:-} ]] || jobs+=("$v 1" "$v 2")
+		[[ -n ${NA[$v]:-} ]] && continue
+		for t in "${THREADS[@]}"; do jobs+=("$v $t"); done
 	done
 	n=${#jobs[@]}
 	for ((r = 1; r <= ROUNDS; r++)); do
@@ -262,36 +275,62 @@ cell() {
 	fi
 }
 
+# row LABEL CELL...: a line of a table whose columns are THREADS.
+row() {
+	printf '%-36s' "$1"
+	shift
+	printf ' %-24s' "$@"
+	echo
+}
+
+thread_heads() {
+	local t
+
+	for t in "${THREADS[@]}"; do
+		echo "$t thread$( ((t > 1)) && echo s)"
+	done
+}
+
 print_pairs() {
-	local v
+	local v t
+	local -a cells
 
 	echo
 	echo "== 1. malloc(64)+free pair, ns per pair per thread: median [min-max] of $ROUNDS rounds =="
 	echo "   ($PAIRS pairs per thread and run, native and big-only $NATIVE_PAIRS; 2 threads = 2 cores busy)"
-	printf '%-36s %-24s %s\n' variant "1 thread" "2 threads"
+	mapfile -t cells < <(thread_heads)
+	row variant "${cells[@]}"
 	for v in "${VARIANTS[@]}"; do
-		printf '%-36s %-24s %s\n' "${LABEL[$v]}" "$(cell "$v" 1)" "$(cell "$v" 2)"
+		cells=()
+		for t in "${THREADS[@]}"; do cells+=("$(cell "$v" "$t")"); done
+		row "${LABEL[$v]}" "${cells[@]}"
 	done
 }
 
+# ratio_row A B [LABEL [FORMAT]]: A's per-round ratios to B's at each
+# thread count.
 ratio_row() {
-	local a=$1 b=$2 c1 c2
+	local a=$1 b=$2 t
+	local -a cells=()
 
-	if [[ -n ${NA[$a]:-} || -n ${NA[$b]:-} ]]; then
-		c1=n/a c2=n/a
-	else
-		c1=$(fmt %.2f "$(ratios "$a" "$b" 1)")
-		c2=$(fmt %.2f "$(ratios "$a" "$b" 2)")
-	fi
-	printf '%-36s %-24s %s\n' "$a / $b" "$c1" "$c2"
+	for t in "${THREADS[@]}"; do
+		if [[ -n ${NA[$a]:-} || -n ${NA[$b]:-} ]]; then
+			cells+=(n/a)
+		else
+			cells+=("$(fmt "${4:-%.2f}" "$(ratios "$a" "$b" "$t")")")
+		fi
+	done
+	row "${3:-$a / $b}" "${cells[@]}"
 }
 
 print_ratios() {
 	local a
+	local -a heads
 
 	echo
 	echo "== ratios, median [min-max] of per-round ratios =="
-	printf '%-36s %-24s %s\n' ratio "1 thread" "2 threads"
+	mapfile -t heads < <(thread_heads)
+	row ratio "${heads[@]}"
 	ratio_row full floor
 	ratio_row multi full
 	ratio_row full naive
@@ -680,20 +719,66 @@ print_summary() {
 }
 
 print_header() {
+	local cpu
+
+	# arm64's /proc/cpuinfo names no model.
+	cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 	echo "alloctrace benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
-		"$(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo))"
+		"$(nproc) CPUs (${cpu:-$(uname -m)})"
 	echo "tool: $TOOL_BUILD; libc: $LIBC"
 	echo "other allocators (LD_PRELOAD): ${PRELOAD[*]:-none}"
 	echo "probes of the floor: ${PLACEMENT:-unknown}"
 	echo "load average at start: $LOADAVG"
 	echo "peers: $(bpftrace --version 2>/dev/null || echo 'no bpftrace');" \
-		"$(heaptrack --version 2>/dev/null | head -n 1 || echo 'no heaptrack');" \
+		"$({ heaptrack --version 2>/dev/null || echo 'no heaptrack'; } | head -n 1);" \
 		"$(valgrind --version 2>/dev/null || echo 'no valgrind')"
+}
+
+# Every variant against the floor: in an emulated guest, where a time says
+# how fast QEMU translates and not what the CPU would do, the ratios are
+# the figures. Three digits, so that native's 0.004 is not 0.00.
+print_floor_ratios() {
+	local v
+	local -a heads
+
+	echo
+	echo "== each variant / empty probes (floor): median [min-max] of per-round ratios =="
+	echo "   under emulation (QEMU TCG) absolute times mean nothing: read these ratios"
+	mapfile -t heads < <(thread_heads)
+	row variant "${heads[@]}"
+	for v in "${VARIANTS[@]}"; do
+		ratio_row "$v" floor "${LABEL[$v]}" %#.3g
+	done
+}
+
+# Where alloctrace put its probes in the pair loop and which the kernel
+# single-steps (-v says each probe's place and why).
+print_placement() {
+	echo
+	echo "== alloctrace's probes in the pair loop (alloctrace -v) =="
+	grep -E 'u(ret)?probe |single-step' "$TMP/placement" | sed 's/^/   /'
+}
+
+# BENCH_GUEST: the pair loops and their ratios to the floor, no more.
+guest_main() {
+	"$TOOL" -v -- "$B/pairs" 1 1 "$TMP/ns" >/dev/null 2>"$TMP/placement"
+	pair_rounds
+	{
+		print_header
+		print_placement
+		print_pairs
+		print_floor_ratios
+		print_ratios
+	} | tee "$B/results.txt"
 }
 
 main() {
 	LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
 	setup
+	[[ ${BENCH_GUEST:-0} == 1 ]] && {
+		guest_main
+		return
+	}
 	pair_rounds
 	scale_rounds
 	profile_programs

@@ -7,6 +7,9 @@
 #   scripts/vmtest.sh run VERSION [SCRIPT...]
 #                                        boot one and run the integration
 #                                        scripts in it (all, or those named)
+#   scripts/vmtest.sh bench VERSION      boot one and run bench/run.sh's
+#                                        pair loops in it (BENCH_GUEST=1;
+#                                        make vmbench)
 #
 # VERSION is a kernel series, 6.1 (Debian 12) or 6.12 (Debian 12 backports,
 # Debian 13); the newest package of that series in the apt index is used.
@@ -183,16 +186,21 @@ watch_boot() {
 	done
 }
 
-# run VERSION [SCRIPT...]: boot, show the guest's output as it comes,
-# report.
-run() {
-	local dir=$VMDIR/$1 out=$VMDIR/$1/out start rc=0 status
+# prepare VERSION: what a boot needs.
+prepare() {
 	[[ -x $ROOT/alloctrace ]] || die "build first: make all tests"
 	# The guest mounts a tmpfs of its own on /tmp, over the shared tree.
 	[[ $ROOT != /tmp/* ]] || die "$ROOT is under /tmp, which the guest hides: use a tree elsewhere"
 	arch_prepare
 	fetch "$1"
 	initramfs "$1"
+}
+
+# run VERSION [SCRIPT...]: boot, show the guest's output as it comes,
+# report.
+run() {
+	local dir=$VMDIR/$1 out=$VMDIR/$1/out
+	prepare "$1"
 	if (($# > 1)); then
 		# A directory of its own, so that runs of single scripts can go
 		# on beside a whole run.
@@ -224,6 +232,36 @@ run() {
 	# the host runs 12, and 200 by hand (docs/reliability.md). Twelve took
 	# 460 s under TCG.
 	echo "KILL_TRIALS=${KILL_TRIALS:-4}" >>"$out/env"
+	boot_and_wait "$1" "$out"
+	grep "$COUNT" "$out/log" | tail -n 1
+	return "$(cat "$out/status")"
+}
+
+# bench VERSION: bench/run.sh's pair loops (BENCH_GUEST=1) in the guest,
+# with the bench/build programs of the same ARCH; the peers and allocators
+# the guest's userland lacks are said so in their rows. Its output stays in
+# OUT/log.
+bench() {
+	local out var
+	prepare "$1"
+	[[ -x $ROOT/bench/build/pairs && -x $ROOT/bench/build/floor ]] ||
+		die "build the bench programs first: make ARCH=$VMTEST_ARCH bench-build"
+	out=$(mktemp -d "$VMDIR/$1/out-bench.XXXXXX")
+	# The guest has no network: no peer is installed there.
+	echo "BENCH_GUEST=1 BENCH_NO_INSTALL=1 ./bench/run.sh" >"$out/command"
+	: >"$out/env"
+	for var in BENCH_ROUNDS BENCH_PAIRS BENCH_THREADS; do
+		[[ -n ${!var:-} ]] && echo "$var=${!var}" >>"$out/env"
+	done
+	boot_and_wait "$1" "$out"
+	echo "# vmtest: the bench's output: $out/log"
+	return "$(cat "$out/status")"
+}
+
+# boot_and_wait VERSION OUT: boot, show OUT/log as it comes, stop on
+# the limits; fails unless the guest left its status in OUT/status.
+boot_and_wait() {
+	local out=$2 start rc=0
 	start=$(date +%s)
 	boot "$1" "$out" &
 	QEMU=$!
@@ -243,10 +281,8 @@ run() {
 	elif ((rc == 124 || rc == 137)); then
 		die "the guest ran past ${VMTEST_TIMEOUT} s and was killed (console: $out/console.log)"
 	fi
-	status=$(cat "$out/status" 2>/dev/null) ||
+	[[ -s $out/status ]] ||
 		die "the guest stopped without a result (console: $out/console.log)"
-	grep "$COUNT" "$out/log" | tail -n 1
-	return "$status"
 }
 
 case ${1:-} in
@@ -260,7 +296,11 @@ run)
 	shift
 	run "$@"
 	;;
+bench)
+	[[ $# -eq 2 ]] || die "usage: $0 bench VERSION"
+	bench "$2"
+	;;
 *)
-	die "usage: $0 fetch VERSION... | run VERSION [SCRIPT...]"
+	die "usage: $0 fetch VERSION... | run VERSION [SCRIPT...] | bench VERSION"
 	;;
 esac

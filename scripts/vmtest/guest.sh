@@ -1,6 +1,7 @@
 #!/bin/bash
 # PID 1 of the vmtest guest, in the host's root under an overlay: mount
-# what the tests use, run the integration scripts named in OUT/scripts, leave its output and exit status in
+# what the tests use, run the integration scripts named in OUT/scripts (or
+# OUT/command), leave its output and exit status in
 # the output share, power off.
 #   guest.sh ROOT OUT
 ROOT=$1
@@ -31,12 +32,18 @@ setup() {
 }
 
 # The suite runs as a child so that PID 1 (this shell) reaps the orphans
-# that tests leave to it.
+# that tests leave to it. OUT/command, when vmtest.sh wrote one (its
+# bench), runs instead of the suite.
 run_suite() {
 	local scripts
-	mapfile -t scripts < <(grep . "$OUT/scripts")
 	echo "# vmtest: kernel $(uname -r), $(nproc) CPUs"
-	cd "$ROOT" && ./tests/run.sh "${scripts[@]}"
+	cd "$ROOT" || return
+	if [[ -e $OUT/command ]]; then
+		bash "$OUT/command"
+		return
+	fi
+	mapfile -t scripts < <(grep . "$OUT/scripts")
+	./tests/run.sh "${scripts[@]}"
 }
 
 setup >"$OUT/setup.log" 2>&1
