@@ -232,6 +232,12 @@ has_tracing_line() {
 	[[ -n "$(traced_pid "$1")" ]]
 }
 
+# tracing_both NAME: the tool started as NAME said it traces two processes
+# (-p A,B: a line each, once its probes are in for that one).
+tracing_both() {
+	[[ $(grep -c 'tracing pid' "$TMP/$1.err" 2>/dev/null) == 2 ]]
+}
+
 # wait_tracing NAME SECONDS: wait for the tool started as NAME to say it is
 # tracing; sets TRACED to the pid it named.
 wait_tracing() {

@@ -62,11 +62,6 @@ start_pair() {
 	wait_for 10 test -e "$TMP/$1_g/ready" -a -e "$TMP/$1_j/ready"
 }
 
-# tracing_both NAME: the tool started as NAME traces its two processes.
-tracing_both() {
-	[[ $(grep -c 'tracing pid' "$TMP/$1.err" 2>/dev/null) == 2 ]]
-}
-
 # pair_run NAME OPTIONS...: trace both with -p G,J until they are done;
 # the final report is in R. Fails saying which step did not happen. The
 # limits are generous: without uprobe_multi links (Linux 6.1) each of the

@@ -406,8 +406,8 @@ lost() {
 for fmt in json text; do
 	two_waiting
 	start_tool two-$fmt 60 --leak-check -T 0 --format $fmt -i 3600 -p "$W_a,$W_b"
-	wait_tracing two-$fmt 30 || fail "-p A,B ($fmt): tracing" "no 'tracing pid' line in 30 s"
-	# Both traced: the line names one; the other's probes are in before the run starts.
+	# Both traced before either runs: a line each, once its probes are in.
+	wait_for 60 tracing_both two-$fmt || fail "-p A,B ($fmt): tracing" "no two 'tracing pid' lines in 60 s"
 	echo go >"$TMP/a.in"
 	echo go >"$TMP/b.in"
 	wait_for 30 grep -q '^ready$' "$TMP/a.wl" || fail "-p A,B: ready" "a not ready in 30 s"

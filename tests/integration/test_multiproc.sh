@@ -11,11 +11,6 @@ set -u
 
 require_built "$WL/forker" "$WL/target" "$WL/alloc_jemalloc_preload"
 
-# tracing_both NAME: the tool started as NAME traces its two processes.
-tracing_both() {
-	[[ $(grep -c 'tracing pid' "$TMP/$1.err" 2>/dev/null) == 2 ]]
-}
-
 # child_of REPORT PID: the process forked from PID.
 child_of() {
 	jq -c --argjson p "$2" '.processes[] | select(.parent == $p)' <<<"$1"
