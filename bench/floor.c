@@ -9,10 +9,12 @@
  *
  * naive puts the probes on the functions' first instructions, as a tracer
  * that asks for "malloc" and "free" gets them. best puts them where
- * alloctrace does (user/probe/placement.c): in glibc, free's on the `je`
+ * alloctrace does (allocator__place()): in glibc, free's on the `je`
  * after `test %rdi,%rdi`, since the kernel emulates a jcc but must
  * single-step a test, which under KVM costs a VM exit per hit; malloc's
- * first instruction, a push, is emulated already. --stack adds a user stack walk
+ * first instruction, a push, is emulated already (on arm64 its entry
+ * probe goes past the prologue and its return is probed on its exits).
+ * --stack adds a user stack walk
  * at malloc's return, --live a live-block hash map: one piece of a real
  * tracker's work at a time.
  *
@@ -39,10 +41,14 @@
 
 struct site {
 	char path[4096];
-	uint64_t malloc_off;
-	uint64_t free_off;
+	uint64_t malloc_off;			   /* malloc's entry probe, in the file */
+	uint64_t free_off;			   /* free's */
+	uint64_t malloc_start;			   /* malloc's first instruction */
 	struct placement malloc_place, free_place; /* from the functions' starts */
 };
+
+/* malloc's return probes: one sharing its entry's breakpoint, or one on each of its exits. */
+static struct bpf_link *returns[PLACEMENT_EXITS];
 
 static volatile sig_atomic_t stop;
 
@@ -56,22 +62,11 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-/* Where alloctrace would put the probe of a function of @args arguments, and why. */
-static void best_place(struct elf_file *ef, uint64_t vaddr, unsigned int args, bool ret,
-		       struct placement *out)
-{
-	struct placement_need need = {.nr_args = args, .keep_sp = ret};
-	uint8_t code[PLACEMENT_CODE_MAX];
-	long len = elf_file__read(ef, vaddr, code, sizeof(code));
-
-	placement__walk(PLACEMENT_NATIVE, code, len < 0 ? 0 : len, &need, out);
-}
-
 /* The libc this loader runs on is the one the launched program will map. */
 static int find_site(bool best, struct site *s)
 {
 	static const char *const names[] = {"malloc", "free"};
-	uint64_t addrs[2] = {};
+	uint64_t addrs[2] = {}, sizes[2] = {};
 	struct elf_file *ef;
 	Dl_info info;
 	int err = -ENOENT;
@@ -82,17 +77,19 @@ static int find_site(bool best, struct site *s)
 	ef = elf_file__open(s->path);
 	if (!ef)
 		return -errno;
-	if (elf_file__find_funcs(ef, names, 2, addrs) == 2 &&
+	if (elf_file__find_funcs(ef, names, 2, addrs, sizes) == 2 &&
 	    !elf_file__vaddr_to_offset(ef, addrs[0], &s->malloc_off) &&
 	    !elf_file__vaddr_to_offset(ef, addrs[1], &s->free_off)) {
 		placement__entry(PLACEMENT_NATIVE, &s->malloc_place);
 		placement__entry(PLACEMENT_NATIVE, &s->free_place);
 		strcpy(s->malloc_place.why, "its entry");
 		strcpy(s->free_place.why, "its entry");
+		/* where alloctrace puts them */
 		if (best) {
-			best_place(ef, addrs[0], 1, true, &s->malloc_place);
-			best_place(ef, addrs[1], 1, false, &s->free_place);
+			allocator__place(ef, addrs[0], sizes[0], FUNC_MALLOC, &s->malloc_place);
+			allocator__place(ef, addrs[1], sizes[1], FUNC_FREE, &s->free_place);
 		}
+		s->malloc_start = s->malloc_off;
 		s->malloc_off += s->malloc_place.offset;
 		s->free_off += s->free_place.offset;
 		err = 0;
@@ -117,9 +114,17 @@ static struct bpf_link *attach(struct bpf_program *prog, pid_t pid, const struct
  * here, but keep the order every real tracer needs. */
 static int attach_all(struct floor_bpf *skel, pid_t pid, const struct site *s)
 {
-	skel->links.malloc_return = attach(skel->progs.malloc_return, pid, s, s->malloc_off, true);
-	if (!skel->links.malloc_return)
-		return -1;
+	const struct placement *m = &s->malloc_place;
+
+	for (size_t i = 0; i < (m->nr_exits ? m->nr_exits : 1); i++) {
+		/* a plain probe on a return instruction, a return probe elsewhere */
+		returns[i] = m->nr_exits
+				 ? attach(skel->progs.malloc_return, pid, s,
+					  s->malloc_start + m->exits[i].offset, m->exits[i].tail)
+				 : attach(skel->progs.malloc_return, pid, s, s->malloc_off, true);
+		if (!returns[i])
+			return -1;
+	}
 	skel->links.malloc_enter = attach(skel->progs.malloc_enter, pid, s, s->malloc_off, false);
 	if (!skel->links.malloc_enter)
 		return -1;
@@ -218,6 +223,8 @@ static int sites_main(pid_t pid, bool every)
 out:
 	while (n)
 		bpf_link__destroy(links[--n]);
+	for (size_t i = 0; i < PLACEMENT_EXITS; i++)
+		bpf_link__destroy(returns[i]);
 	floor_bpf__destroy(skel);
 	return ret;
 }
@@ -317,6 +324,8 @@ out:
 		close(go); /* a child still held exits on EOF */
 		wait_child(pid);
 	}
+	for (size_t i = 0; i < PLACEMENT_EXITS; i++)
+		bpf_link__destroy(returns[i]);
 	floor_bpf__destroy(skel);
 	return ret;
 }

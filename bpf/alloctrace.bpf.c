@@ -263,7 +263,8 @@ static __always_inline bool call_args(struct pt_regs *ctx, __u32 func, __u64 *si
  */
 static __always_inline struct inflight *open_alloc(struct pt_regs *ctx, __u32 func, struct owner *o)
 {
-	__u64 sp = PT_REGS_SP(ctx), size, ptr;
+	__u64 cookie = bpf_get_attach_cookie(ctx), size, ptr;
+	__u64 sp = PT_REGS_SP(ctx) + COOKIE_SP_ADJUST(cookie);
 	struct inflight *rec;
 
 	if (!call_args(ctx, func, &size, &ptr) || !owner_of(bpf_get_current_pid_tgid(), o))
@@ -271,7 +272,7 @@ static __always_inline struct inflight *open_alloc(struct pt_regs *ctx, __u32 fu
 	rec = thread_record(o->ps);
 	if (!rec || entry_verdict(rec, sp) == CALL_INNER)
 		return NULL;
-	open_call(rec, (__u32)bpf_get_attach_cookie(ctx), sp);
+	open_call(rec, COOKIE_FUNC(cookie), sp);
 	rec->size = size;
 	rec->ptr = ptr;
 	rec->gen = o->gen;
@@ -303,7 +304,8 @@ ENTRY_PROGRAM(posix_memalign_enter, FUNC_POSIX_MEMALIGN)
 static __always_inline int alloc_returned(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), ret = PT_REGS_RC(ctx);
-	__u32 func = bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 func = COOKIE_FUNC(cookie);
 	enum call_verdict verdict;
 	struct inflight *found, rec;
 	struct owner o;
@@ -335,10 +337,17 @@ static __always_inline int alloc_returned(struct pt_regs *ctx)
 		/* realloc(p, 0) may free p and return NULL: a success. */
 		settle_old_block(&rec, &o, addr || (!rec.size && !func_maps(func)));
 	if (addr) {
-		struct user_regs regs = {.ip = PT_REGS_IP(ctx),
-					 .sp = PT_REGS_SP(ctx),
-					 .bp = PT_REGS_FP(ctx),
-					 .lr = PT_REGS_LR(ctx)};
+		__u64 ip = PT_REGS_IP(ctx), lr = PT_REGS_LR(ctx);
+		struct user_regs regs;
+
+		/* Both read first: the verifier refuses a load through a chosen context offset. */
+		barrier_var(ip);
+		barrier_var(lr);
+		/* On a return instruction: as the return probe would see the caller. */
+		regs = (struct user_regs){.ip = cookie & COOKIE_AT_RET ? lr : ip,
+					  .sp = PT_REGS_SP(ctx),
+					  .bp = PT_REGS_FP(ctx),
+					  .lr = lr};
 
 		record_alloc(ctx, &regs, &o, pid_tgid, addr, rec.size, func,
 			     sampled(found, rec.size));
@@ -369,7 +378,7 @@ int alloc_session(struct pt_regs *ctx)
 
 	if (bpf_session_is_return())
 		return alloc_returned(ctx);
-	rec = open_alloc(ctx, (__u32)bpf_get_attach_cookie(ctx), &o);
+	rec = open_alloc(ctx, COOKIE_FUNC(bpf_get_attach_cookie(ctx)), &o);
 	if (!rec)
 		return 1;
 	if (!sample_passes_by(rec))
@@ -425,8 +434,9 @@ int free_moved_enter(struct pt_regs *ctx)
 SEC("uprobe")
 int release_enter(struct pt_regs *ctx)
 {
-	__u64 sp = PT_REGS_SP(ctx), ptr = ARG(0);
-	__u32 func = bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx), ptr = ARG(0);
+	__u64 sp = PT_REGS_SP(ctx) + COOKIE_SP_ADJUST(cookie);
+	__u32 func = COOKIE_FUNC(cookie);
 	struct inflight *rec;
 	struct owner o;
 

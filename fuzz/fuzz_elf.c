@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	found = elf_file__find_funcs(ef, names, NR_NAMES, addrs);
+	found = elf_file__find_funcs(ef, names, NR_NAMES, addrs, NULL);
 	if (found < 0 || found > (int)NR_NAMES)
 		abort();
 	for (i = 0; i < NR_NAMES; i++) {

@@ -53,17 +53,26 @@ enum func_kind {
 };
 
 /*
- * A probe's BPF cookie: the function id in its low 32 bits; above them 5
- * bits per argument, the register the entry program reads it from (x86 by
- * encoding: rax 0, rcx 1, ... r15 15; arm64 x0-x30), XORed with the one
- * the ABI passes it in, so that a cookie of the id alone reads each
- * argument where the call put it. Placement may move a probe past code
- * that copies an argument to another register and reuses the first.
+ * A probe's BPF cookie: the function id in its low 16 bits; in the next 16
+ * an entry probe's stack adjustment (placement moved it past code that
+ * moves the stack pointer: the probe's plus this is the call's); above
+ * them 5 bits per argument, the register the entry program reads it from
+ * (x86 by encoding: rax 0, rcx 1, ... r15 15; arm64 x0-x30), XORed with
+ * the one the ABI passes it in, so that a cookie of the id alone reads
+ * each argument where the call put it. Placement may move a probe past
+ * code that copies an argument to another register and reuses the first.
+ * A return program's cookie has COOKIE_AT_RET where it sits on a return
+ * instruction, not at a return probe's trampoline.
  */
+#define COOKIE_FUNC(c)	    ((__u32)(c)&0xffff)
+#define COOKIE_SP_SHIFT	    16
+#define COOKIE_SP_ADJUST(c) ((__u32)(c) >> COOKIE_SP_SHIFT)
+#define COOKIE_AT_RET	    (1ULL << 62)
 #define COOKIE_ARGS	    6
 #define COOKIE_ARG_BITS	    5
 #define COOKIE_ARG_MASK	    ((1U << COOKIE_ARG_BITS) - 1)
 #define COOKIE_ARG_SHIFT(i) (32 + COOKIE_ARG_BITS * (i))
+_Static_assert(COOKIE_ARG_SHIFT(COOKIE_ARGS) <= 62, "COOKIE_AT_RET above the arguments");
 #if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
 #define ABI_ARG_REG(i) (i)
 #else

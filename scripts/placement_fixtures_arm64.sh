@@ -2,7 +2,8 @@
 # Writes tests/unit/placement_fixtures_arm64.h: the first instructions of
 # the functions alloctrace probes in Debian 12's arm64 packages, as
 # aarch64-linux-gnu-objdump shows them, each up to one instruction past
-# where probe placement decides (the count beside each name below).
+# where probe placement decides (the count beside each name below), and
+# whole functions, whose exits placement finds.
 # Usage: scripts/placement_fixtures_arm64.sh DEBDIR > tests/unit/placement_fixtures_arm64.h
 # DEBDIR holds the arm64 .debs, e.g. from `apt-get download` with arm64
 # lists (../shared/arm64/common.sh's download_arm64): libc6, libjemalloc2,
@@ -82,17 +83,32 @@ libstdcxx_new usr/lib/aarch64-linux-gnu/libstdc++.so.6 _Znwm 2
 libstdcxx_delete usr/lib/aarch64-linux-gnu/libstdc++.so.6 _ZdlPv 2
 libstdcxx_delete_sized usr/lib/aarch64-linux-gnu/libstdc++.so.6 _ZdlPvm 2
 '
+# Whole functions, for placement__exits(): NAME LIBRARY SYMBOL.
+bodies='
+glibc_malloc lib/aarch64-linux-gnu/libc.so.6 malloc
+glibc_memalign lib/aarch64-linux-gnu/libc.so.6 memalign
+glibc_reallocarray lib/aarch64-linux-gnu/libc.so.6 reallocarray
+libstdcxx_new_nothrow usr/lib/aarch64-linux-gnu/libstdc++.so.6 _ZnwmRKSt9nothrow_t
+'
+
 # The address of SYMBOL's default version in LIB.
 address() {
 	aarch64-linux-gnu-nm -D --defined-only "$1" |
 		awk -v s="$2" '!found && ($3 == s || index($3, s "@@") == 1) { print $1; found = 1 }'
 }
 
-# One fixture: NAME LIB SYMBOL COUNT.
+# SYMBOL's size in LIB, in hex.
+length() {
+	aarch64-linux-gnu-nm -D -S --defined-only "$1" |
+		awk -v s="$2" '!found && ($4 == s || index($4, s "@@") == 1) { print $2; found = 1 }'
+}
+
+# One fixture: NAME LIB SYMBOL COUNT (all of it without one).
 fixture() {
-	local name=$1 lib=$root/$2 sym=$3 count=$4 addr
+	local name=$1 lib=$root/$2 sym=$3 count=${4:-} addr
 	addr=$(address "$lib" "$sym")
 	[[ -n $addr ]] || return 0
+	[[ -n $count ]] || count=$((0x$(length "$lib" "$sym") / 4))
 	printf '\n/* %s in %s */\nstatic const uint8_t %s[] = {\n' "$sym" "${2##*/}" "$name"
 	aarch64-linux-gnu-objdump -d \
 		--start-address=0x"$addr" --stop-address=$((0x$addr + 4 * count)) "$lib" |
@@ -113,7 +129,8 @@ cat <<HDR
  * The first instructions of the functions alloctrace probes, as
  * aarch64-linux-gnu-objdump shows them in Debian 12's arm64 packages:
 $versions
- * Each stops one instruction past where placement decides.
+ * Each stops one instruction past where placement decides; the a64_body_
+ * ones are whole functions.
  * Written by scripts/placement_fixtures_arm64.sh: run it again, never edit.
  */
 #ifndef ALLOCTRACE_PLACEMENT_FIXTURES_ARM64_H
@@ -124,4 +141,7 @@ HDR
 while read -r name lib sym count; do
 	[[ -n $name ]] && fixture "a64_$name" "$lib" "$sym" "$count"
 done <<<"$funcs"
+while read -r name lib sym; do
+	[[ -n $name ]] && fixture "a64_body_$name" "$lib" "$sym"
+done <<<"$bodies"
 printf '\n#endif\n'

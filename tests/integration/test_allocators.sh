@@ -59,17 +59,26 @@ expect_one_stack() {
 # that user/probe/placement.c picks from its instructions, why, and the
 # registers the entry program reads the arguments from there (Debian 12's
 # builds of each allocator, for each architecture). FUNC's return probe,
-# unless it is free or munmap (which have none), shares the offset. Probes
-# moved there must still count exactly.
+# unless it is free or munmap (which have none), shares the offset, or,
+# where the reason ends "returns at N exits" (arm64), is on N other
+# instructions, the function's exits. Probes moved there must still count
+# exactly.
 expect_placement() {
-	local line ret where
+	local line ret where exits
 	where=$(by_arch "$3" "$4")
 	line=$(grep -m1 -F "uprobe $2 at " "$TMP/$1.err")
 	expect_eq "$1: where $2 is probed" "$where" "${line#*, }"
 	ret=$(grep -m1 -F "uretprobe $2 at " "$TMP/$1.err")
+	exits=$(sed -n 's/.*; returns at \([0-9]*\) exits\?)$/\1/p' <<<"$where")
 	case $2 in
 	free | munmap) expect_eq "$1: $2 has no return probe" "" "$ret" ;;
-	*) expect_eq "$1: where $2's return probe is" "${where%% *}" "${ret#*, }" ;;
+	*) if [[ -n $exits ]]; then
+		expect_eq "$1: $2's return probes, one on each exit" "$exits" \
+			"$(grep -E "(uretprobe $2|uprobe $2's return) at " "$TMP/$1.err" |
+				sed 's/.*, //' | sort -u | wc -l)"
+	else
+		expect_eq "$1: where $2's return probe is" "${where%% *}" "${ret#*, }"
+	fi ;;
 	esac
 }
 
@@ -82,11 +91,6 @@ expect_stepped() {
 		"$(sed -n 's/.* on instructions the kernel single-steps (\(.*\)): .*/\1/p' \
 			"$TMP/$1.err" | paste -sd ';')"
 }
-
-# jemalloc's functions that open with their frame record's stp on arm64.
-JEMALLOC_STEPPED_ARM64="calloc, posix_memalign, memalign, aligned_alloc, valloc, mallocx, dallocx,\
- operator new(align), operator new(align, nothrow), operator new[](align),\
- operator new[](align, nothrow)"
 
 # expect_clean NAME REPORT: the report's own consistency, for runs whose
 # process holds more than the workload's functions account for.
@@ -104,8 +108,8 @@ jemalloc() {
 	expect_allocator jemalloc "$JEMALLOC"
 	# Past the single-stepped cmp, mov and their kin to the first emulated
 	# instruction; free keeps only rdi, and never moves the stack pointer.
-	# On arm64 the functions that open with their frame record's stp stay
-	# stepped: it moves the stack pointer.
+	# On arm64 the functions that open with their frame record's stp have
+	# their returns probed on their exits, and their entries move past it.
 	expect_placement jemalloc malloc "malloc+7 (ja at +7, emulated; past cmp; args in rdi)" \
 		"malloc+4 (b.hi at +4, simulated; past subs; args in x0)"
 	expect_placement jemalloc free \
@@ -117,8 +121,8 @@ jemalloc() {
 	expect_placement jemalloc rallocx "rallocx+2 (jmp at +2, emulated; past xor; args in rdi, rsi, rdx)" \
 		"rallocx+4 (b at +4, simulated; past movz; args in x0, x1, x2)"
 	expect_placement jemalloc posix_memalign "posix_memalign+0 (push at +0, emulated; args in rdi, rsi, rdx)" \
-		"posix_memalign+0 (single-stepped: stp at +0 moves the stack pointer)"
-	expect_stepped jemalloc "" "$JEMALLOC_STEPPED_ARM64"
+		"posix_memalign+8 (adrp at +8, simulated; past stp, mrs; args in x0, x1, x2; returns at 1 exit)"
+	expect_stepped jemalloc "" ""
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" leak_malloc                 2400     50     50
 	expect_leak "$R" leak_calloc                 3072     6      6
@@ -167,19 +171,19 @@ test_preload_control() {
 	expect_allocator preload_none "$LIBC"
 	expect_placement preload_none free "free+3 (je at +3, emulated; past test; args in rdi)" \
 		"free+0 (cbz at +0, simulated; args in x0)"
+	# On arm64 past the prologue: its returns and tail call to memset are probed.
 	expect_placement preload_none malloc "malloc+0 (push at +0, emulated; args in rdi)" \
-		"malloc+0 (single-stepped: stp at +0 moves the stack pointer)"
+		"malloc+12 (adrp at +12, simulated; past stp, add, stp; args in x0; returns at 3 exits)"
 	# Past a rip-relative cmpb, which the kernel would single-step.
 	expect_placement preload_none posix_memalign \
 		"posix_memalign+7 (push at +7, emulated; past cmp; args in rdi, rsi, rdx)" \
-		"posix_memalign+0 (single-stepped: stp at +0 moves the stack pointer)"
+		"posix_memalign+4 (adrp at +4, simulated; past stp; args in x0, x1, x2; returns at 1 exit)"
 	# aligned_alloc is memalign (one address, one probe).
 	expect_placement preload_none memalign "memalign+7 (je at +7, emulated; past cmp; args in rdi, rsi)" \
-		"memalign+0 (single-stepped: stp at +0 moves the stack pointer)"
+		"memalign+4 (adrp at +4, simulated; past stp; args in x0, x1; returns at 2 exits)"
 	# Its mul overwrites the size before any emulated instruction; on arm64
-	# every allocating function opens with its frame record's stp.
-	expect_stepped preload_none reallocarray \
-		"malloc, calloc, realloc, reallocarray, posix_memalign, memalign, valloc, pvalloc"
+	# calloc's too.
+	expect_stepped preload_none reallocarray "calloc, reallocarray"
 	expect_preload_leaks "$R"
 	expect_totals preload_none "$R" 28936 44 10047 10003
 }
@@ -240,7 +244,7 @@ test_preload_attach() {
 	expect_allocator preload_p "$JEMALLOC"
 	expect_placement preload_p malloc "malloc+7 (ja at +7, emulated; past cmp; args in rdi)" \
 		"malloc+4 (b.hi at +4, simulated; past subs; args in x0)"
-	expect_stepped preload_p "" "$JEMALLOC_STEPPED_ARM64"
+	expect_stepped preload_p "" ""
 	expect_preload_leaks "$R"
 	expect_totals preload_p "$R" 28936 44 10047 10003
 }
@@ -271,8 +275,8 @@ tcmalloc() {
 	expect_placement tcmalloc malloc "malloc+10 (jne at +10, emulated; past mov, test; args in rdi)" \
 		"malloc+0 (adrp at +0, simulated; args in x0)"
 	expect_placement tcmalloc calloc "calloc+0 (push at +0, emulated; args in rdi, rsi)" \
-		"calloc+0 (single-stepped: stp at +0 moves the stack pointer)"
-	expect_stepped tcmalloc "" "calloc, realloc, valloc, pvalloc"
+		"calloc+16 (cbz at +16, simulated; past stp, add, stp, mul; args in x0, x1; returns at 2 exits)"
+	expect_stepped tcmalloc "" ""
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" leak_malloc                 2000     25     25
 	expect_leak "$R" leak_calloc                 1000     5      5
@@ -312,7 +316,7 @@ mimalloc() {
 		"realloc+0 (adrp at +0, simulated; args in x0, x1)"
 	expect_placement mimalloc posix_memalign "posix_memalign+0 (jmp at +0, emulated; args in rdi, rsi, rdx)" \
 		"posix_memalign+0 (b at +0, simulated; args in x0, x1, x2)"
-	expect_stepped mimalloc "" "operator new, operator new(align)"
+	expect_stepped mimalloc "" "operator new(align)"
 	#                       function             bytes  blocks allocs
 	expect_leak "$R" leak_malloc                 2560   40     40
 	expect_leak "$R" leak_calloc                 6000   3      3
@@ -336,7 +340,7 @@ expect_musl() {
 	expect_allocator "$1" "$2"
 	expect_placement "$1" free "free+0 (jmp at +0, emulated; args in rdi)" \
 		"free+0 (b at +0, simulated; args in x0)"
-	expect_stepped "$1" "" "calloc, aligned_alloc"
+	expect_stepped "$1" "" ""
 	#                       function             bytes  blocks allocs
 	expect_leak "$R" leak_malloc                 2400   60     60
 	expect_leak "$R" leak_calloc                 3000   5      5
@@ -431,13 +435,13 @@ mmap() {
 	# glibc's munmap makes its system call first.
 	expect_placement mmap munmap "munmap+0 (single-stepped: unknown instruction at +5)" \
 		"munmap+0 (single-stepped: unknown instruction at +8)"
-	# mremap moves the stack pointer first, and it has a return probe.
+	# mremap moves the stack pointer first, and it has a return probe (on
+	# its exits on arm64).
 	expect_placement mmap mremap "mremap+0 (single-stepped: sub at +0 moves the stack pointer)" \
-		"mremap+0 (single-stepped: sub at +0 moves the stack pointer)"
+		"mremap+4 (adrp at +4, simulated; past sub; args in x0, x1, x2, x3, x4; returns at 1 exit)"
 	expect_placement mmap mmap "mmap+10 (jne at +10, emulated; past mov, test; args in rdi, rsi, rdx, rcx, r8, r9)" \
 		"mmap+4 (b.ne at +4, simulated; past ands; args in x0, x1, x2, x3, x4, x5)"
-	expect_stepped mmap "reallocarray, munmap, mremap" \
-		"malloc, calloc, realloc, reallocarray, posix_memalign, memalign, valloc, pvalloc, munmap, mremap"
+	expect_stepped mmap "reallocarray, munmap, mremap" "calloc, reallocarray, munmap"
 	#                       function             bytes    blocks allocs
 	expect_leak "$R" mmap_leak                   3145728  3      3
 	expect_leak "$R" mremap_grow                 2097152  1      1

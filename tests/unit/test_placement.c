@@ -28,7 +28,8 @@ struct real_func {
 /* @args: the function's parameters; @ret: it has a return probe (all but free and munmap). */
 #define REAL_ARCH(arch, code, args, ret, offset, needed, stepped, why)                             \
 	{                                                                                          \
-		arch, #code, code, sizeof(code), {args, ret}, offset, needed, stepped, why         \
+		arch, #code, code, sizeof(code), {.nr_args = args, .keep_sp = ret}, offset,        \
+		    needed, stepped, why                                                           \
 	}
 #define REAL(...) REAL_ARCH(&insn_x86, __VA_ARGS__)
 
@@ -341,7 +342,7 @@ static void test_real_functions_truncated(void **state)
 static void check(const uint8_t *code, size_t size, unsigned int args, bool ret, uint64_t offset,
 		  const char *why)
 {
-	struct placement_need need = {args, ret};
+	struct placement_need need = {.nr_args = args, .keep_sp = ret};
 	struct placement p;
 
 	place(code, size, &need, &p);
@@ -453,7 +454,7 @@ static void test_loop_back(void **state)
 /* test %rdi,%rdi 22 times then push %rbx at +66: past the span; at +63 it is taken. */
 static void test_span(void **state)
 {
-	struct placement_need need = {1, true};
+	struct placement_need need = {.nr_args = 1, .keep_sp = true};
 	struct placement p;
 	uint8_t code[67];
 
@@ -485,7 +486,7 @@ static void test_nops(void **state)
 static void check_arm64(const uint8_t *code, size_t size, unsigned int args, bool ret,
 			uint64_t offset, const char *why)
 {
-	struct placement_need need = {args, ret};
+	struct placement_need need = {.nr_args = args, .keep_sp = ret};
 	struct placement p;
 
 	place_arch(&insn_arm64, code, size, &need, &p);
@@ -527,6 +528,130 @@ static void test_arm64_copies(void **state)
 		  A64(0xf100001f), A64(0xb5000000));
 }
 
+/* What placement__exits() finds for @code with its entry probe at @entry: "ret+16 tail+20", or why
+ * not. */
+static void exits_of(const struct insn_arch *arch, const uint8_t *code, size_t len, uint64_t entry,
+		     char *buf, size_t size)
+{
+	struct placement p = {.offset = entry};
+	size_t used = 0;
+
+	if (placement__exits(arch, code, len, &p, buf, size)) {
+		assert_int_equal(p.nr_exits, 0);
+		return;
+	}
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < p.nr_exits; i++)
+		used += snprintf(buf + used, size - used, "%s%s+%u", i ? " " : "",
+				 p.exits[i].tail ? "tail" : "ret", p.exits[i].offset);
+}
+
+#define CHECK_EXITS(entry, want, ...)                                                              \
+	do {                                                                                       \
+		static const uint8_t code[] = {__VA_ARGS__};                                       \
+		char exits[128];                                                                   \
+		exits_of(&insn_arm64, code, sizeof(code), entry, exits, sizeof(exits));            \
+		assert_string_equal(exits, want);                                                  \
+	} while (0)
+
+#define A64_STP_FRAME A64(0xa9bf7bfd) /* stp x29, x30, [sp, #-16]! */
+#define A64_MOV_FP    A64(0x910003fd) /* mov x29, sp */
+#define A64_LDP_FRAME A64(0xa8c17bfd) /* ldp x29, x30, [sp], #16 */
+#define A64_BL	      A64(0x94000010)
+#define A64_B_OUT     A64(0x14000100) /* b +1024: out of the function */
+#define A64_RET	      A64(0xd65f03c0)
+#define A64_NOP	      A64(0xd503201f)
+
+/* Whole functions of Debian 12 arm64: the entry past the prologue, return probes on the exits. */
+static void test_arm64_exits_real(void **state)
+{
+	static const struct {
+		const char *name;
+		const uint8_t *code;
+		size_t len;
+		unsigned int nr_args;
+		uint64_t entry;
+		uint16_t sp_adjust;
+		const char *exits;
+	} real[] = {
+	    /* two returns and, after the epilogue, a tail call to memset (perturb bytes) */
+	    {"glibc malloc", a64_body_glibc_malloc, sizeof(a64_body_glibc_malloc), 1, 12, 64,
+	     "ret+304 ret+360 tail+520"},
+	    /* both ways to _mid_memalign are tail calls */
+	    {"glibc memalign", a64_body_glibc_memalign, sizeof(a64_body_glibc_memalign), 2, 4, 48,
+	     "tail+40 tail+68"},
+	    /* a landing pad after the return branches back to the epilogue */
+	    {"libstdc++ new(nothrow)", a64_body_libstdcxx_new_nothrow,
+	     sizeof(a64_body_libstdcxx_new_nothrow), 1, 8, 16, "ret+16"},
+	};
+	struct placement_need need = {.track_sp = true};
+	struct placement p;
+	char got[128];
+
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+		print_message("%s\n", real[i].name);
+		need.nr_args = real[i].nr_args;
+		placement__walk(&insn_arm64, real[i].code, real[i].len, &need, &p);
+		assert_false(p.stepped);
+		assert_int_equal(p.offset, real[i].entry);
+		assert_int_equal(p.sp_adjust, real[i].sp_adjust);
+		exits_of(&insn_arm64, real[i].code, real[i].len, p.offset, got, sizeof(got));
+		assert_string_equal(got, real[i].exits);
+	}
+	/* x30 never saved before reallocarray's tail call to realloc */
+	exits_of(&insn_arm64, a64_body_glibc_reallocarray, sizeof(a64_body_glibc_reallocarray), 0,
+		 got, sizeof(got));
+	assert_string_equal(got, "tail+12 ret+40");
+}
+
+static void test_arm64_exits(void **state)
+{
+	char got[128];
+
+	CHECK_EXITS(0, "ret+16", A64_STP_FRAME, A64_MOV_FP, A64_BL, A64_LDP_FRAME, A64_RET);
+	CHECK_EXITS(0, "tail+16", A64_STP_FRAME, A64_MOV_FP, A64_BL, A64_LDP_FRAME, A64_B_OUT);
+	/* cbz x0, +8 over a tail call that never touched x30 */
+	CHECK_EXITS(0, "tail+4 ret+8", A64(0xb4000040), A64_B_OUT, A64_RET);
+	/* out with the frame live, and after a call: x30 is no return address there */
+	CHECK_EXITS(0, "b at +8, a tail call with the return address maybe elsewhere",
+		    A64_STP_FRAME, A64_MOV_FP, A64_B_OUT, A64_RET);
+	CHECK_EXITS(0, "b at +4, a tail call with the return address maybe elsewhere", A64_BL,
+		    A64_B_OUT, A64_RET);
+	/* cbz x0 to +12, past the epilogue: x30 may not be restored there */
+	CHECK_EXITS(0, "b at +12, a tail call with the return address maybe elsewhere",
+		    A64(0xb4000060), A64_LDP_FRAME, A64_NOP, A64_B_OUT, A64_RET);
+	CHECK_EXITS(0, "an indirect branch at +0", A64(0xd61f0200), A64_RET); /* br x16 */
+	CHECK_EXITS(0, "an indirect branch at +4", A64_NOP, A64(0xd65f0bff)); /* retaa */
+	/* cbz x0 from +8 back to the entry probe at +4 */
+	CHECK_EXITS(4, "cbz at +8 jumps back to the entry probe", A64_NOP, A64_NOP, A64(0xb4ffffe0),
+		    A64_RET);
+	CHECK_EXITS(0, "no return instruction", A64_NOP);
+	CHECK_EXITS(0, "more than 16 exits", A64_RET, A64_RET, A64_RET, A64_RET, A64_RET, A64_RET,
+		    A64_RET, A64_RET, A64_RET, A64_RET, A64_RET, A64_RET, A64_RET, A64_RET, A64_RET,
+		    A64_RET, A64_RET);
+	exits_of(&insn_x86, (const uint8_t[]){0xc3}, 1, 0, got, sizeof(got));
+	assert_string_equal(got, "the return address is on the stack");
+}
+
+/* The stack pointer moved past the entry: by constants only, summed for the cookie. */
+static void test_arm64_track_sp(void **state)
+{
+	struct placement_need need = {.nr_args = 1, .track_sp = true};
+	/* sub sp, sp, #32; stp x29, x30, [sp, #-16]!; cbz x0 */
+	static const uint8_t moves[] = {A64(0xd10083ff), A64_STP_FRAME, A64(0xb4000040)};
+	/* mov sp, x1: by how much, nobody knows */
+	static const uint8_t unknown[] = {A64(0x9100003f), A64(0xb4000040)};
+	struct placement p;
+
+	placement__walk(&insn_arm64, moves, sizeof(moves), &need, &p);
+	assert_int_equal(p.offset, 8);
+	assert_int_equal(p.sp_adjust, 48);
+	placement__walk(&insn_arm64, unknown, sizeof(unknown), &need, &p);
+	assert_true(p.stepped);
+	assert_string_equal(
+	    p.why, "single-stepped: add at +0 moves the stack pointer by an unknown amount");
+}
+
 /* The entry, with every argument where the ABI passes it. */
 static void test_entry(void **state)
 {
@@ -558,6 +683,9 @@ int main(void)
 	    cmocka_unit_test(test_entry),
 	    cmocka_unit_test(test_arm64_return_address),
 	    cmocka_unit_test(test_arm64_copies),
+	    cmocka_unit_test(test_arm64_exits_real),
+	    cmocka_unit_test(test_arm64_exits),
+	    cmocka_unit_test(test_arm64_track_sp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

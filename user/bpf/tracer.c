@@ -523,16 +523,8 @@ static int attach_error(const struct probed_file *file, const struct probe_objec
 /* Is @site an allocation probed by a session, return and entry in one? */
 static bool site_in_session(const struct tracer *t, const struct probe_site *site)
 {
-	return t->session && alloc_func_has_return_probe(site->func) &&
+	return t->session && alloc_func_has_return_probe(site->func) && !site->place.nr_exits &&
 	       t->entry_progs[site->func] != t->skel->progs.release_enter;
-}
-
-static struct bpf_program *site_program(struct tracer *t, const struct probe_site *site,
-					bool retprobe)
-{
-	if (site_in_session(t, site))
-		return t->skel->progs.alloc_session;
-	return retprobe ? t->skel->progs.alloc_return : entry_program(t, site);
 }
 
 /*
@@ -566,31 +558,71 @@ static bool site_wanted(const struct tracer *t, const struct probed_file *file,
 	       alloc_func_releases(site->func) == (pass == PASS_RELEASES);
 }
 
-static void note_site(const struct probe_object *obj, const struct probe_site *site, bool retprobe)
-{
-	const char *name = alloc_func_name(site->func);
-	unsigned long long offset = probe_site__offset(site);
-
-	if (retprobe)
-		pr_debug("uretprobe %s at %s+0x%llx, %s+%llu", name, obj->name, offset, name,
-			 (unsigned long long)site->place.offset);
-	else
-		pr_debug("uprobe %s at %s+0x%llx, %s+%llu (%s)", name, obj->name, offset, name,
-			 (unsigned long long)site->place.offset, site->place.why);
-}
+/* One probe of a site: where, how, with which program and cookie. */
+struct site_probe {
+	struct bpf_program *prog;
+	uint64_t offset; /* in the object's file */
+	uint64_t cookie;
+	bool retprobe;
+};
 
 /*
- * The function id, and where the entry program finds each argument (see
- * COOKIE_ARG_SHIFT). The return program needs the id alone.
+ * The entry's cookie: the function id, the stack pointer's adjustment, and
+ * where the program finds each argument (see COOKIE_ARG_SHIFT).
  */
-static uint64_t site_cookie(const struct probe_site *site, bool retprobe)
+static uint64_t entry_cookie(const struct probe_site *site)
 {
-	uint64_t cookie = site->func;
+	uint64_t cookie = site->func | (uint64_t)site->place.sp_adjust << COOKIE_SP_SHIFT;
 
-	for (unsigned int i = 0; i < COOKIE_ARGS && !retprobe; i++)
+	for (unsigned int i = 0; i < COOKIE_ARGS; i++)
 		cookie |= (uint64_t)(site->place.arg_reg[i] ^ ABI_ARG_REG(i))
 			  << COOKIE_ARG_SHIFT(i);
 	return cookie;
+}
+
+/*
+ * @site's probes of @pass, into @out: its entry, or its return: a return
+ * probe sharing the entry's breakpoint, or one on each of its exits (see
+ * placement__exits()). Returns how many.
+ */
+static size_t site_probes(struct tracer *t, const struct probe_site *site, enum attach_pass pass,
+			  struct site_probe *out)
+{
+	const struct placement *place = &site->place;
+
+	if (pass != PASS_RETURNS) {
+		out[0] = (struct site_probe){site_in_session(t, site) ? t->skel->progs.alloc_session
+								      : entry_program(t, site),
+					     probe_site__offset(site), entry_cookie(site), false};
+		return 1;
+	}
+	if (!place->nr_exits) {
+		out[0] = (struct site_probe){t->skel->progs.alloc_return, probe_site__offset(site),
+					     site->func, true};
+		return 1;
+	}
+	for (size_t i = 0; i < place->nr_exits; i++)
+		out[i] = (struct site_probe){
+		    t->skel->progs.alloc_return, site->entry + place->exits[i].offset,
+		    site->func | (place->exits[i].tail ? 0 : COOKIE_AT_RET), place->exits[i].tail};
+	return place->nr_exits;
+}
+
+static void note_probe(const struct tracer *t, const struct probe_object *obj,
+		       const struct probe_site *site, const struct site_probe *p)
+{
+	const char *name = alloc_func_name(site->func);
+	unsigned long long at = p->offset - site->entry;
+
+	if (p->retprobe)
+		pr_debug("uretprobe %s at %s+0x%llx, %s+%llu", name, obj->name,
+			 (unsigned long long)p->offset, name, at);
+	else if (p->prog == t->skel->progs.alloc_return)
+		pr_debug("uprobe %s's return at %s+0x%llx, %s+%llu", name, obj->name,
+			 (unsigned long long)p->offset, name, at);
+	else
+		pr_debug("uprobe %s at %s+0x%llx, %s+%llu (%s)", name, obj->name,
+			 (unsigned long long)p->offset, name, at, site->place.why);
 }
 
 int tracer__reserve_link(struct tracer *t)
@@ -615,37 +647,41 @@ int tracer__reserve_link_fd(struct tracer *t)
 }
 
 static int attach_perf(struct tracer *t, const struct probe_object *obj,
-		       const struct probed_file *file, const struct probe_site *site, bool retprobe)
+		       const struct probed_file *file, const struct probe_site *site,
+		       enum attach_pass pass)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
-		    .bpf_cookie = site_cookie(site, retprobe));
-	uint64_t offset = probe_site__offset(site);
+	struct site_probe probes[PLACEMENT_EXITS];
+	size_t n = site_probes(t, site, pass, probes);
 	struct bpf_link *link;
 	int err;
 
-	err = tracer__reserve_link(t);
-	if (err)
-		return err;
-	link = bpf_program__attach_uprobe_opts(site_program(t, site, retprobe), file->pid,
-					       obj->path, offset, &opts);
-	if (!link)
-		return attach_error(file, obj, retprobe ? "uretprobe" : "uprobe",
-				    alloc_func_name(site->func), offset, -errno);
-	t->links[t->nr_links++] = link;
-	t->nr_probes++;
-	note_site(obj, site, retprobe);
+	for (size_t i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = probes[i].retprobe,
+			    .bpf_cookie = probes[i].cookie);
+
+		err = tracer__reserve_link(t);
+		if (err)
+			return err;
+		link = bpf_program__attach_uprobe_opts(probes[i].prog, file->pid, obj->path,
+						       probes[i].offset, &opts);
+		if (!link)
+			return attach_error(file, obj, probes[i].retprobe ? "uretprobe" : "uprobe",
+					    alloc_func_name(site->func), probes[i].offset, -errno);
+		t->links[t->nr_links++] = link;
+		t->nr_probes++;
+		note_probe(t, obj, site, &probes[i]);
+	}
 	return 0;
 }
 
-/* Every site of @obj that @prog serves in this direction, in one link. */
+/* Every probe of @obj's sites in @pass that @prog serves @retprobe or not, in one link. */
 static int attach_multi(struct tracer *t, const struct probe_object *obj,
 			const struct probed_file *file, struct bpf_program *prog,
-			enum attach_pass pass)
+			enum attach_pass pass, bool retprobe)
 {
 	bool session = prog == t->skel->progs.alloc_session;
-	bool retprobe = pass == PASS_RETURNS;
-	uint64_t offsets[FUNC_MAX], cookies[FUNC_MAX];
-	const struct probe_site *site;
+	uint64_t offsets[FUNC_MAX * PLACEMENT_EXITS], cookies[FUNC_MAX * PLACEMENT_EXITS];
+	struct site_probe probes[PLACEMENT_EXITS];
 	size_t n = 0;
 	int fd, err;
 
@@ -653,12 +689,19 @@ static int attach_multi(struct tracer *t, const struct probe_object *obj,
 	if (err)
 		return err;
 	for (size_t i = 0; i < obj->nr_sites; i++) {
-		site = &obj->sites[i];
-		if (!site_wanted(t, file, site, pass) || site_program(t, site, retprobe) != prog)
+		const struct probe_site *site = &obj->sites[i];
+		size_t nr;
+
+		if (!site_wanted(t, file, site, pass))
 			continue;
-		offsets[n] = probe_site__offset(site);
-		cookies[n++] = site_cookie(site, retprobe);
-		note_site(obj, site, retprobe);
+		nr = site_probes(t, site, pass, probes);
+		for (size_t j = 0; j < nr; j++) {
+			if (probes[j].prog != prog || probes[j].retprobe != retprobe)
+				continue;
+			offsets[n] = probes[j].offset;
+			cookies[n++] = probes[j].cookie;
+			note_probe(t, obj, site, &probes[j]);
+		}
 	}
 	if (!n)
 		return 0;
@@ -688,7 +731,10 @@ static int attach_object(struct tracer *t, const struct probe_object *obj,
 		{
 			if (bpf_program__type(prog) != BPF_PROG_TYPE_KPROBE)
 				continue;
-			err = attach_multi(t, obj, file, prog, pass);
+			err = attach_multi(t, obj, file, prog, pass, pass == PASS_RETURNS);
+			/* return programs on return instructions: plain probes */
+			if (!err && pass == PASS_RETURNS)
+				err = attach_multi(t, obj, file, prog, pass, false);
 			if (err)
 				break;
 		}
@@ -696,7 +742,7 @@ static int attach_object(struct tracer *t, const struct probe_object *obj,
 	}
 	for (size_t i = 0; i < obj->nr_sites && !err; i++) {
 		if (site_wanted(t, file, &obj->sites[i], pass))
-			err = attach_perf(t, obj, file, &obj->sites[i], pass == PASS_RETURNS);
+			err = attach_perf(t, obj, file, &obj->sites[i], pass);
 	}
 	return err;
 }

@@ -58,9 +58,43 @@ bool alloc_func_releases(enum alloc_func func)
 	return func < FUNC_MAX && funcs[func].kind != FUNC_KIND_ALLOCS;
 }
 
-/* Past the instructions the kernel would single-step (see placement.c). */
-static void place_probe(struct elf_file *ef, uint64_t vaddr, enum alloc_func func,
-			struct placement *out)
+/*
+ * A function whose return probe keeps its entry probe single-stepped (on
+ * arm64, where it must sit before the prologue saves x30): return probes
+ * on each of its @size bytes' exits instead, and the entry probe where it
+ * would sit without one, when placement__exits() can vouch for them all.
+ */
+static void place_exits(struct elf_file *ef, uint64_t vaddr, uint64_t size,
+			struct placement_need need, struct placement *out)
+{
+	const struct insn_arch *arch = PLACEMENT_NATIVE;
+	uint8_t body[PLACEMENT_BODY_MAX];
+	struct placement moved;
+	char why[96];
+	long len;
+
+	if (!arch || arch->ra < 0 || size > sizeof(body))
+		return;
+	len = elf_file__read(ef, vaddr, body, size);
+	if (len != (long)size)
+		return;
+	need.keep_sp = false;
+	need.track_sp = true;
+	placement__walk(arch, body, len, &need, &moved);
+	if (moved.stepped)
+		return;
+	if (placement__exits(arch, body, len, &moved, why, sizeof(why))) {
+		snprintf(out->why + strlen(out->why), sizeof(out->why) - strlen(out->why),
+			 "; no exit probes: %s", why);
+		return;
+	}
+	*out = moved;
+	snprintf(out->why + strlen(out->why), sizeof(out->why) - strlen(out->why),
+		 "; returns at %u exit%s", out->nr_exits, out->nr_exits == 1 ? "" : "s");
+}
+
+void allocator__place(struct elf_file *ef, uint64_t vaddr, uint64_t size, enum alloc_func func,
+		      struct placement *out)
 {
 	struct placement_need need = {
 	    .nr_args = funcs[func].nr_args,
@@ -71,6 +105,8 @@ static void place_probe(struct elf_file *ef, uint64_t vaddr, enum alloc_func fun
 
 	if (len >= 0) {
 		placement__walk(PLACEMENT_NATIVE, code, len, &need, out);
+		if (out->stepped && need.keep_sp)
+			place_exits(ef, vaddr, size, need, out);
 		return;
 	}
 	placement__entry(PLACEMENT_NATIVE, out);
@@ -79,7 +115,7 @@ static void place_probe(struct elf_file *ef, uint64_t vaddr, enum alloc_func fun
 }
 
 static int fill_site(struct elf_file *ef, struct probe_site *site, enum alloc_func func,
-		     uint64_t vaddr)
+		     uint64_t vaddr, uint64_t size)
 {
 	int err;
 
@@ -87,7 +123,7 @@ static int fill_site(struct elf_file *ef, struct probe_site *site, enum alloc_fu
 	err = elf_file__vaddr_to_offset(ef, vaddr, &site->entry);
 	if (err)
 		return err;
-	place_probe(ef, vaddr, func, &site->place);
+	allocator__place(ef, vaddr, size, func, &site->place);
 	return 0;
 }
 
@@ -112,7 +148,7 @@ static bool in_set(enum alloc_func f, enum site_set set)
 
 /* Add the sites of @set's functions found in @ef to @obj. */
 static int add_sites(struct probe_object *obj, struct elf_file *ef, const uint64_t *addrs,
-		     enum site_set set)
+		     const uint64_t *sizes, enum site_set set)
 {
 	struct probe_site *site;
 	int err;
@@ -121,7 +157,7 @@ static int add_sites(struct probe_object *obj, struct elf_file *ef, const uint64
 		if (!addrs[f] || !in_set(f, set))
 			continue;
 		site = &obj->sites[obj->nr_sites];
-		err = fill_site(ef, site, f, addrs[f]);
+		err = fill_site(ef, site, f, addrs[f], sizes[f]);
 		if (err)
 			return err;
 		for (size_t i = 0; i < obj->nr_sites; i++)
@@ -292,26 +328,26 @@ static struct probe_object *new_object(struct search *s, const struct candidate 
 static int inspect(struct search *s, const struct candidate *c, struct elf_file *ef)
 {
 	struct probe_object *here = NULL; /* this object's entry, once made */
-	uint64_t addrs[FUNC_MAX];
+	uint64_t addrs[FUNC_MAX], sizes[FUNC_MAX];
 	int err = 0;
 
-	if (elf_file__find_funcs(ef, s->sn.names, FUNC_MAX, addrs) <= 0)
+	if (elf_file__find_funcs(ef, s->sn.names, FUNC_MAX, addrs, sizes) <= 0)
 		return 0;
 	if (!s->alloc_obj && addrs[FUNC_MALLOC] && addrs[FUNC_FREE]) {
 		here = s->alloc_obj = new_object(s, c);
-		err = add_sites(here, ef, addrs, SITES_ALLOCATOR);
+		err = add_sites(here, ef, addrs, sizes, SITES_ALLOCATOR);
 	}
 	/* The first operator new in lookup order is the one calls reach. */
 	if (!err && !s->new_seen && addrs[FUNC_NEW]) {
 		s->new_seen = true;
 		if (!here) {
 			here = new_object(s, c);
-			err = add_sites(here, ef, addrs, SITES_NEW);
+			err = add_sites(here, ef, addrs, sizes, SITES_NEW);
 		}
 	}
 	if (!err && s->opts->mmap && !s->mmap_obj && addrs[FUNC_MMAP]) {
 		s->mmap_obj = here ? here : new_object(s, c);
-		err = add_sites(s->mmap_obj, ef, addrs, SITES_MMAP);
+		err = add_sites(s->mmap_obj, ef, addrs, sizes, SITES_MMAP);
 	}
 	return err;
 }

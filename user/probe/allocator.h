@@ -65,6 +65,17 @@ struct allocator {
  */
 int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocator *out);
 
+struct elf_file;
+
+/*
+ * Where @func's probes go in @ef, the function at @vaddr of @size bytes
+ * (0: unknown): past the instructions the kernel would single-step (see
+ * placement.c), with return probes on its exits where that frees the
+ * entry (placement__exits()).
+ */
+void allocator__place(struct elf_file *ef, uint64_t vaddr, uint64_t size, enum alloc_func func,
+		      struct placement *out);
+
 /* "PATH[:PREFIX]" of --allocator into @opts (pointing into @arg). 0 or -EINVAL. */
 int allocator_opts__parse_spec(struct allocator_opts *opts, char *arg);
 

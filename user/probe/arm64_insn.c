@@ -46,12 +46,23 @@ static unsigned int field(uint32_t w, unsigned int lo, unsigned int bits)
 	return (w >> lo) & ((1U << bits) - 1);
 }
 
+static int32_t signed_field(uint32_t w, unsigned int lo, unsigned int bits)
+{
+	return (int32_t)(field(w, lo, bits) << (32 - bits)) >> (32 - bits);
+}
+
 /* A @bits-wide signed field at @lo, in instructions, as a byte offset. */
 static int32_t branch_offset(uint32_t w, unsigned int lo, unsigned int bits)
 {
-	int32_t imm = (int32_t)(field(w, lo, bits) << (32 - bits)) >> (32 - bits);
+	return signed_field(w, lo, bits) * INSN_LEN;
+}
 
-	return imm * INSN_LEN;
+/* A load or store pair's offset in bytes: imm7 scaled by the registers' size. */
+static int32_t pair_offset(uint32_t w, bool simd)
+{
+	unsigned int opc = field(w, 30, 2);
+
+	return signed_field(w, 15, 7) << (simd ? 2 + opc : 2 + (opc >> 1));
 }
 
 /* Rd written; @sp_ok: 31 means the stack pointer, else the zero register. */
@@ -93,8 +104,13 @@ static int decode_branch(struct insn *insn, uint32_t w)
 		static const char *const names[] = {"br", "blr", "ret"};
 		unsigned int opc = field(w, 21, 2);
 
+		insn->indirect = true;
+		insn->ret = opc == 2 && field(w, 5, 5) == LR;
 		return branch(insn, names[opc], INSN_LEN, opc == 1 ? INSN_REG_BIT(LR) : 0);
 	}
+	/* the rest of the unconditional-branch-to-register class: retaa, braa, eret ... */
+	if ((w & 0xfe000000) == 0xd6000000)
+		return -EPERM;
 	return 1;
 }
 
@@ -135,6 +151,13 @@ static int decode_dp_imm(struct insn *insn, uint32_t w)
 		if (sf && !flags && !field(w, 30, 1) && !field(w, 10, 12) && !field(w, 22, 1)) {
 			insn->copy = true;
 			insn->copy_src = field(w, 5, 5);
+		}
+		/* add or sub sp, sp, #imm */
+		if (sf && !flags && rd == SP && field(w, 5, 5) == SP) {
+			int32_t imm = field(w, 10, 12) << (field(w, 22, 1) ? 12 : 0);
+
+			insn->sp_known = true;
+			insn->sp_delta = field(w, 30, 1) ? -imm : imm;
 		}
 		return set(insn, addsub_names[opc], rd_bit(rd, !flags));
 	case 4: /* and, orr, eor write sp with rd 31; ands writes xzr */
@@ -226,8 +249,14 @@ static int decode_ldst(struct insn *insn, uint32_t w)
 	regs = simd ? 0 : transfer_regs(w, pair);
 	/* the base register, sp with 31, is written back */
 	base = mode == 1 || mode == 3 ? INSN_REG_BIT(field(w, 5, 5)) : 0;
-	if (load)
+	if (base == INSN_REG_BIT(SP)) {
+		insn->sp_known = true;
+		insn->sp_delta = pair ? pair_offset(w, simd) : signed_field(w, 12, 9);
+	}
+	if (load) {
+		insn->restores_ra = (regs & INSN_REG_BIT(LR)) && field(w, 5, 5) == SP;
 		return set(insn, pair ? "ldp" : "ldr", regs | base);
+	}
 	insn->saves_ra = regs & INSN_REG_BIT(LR);
 	return set(insn, pair ? "stp" : "str", base);
 }
@@ -266,6 +295,7 @@ const struct insn_arch insn_arm64 = {
     .decode = arm64_insn__decode,
     .reg_name = arm64_reg_name,
     .nr_regs = 32,
+    .insn_len = INSN_LEN,
     .sp = SP,
     .ra = LR,
     .arg_regs = {0, 1, 2, 3, 4, 5},

@@ -92,7 +92,7 @@ static bool is_defined_func(const GElf_Sym *sym)
 }
 
 static void match_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const char *const *names,
-			  size_t n, uint64_t *addrs)
+			  size_t n, uint64_t *addrs, uint64_t *sizes)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t count, i, j;
@@ -109,13 +109,17 @@ static void match_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const c
 		if (!name)
 			continue;
 		for (j = 0; j < n; j++) {
-			if (!addrs[j] && !strcmp(name, names[j]))
-				addrs[j] = sym.st_value;
+			if (addrs[j] || strcmp(name, names[j]))
+				continue;
+			addrs[j] = sym.st_value;
+			if (sizes)
+				sizes[j] = sym.st_size;
 		}
 	}
 }
 
-int elf_file__find_funcs(struct elf_file *ef, const char *const *names, size_t n, uint64_t *addrs)
+int elf_file__find_funcs(struct elf_file *ef, const char *const *names, size_t n, uint64_t *addrs,
+			 uint64_t *sizes)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
@@ -123,13 +127,15 @@ int elf_file__find_funcs(struct elf_file *ef, const char *const *names, size_t n
 	size_t i;
 
 	memset(addrs, 0, n * sizeof(*addrs));
+	if (sizes)
+		memset(sizes, 0, n * sizeof(*sizes));
 	/* .dynsym first: the exported definition is the one callers reach. */
 	for (int pass = 0; pass < 2; pass++) {
 		Elf32_Word want = pass ? SHT_SYMTAB : SHT_DYNSYM;
 
 		while ((scn = elf_nextscn(ef->elf, scn))) {
 			if (gelf_getshdr(scn, &shdr) && shdr.sh_type == want)
-				match_symbols(ef->elf, scn, &shdr, names, n, addrs);
+				match_symbols(ef->elf, scn, &shdr, names, n, addrs, sizes);
 		}
 	}
 	for (i = 0; i < n; i++)

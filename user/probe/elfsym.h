@@ -21,10 +21,12 @@ void elf_file__close(struct elf_file *ef);
 
 /*
  * Look up @n defined function symbols by name in one pass over .dynsym and
- * .symtab. addrs[i] is the address of names[i], or 0 when not defined.
+ * .symtab. addrs[i] is the address of names[i], or 0 when not defined, and
+ * sizes[i] (unless @sizes is NULL) its symbol's size, 0 when unknown.
  * Returns how many were found, or -errno.
  */
-int elf_file__find_funcs(struct elf_file *ef, const char *const *names, size_t n, uint64_t *addrs);
+int elf_file__find_funcs(struct elf_file *ef, const char *const *names, size_t n, uint64_t *addrs,
+			 uint64_t *sizes);
 
 /* File offset of a virtual address in a loadable segment: 0 or -ENOENT. */
 int elf_file__vaddr_to_offset(struct elf_file *ef, uint64_t vaddr, uint64_t *offset);

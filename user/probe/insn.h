@@ -17,6 +17,11 @@ struct insn {
 	bool branch;	  /* may continue elsewhere than at the next instruction */
 	bool emulated;	  /* a uprobe on it is emulated by the kernel, not single-stepped */
 	bool saves_ra;	  /* stores the return-address register (arm64's x30) to memory */
+	bool restores_ra; /* loads the return-address register from the stack */
+	bool ret;	  /* returns to the address in the return-address register */
+	bool indirect;	  /* branches to a register's target */
+	bool sp_known;	  /* writes the stack pointer by sp_delta, a constant */
+	int32_t sp_delta;
 	uint32_t writes;  /* the general registers it may change, INSN_REG_BIT()s */
 	bool copy;	  /* a whole 64-bit register copy: copy_src into the one it writes */
 	uint8_t copy_src; /* the register number */
@@ -29,10 +34,14 @@ struct insn {
  */
 struct insn_arch {
 	const char *name;
-	/* The instruction at @code, @len bytes readable: 0, -ENODATA when cut short, -EINVAL. */
+	/*
+	 * The instruction at @code, @len bytes readable: 0, -ENODATA when cut
+	 * short, -EPERM for a branch it does not know, -EINVAL for any other.
+	 */
 	int (*decode)(struct insn *insn, const uint8_t *code, size_t len);
 	const char *(*reg_name)(unsigned int reg);
 	unsigned int nr_regs;	     /* numbered 0 to nr_regs - 1, at most 32 */
+	unsigned int insn_len;	     /* every instruction's length, 0 where they vary */
 	unsigned int sp;	     /* the stack pointer's number */
 	int ra;			     /* the return-address register, -1 for none (on the stack) */
 	uint8_t arg_regs[INSN_ARGS]; /* where the C ABI passes integer arguments */

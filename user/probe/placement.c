@@ -36,6 +36,7 @@ struct walk {
 	const struct insn_arch *arch;
 	const struct placement_need *need;
 	int8_t holds[32]; /* the argument each register holds, or -1 */
+	int64_t sp_moved; /* by the instructions passed, with need->track_sp */
 	char skipped[96]; /* the instructions passed, for the reason */
 };
 
@@ -46,6 +47,7 @@ static void walk_init(struct walk *w, const struct insn_arch *arch,
 	for (unsigned int i = 0; i < need->nr_args && i < PLACEMENT_ARGS; i++)
 		w->holds[arch->arg_regs[i]] = i;
 	w->skipped[0] = '\0';
+	w->sp_moved = 0;
 	w->arch = arch;
 	w->need = need;
 }
@@ -110,6 +112,14 @@ static bool blocked(struct walk *w, const struct insn *insn, size_t off, struct 
 		stay(out, "%s at +%zu moves the stack pointer", insn->name, off);
 		return true;
 	}
+	if (w->need->track_sp && (insn->writes & INSN_REG_BIT(w->arch->sp))) {
+		w->sp_moved += insn->sp_delta;
+		if (!insn->sp_known || w->sp_moved > 0 || w->sp_moved < -UINT16_MAX) {
+			stay(out, "%s at +%zu moves the stack pointer by an unknown amount",
+			     insn->name, off);
+			return true;
+		}
+	}
 	if (w->need->keep_sp && ra >= 0 && (insn->saves_ra || (insn->writes & INSN_REG_BIT(ra)))) {
 		stay(out, "%s at +%zu %s the return address in %s", insn->name, off,
 		     insn->saves_ra ? "saves" : "changes", w->arch->reg_name(ra));
@@ -122,10 +132,16 @@ static bool blocked(struct walk *w, const struct insn *insn, size_t off, struct 
 	return arg >= 0;
 }
 
+/* Where the direct branch @insn at @off lands, from the function's start. */
+static int64_t branch_target(const struct insn *insn, size_t off)
+{
+	return (int64_t)(off + insn->len) + insn->disp;
+}
+
 /* A branch back to @off or before would hit the probe twice in one call. */
 static bool loops_back(const struct insn *insn, size_t off)
 {
-	int64_t target = (int64_t)(off + insn->len) + insn->disp;
+	int64_t target = branch_target(insn, off);
 
 	return insn->branch && target >= 0 && target <= (int64_t)off;
 }
@@ -137,6 +153,7 @@ static void choose(const struct walk *w, const struct insn *insn, size_t off, st
 
 	out->offset = off;
 	out->stepped = false;
+	out->sp_adjust = -w->sp_moved;
 	for (unsigned int i = 0; i < w->need->nr_args && i < PLACEMENT_ARGS; i++) {
 		out->arg_reg[i] = find_arg(w, i);
 		used += snprintf(regs + used, sizeof(regs) - used, "%s%s", i ? ", " : "",
@@ -199,4 +216,154 @@ void placement__walk(const struct insn_arch *arch, const uint8_t *code, size_t l
 		append_name(w.skipped, sizeof(w.skipped), insn.name);
 	}
 	stay(out, "nothing the kernel %ss in the first %d bytes", arch->no_step, PLACEMENT_SPAN);
+}
+
+/*
+ * Exits. Where the return address stays in a register until the prologue
+ * saves it (arm64's x30), a return probe sharing the entry's breakpoint
+ * must sit before that save: on glibc's malloc, the first instruction, an
+ * `stp` the kernel steps out of line. Return probes of their own on the
+ * function's exits free the entry probe to move on to a simulated
+ * instruction: a plain probe on a `ret` (simulated) sees the returned
+ * value, and a return probe on a tail call's branch hooks the return of
+ * the function it jumps to, which the kernel takes from the register when
+ * the breakpoint hits. That is right only where the register holds the
+ * caller's return address again: on the straight line before the branch,
+ * its last write is a load from the stack (the epilogue's ldp x29, x30),
+ * or it was neither written nor saved since the entry, and no other path
+ * joins in between. A jump out with the frame still live (to a function's
+ * cold part) fails that, and so does the function: its returns may lie
+ * out of sight.
+ */
+#define BODY_INSNS (PLACEMENT_BODY_MAX / 4)
+
+struct body {
+	const struct insn_arch *arch;
+	const uint8_t *code;
+	size_t len, n;
+	uint64_t landing[BODY_INSNS / 64]; /* a branch of the function's own lands here */
+};
+
+static int body_decode(const struct body *b, size_t i, struct insn *insn)
+{
+	size_t off = i * b->arch->insn_len;
+
+	return b->arch->decode(insn, b->code + off, b->len - off);
+}
+
+static bool body_lands(const struct body *b, size_t i)
+{
+	return b->landing[i / 64] >> (i % 64) & 1;
+}
+
+/* Does the return-address register hold the caller's return address at instruction @i? */
+static bool ra_restored(const struct body *b, size_t i)
+{
+	struct insn insn;
+
+	for (;; i--) {
+		if (body_lands(b, i))
+			return false;
+		if (!i)
+			return true;
+		/* a branch falls through, or what follows is a landing or dead code */
+		if (body_decode(b, i - 1, &insn))
+			return false;
+		if (insn.restores_ra)
+			return true;
+		/* a call, or a jump with the frame still live: to a cold part, say */
+		if (insn.saves_ra || (insn.writes & INSN_REG_BIT(b->arch->ra)))
+			return false;
+	}
+}
+
+__attribute__((format(printf, 3, 4))) static int refuse(char *why, size_t size, const char *fmt,
+							...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, size, fmt, ap);
+	va_end(ap);
+	return -EOPNOTSUPP;
+}
+
+/* Mark where the function's own branches land; 0, or why not in @why. */
+static int mark_landings(struct body *b, const struct placement *out, char *why, size_t size)
+{
+	size_t step = b->arch->insn_len;
+	struct insn insn;
+	int64_t target;
+
+	for (size_t i = 0; i < b->n; i++) {
+		int err = body_decode(b, i, &insn);
+
+		/* br xN, retaa ...: it may leave for anywhere */
+		if (err == -EPERM || (!err && insn.indirect && !insn.ret &&
+				      !(insn.writes & INSN_REG_BIT(b->arch->ra))))
+			return refuse(why, size, "an indirect branch at +%zu", i * step);
+		if (err || !insn.branch || insn.indirect)
+			continue;
+		target = branch_target(&insn, i * step);
+		if (target < 0 || target >= (int64_t)(b->n * step))
+			continue;
+		if (target <= (int64_t)out->offset)
+			return refuse(why, size, "%s at +%zu jumps back to the entry probe",
+				      insn.name, i * step);
+		b->landing[target / step / 64] |= 1ULL << (target / step % 64);
+	}
+	return 0;
+}
+
+static int add_exit(struct placement *out, size_t off, bool tail, char *why, size_t size)
+{
+	if (out->nr_exits == PLACEMENT_EXITS)
+		return refuse(why, size, "more than %d exits", PLACEMENT_EXITS);
+	out->exits[out->nr_exits++] = (struct placement_exit){.offset = off, .tail = tail};
+	return 0;
+}
+
+/* A branch out of the function that is no call: a tail call, or a return. */
+static bool leaves(const struct body *b, const struct insn *insn, size_t off)
+{
+	int64_t target = branch_target(insn, off);
+
+	if (!insn->branch || (insn->writes & INSN_REG_BIT(b->arch->ra)))
+		return false;
+	return insn->ret ||
+	       (!insn->indirect && (target < 0 || target >= (int64_t)(b->n * b->arch->insn_len)));
+}
+
+int placement__exits(const struct insn_arch *arch, const uint8_t *code, size_t len,
+		     struct placement *out, char *why, size_t size)
+{
+	struct body b = {.arch = arch, .code = code, .len = len};
+	struct insn insn;
+	size_t off;
+	int err;
+
+	out->nr_exits = 0;
+	if (!arch || arch->insn_len < 4 || arch->ra < 0)
+		return refuse(why, size, "the return address is on the stack");
+	b.n = len / arch->insn_len;
+	if (b.n > BODY_INSNS)
+		return refuse(why, size, "longer than %d bytes", PLACEMENT_BODY_MAX);
+	err = mark_landings(&b, out, why, size);
+	for (size_t i = 0; i < b.n && !err; i++) {
+		off = i * arch->insn_len;
+		if (body_decode(&b, i, &insn) || !leaves(&b, &insn, off))
+			continue;
+		if (!insn.ret && !ra_restored(&b, i))
+			err = refuse(why, size,
+				     "%s at +%zu, a tail call with the return address "
+				     "maybe elsewhere",
+				     insn.name, off);
+		else
+			err = add_exit(out, off, !insn.ret, why, size);
+	}
+	if (!err && !out->nr_exits)
+		err = refuse(why, size, "no return instruction");
+	if (err)
+		out->nr_exits = 0;
+	return err;
 }

@@ -31,10 +31,27 @@ _Static_assert(PLACEMENT_ARGS <= INSN_ARGS, "an ABI register for every argument"
 #define PLACEMENT_STEP_COST "an extra exception a call"
 #endif
 
+/* A function this long or longer is not scanned for its exits. */
+#define PLACEMENT_BODY_MAX 4096
+/* Nor one that leaves in more places than this. */
+#define PLACEMENT_EXITS 16
+
 /* What a probe needs to see at the instruction it sits on. */
 struct placement_need {
 	unsigned int nr_args; /* the function's arguments: all kept readable */
 	bool keep_sp;	      /* a return probe shares the breakpoint: the stack pointer unmoved */
+	bool track_sp;	      /* the stack pointer moved only by constants, summed in sp_adjust */
+};
+
+/*
+ * Where a call leaves the function, for a return probe of its own there:
+ * a return instruction (a plain probe on it sees the returned value), or a
+ * tail call with the return address back in its register (a return probe
+ * on it hooks the return of the function it jumps to).
+ */
+struct placement_exit {
+	uint32_t offset; /* from the function's start */
+	bool tail;
 };
 
 /* Where a probe sits and where it finds the call's arguments there. */
@@ -43,7 +60,10 @@ struct placement {
 	uint8_t
 	    arg_reg[PLACEMENT_ARGS]; /* the register holding each argument, by @arch's numbers */
 	bool stepped;		     /* the kernel single-steps the instruction */
-	char why[160];		     /* for --verbose */
+	uint16_t sp_adjust;	     /* the probe's stack pointer plus this is the call's */
+	uint8_t nr_exits;	     /* 0: the return probe shares the entry's breakpoint */
+	struct placement_exit exits[PLACEMENT_EXITS];
+	char why[160]; /* for --verbose */
 };
 
 /*
@@ -60,5 +80,17 @@ void placement__entry(const struct insn_arch *arch, struct placement *out);
  */
 void placement__walk(const struct insn_arch *arch, const uint8_t *code, size_t len,
 		     const struct placement_need *need, struct placement *out);
+
+/*
+ * Every place where a call of the @arch function of @len bytes at @code
+ * leaves it, into @out->exits, for a function whose entry probe sits at
+ * @out->offset and whose return address stays in a register (arm64's
+ * x30). 0, or -EOPNOTSUPP when some exit cannot be vouched for (an
+ * indirect branch, an unknown one, a tail call with the return address
+ * maybe elsewhere, a branch back over the entry probe, too many), with
+ * the reason in @why of @size bytes; @out->nr_exits is 0 then.
+ */
+int placement__exits(const struct insn_arch *arch, const uint8_t *code, size_t len,
+		     struct placement *out, char *why, size_t size);
 
 #endif
