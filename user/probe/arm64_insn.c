@@ -62,7 +62,7 @@ static int32_t pair_offset(uint32_t w, bool simd)
 {
 	unsigned int opc = field(w, 30, 2);
 
-	return signed_field(w, 15, 7) << (simd ? 2 + opc : 2 + (opc >> 1));
+	return signed_field(w, 15, 7) * (1 << (simd ? 2 + opc : 2 + (opc >> 1)));
 }
 
 /* Rd written; @sp_ok: 31 means the stack pointer, else the zero register. */
