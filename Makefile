@@ -105,7 +105,8 @@ $(OBJ)/%.o: user/%.c | $(BUILD)/.arch
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # Generated headers: named, since -MMD only knows them after a first build.
-$(OBJ)/bpf/tracer.o $(OBJ)/bpf/maps.o $(OBJ)/bpf/linkwatch.o $(OBJ)/bpf/pagefaults.o: \
+$(OBJ)/bpf/tracer.o $(OBJ)/bpf/attach.o $(OBJ)/bpf/maps.o $(OBJ)/bpf/linkwatch.o \
+	$(OBJ)/bpf/pagefaults.o: \
 	$(BUILD)/alloctrace.skel.h
 
 # The HTML page's template, script and style, compiled in.

@@ -3,9 +3,10 @@
 #define ALLOCTRACE_TRACER_INT_H
 
 /*
- * The tracer's insides, shared by its two files: tracer.c loads,
- * configures and attaches the BPF object; maps.c reads and prunes its
- * maps for the session. Nothing outside user/bpf/ includes this.
+ * The tracer's insides, shared by its files: tracer.c loads and
+ * configures the BPF object; attach.c attaches its programs to the probe
+ * sites and detaches them; maps.c reads and prunes its maps for the
+ * session. Nothing outside user/bpf/ includes this.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -124,6 +125,12 @@ int pagefaults__attach(struct tracer *t);
 
 /* Room for one more uprobe_multi link fd. 0 or -ENOMEM. */
 int tracer__reserve_link_fd(struct tracer *t);
+
+/*
+ * Detach every probe and raw tracepoint (attach.c). The files stay known:
+ * a warning said of one is not said again after an exec.
+ */
+void tracer__detach_all(struct tracer *t);
 
 /* Read @pid's mappings again into its unwind table, new objects' rows made. */
 void tracer__reread_mappings(struct tracer *t, pid_t pid);
