@@ -105,9 +105,10 @@ $(OBJ)/%.o: user/%.c | $(BUILD)/.arch
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # Generated headers: named, since -MMD only knows them after a first build.
-$(OBJ)/bpf/tracer.o $(OBJ)/bpf/attach.o $(OBJ)/bpf/maps.o $(OBJ)/bpf/linkwatch.o \
-	$(OBJ)/bpf/pagefaults.o: \
-	$(BUILD)/alloctrace.skel.h
+# The skeleton's readers are found, not listed: fuzz/fuzz.mk's ASan build
+# uses the same list.
+SKEL_USERS := $(shell grep -l '"alloctrace.skel.h"' $(LOADER_SRCS))
+$(SKEL_USERS:user/%.c=$(OBJ)/%.o): $(BUILD)/alloctrace.skel.h
 
 # The HTML page's template, script and style, compiled in.
 $(BUILD)/html_assets.h: html/* scripts/embed.sh | $(BUILD)

@@ -145,9 +145,7 @@ $(ASAN_OUT)/obj/%.o: user/%.c
 	$(ASAN_CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
 
 $(ASAN_OUT)/obj/export/html.o: $(FUZZ_B)/html_assets.h
-$(ASAN_OUT)/obj/bpf/tracer.o $(ASAN_OUT)/obj/bpf/maps.o $(ASAN_OUT)/obj/bpf/linkwatch.o \
-	$(ASAN_OUT)/obj/bpf/pagefaults.o: \
-	$(FUZZ_B)/alloctrace.skel.h
+$(SKEL_USERS:user/%.c=$(ASAN_OUT)/obj/%.o): $(FUZZ_B)/alloctrace.skel.h
 
 tool-asan: $(ASAN_OUT)/alloctrace
 
