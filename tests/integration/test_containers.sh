@@ -146,7 +146,7 @@ namespaces() {
 	after=$WPID
 	# Its own C library is probed once its exec is seen, which -v says:
 	# its start may go unseen, not the leak it makes when told to.
-	wait_line ns "tracing pid $after \\($name\\): [0-9]+ probes" ||
+	wait_line ns "tracing pid $after \\($name\\): ([0-9]+ probes|the probes) in" ||
 		fail "ns: started after: tracing" "no 'tracing pid $after' line in 20 s"
 	kill -USR1 "$before" "$after"
 	wait_for 10 test -e "/proc/$before/root/tmp/d/done" -a -e "$NSDIR/done"

@@ -293,7 +293,7 @@ exec_run() {
 	wait_line "$name" 'tracing pid' || return 1
 	kill -USR1 "$WPID"
 	wait_line "$name" "pid $WPID became 'target': tracing the new program" &&
-		wait_line "$name" "tracing pid $WPID \(target\): [0-9]+ probes in .*libc" &&
+		wait_line "$name" "tracing pid $WPID \(target\): ([0-9]+ probes|the probes) in .*libc" &&
 		wait_for 10 test -e "$TMP/$name.new/ready" || {
 		fail "$name: exec" "not traced again: $(paste -sd '|' "$TMP/$name.err")"
 		return 1

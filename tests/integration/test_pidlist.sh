@@ -40,7 +40,7 @@ reported() {
 }
 
 pid_list() {
-	local pids=() i
+	local pids=() i counts
 	for ((i = 0; i < N; i++)); do
 		start_workload "$TMP/p$i" "$WL/deepwork" "$TMP/p$i" busy ||
 			{ fail "pid_list: deepwork $i" "not ready in 10 s"; return; }
@@ -51,6 +51,12 @@ pid_list() {
 	other=$WPID
 	start_tool plist 240 --format json -T 0 -i 1 -p "$(IFS=,; echo "${pids[*]}")"
 	wait_for 60 tracing_all || { fail "pid_list: tracing" "no $N 'tracing pid' lines in 60 s"; return; }
+	# Each with a filter of its own: as many probes as the first, its own
+	# (a running total would say N, 2N, 3N, 4N).
+	counts=$(grep -o 'tracing pid [0-9]* ([^)]*): [0-9]* probes' "$TMP/plist.err" |
+		grep -o '[0-9]* probes$' | sort -u)
+	expect_true "pid_list: each 'tracing pid' line counts that process's probes alone" \
+		"$(paste -sd '|' <<<"$counts")" test "$(wc -l <<<"$counts")" = 1 -a "$counts" != "0 probes"
 	expect_true "pid_list: the first process named has breakpoints" "none in its malloc or free" \
 		test -n "$(breakpoints "${pids[0]}")"
 	expect_eq "pid_list: the process not named has no breakpoint" "" "$(breakpoints "$other")"

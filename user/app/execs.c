@@ -97,9 +97,12 @@ static struct chosen_text chosen(const struct proc_choice *c)
 	return t;
 }
 
-/* Which allocator is probed; at --verbose only for processes not named. */
+/*
+ * Which allocator is probed, with the @probes attached for it; at
+ * --verbose only for processes not named.
+ */
 static void describe_allocator(const struct session *s, const struct allocator *a, pid_t pid,
-			       const char *comm, bool named)
+			       const char *comm, bool named, int probes)
 {
 	void (*say)(const char *fmt, ...) = named ? pr_info : pr_debug;
 	char others[2 * PATH_MAX + 16] = "";
@@ -126,13 +129,15 @@ static void describe_allocator(const struct session *s, const struct allocator *
 	else if (s->opts->big_only)
 		say("tracing every process: blocks of %llu bytes or more from mmap, mremap and brk",
 		    (unsigned long long)s->opts->big);
+	else if (pid && !probes)
+		say("tracing pid %d (%s): the probes in %s%s, there for every process already", pid,
+		    comm, a->objs[0].name, others);
 	else if (pid)
-		say("tracing pid %d (%s): %zu probes in %s%s", pid, comm,
-		    tracer__nr_probes(s->tracer), a->objs[0].name, others);
+		say("tracing pid %d (%s): %d probes in %s%s", pid, comm, probes, a->objs[0].name,
+		    others);
 	else
-		say("tracing every process%s that calls the allocator in %s%s: %zu probes",
-		    chosen(&s->opts->choice).s, a->objs[0].name, others,
-		    tracer__nr_probes(s->tracer));
+		say("tracing every process%s that calls the allocator in %s%s: %d probes",
+		    chosen(&s->opts->choice).s, a->objs[0].name, others, probes);
 }
 
 /*
@@ -142,6 +147,7 @@ static void describe_allocator(const struct session *s, const struct allocator *
  * several processes it is counted from then on (@add, its first probing),
  * not before: probes another process put in a library they share (--comm
  * and --cgroup probe every process) would walk its calls without tables.
+ * Returns how many probes were attached for it, or -errno.
  */
 static int probe_allocator(struct session *s, struct proc *p, bool add)
 {
@@ -181,12 +187,16 @@ static void arm_retry(struct session *s)
 /* The end of an exec: @p (NULL if it could not be kept) re-probed, or why not (@err). */
 static void exec_end(struct session *s, struct proc *p, pid_t pid, int err)
 {
-	if (!err)
-		err = probe_allocator(s, p, false);
+	int probes = 0;
+
+	if (!err) {
+		probes = probe_allocator(s, p, false);
+		err = probes < 0 ? probes : 0;
+	}
 	if (p)
 		p->trace = err ? PROC_NO_ALLOCATOR : PROC_REPROBED;
 	if (!err) {
-		describe_allocator(s, p->allocator, pid, p->comm, p->named);
+		describe_allocator(s, p->allocator, pid, p->comm, p->named, probes);
 		/* Its new mappings, while it lives (a launched command is still held). */
 		proc__symbolizer(&s->procs, p, true);
 		return;
@@ -327,7 +337,7 @@ static int attach_proc(struct session *s, pid_t pid, const char *comm, bool name
 		       struct target *launched)
 {
 	struct proc *p = procs__add(&s->procs, pid, 0);
-	int err;
+	int err, probes;
 
 	if (!p || !allocator_slot(p)) {
 		pr_err("cannot set up tracing pid %d: %s", pid, strerror(errno));
@@ -344,14 +354,14 @@ static int attach_proc(struct session *s, pid_t pid, const char *comm, bool name
 		    : look(s, pid, p->allocator);
 	if (err)
 		return EXIT_TARGET;
-	err = probe_allocator(s, p, s->multi);
-	if (err)
-		return err == -ESRCH ? EXIT_TARGET : EXIT_FAILURE_RUNTIME;
+	probes = probe_allocator(s, p, s->multi);
+	if (probes < 0)
+		return probes == -ESRCH ? EXIT_TARGET : EXIT_FAILURE_RUNTIME;
 	if (!proc__symbolizer(&s->procs, p, false) && named) {
 		pr_err("cannot read the mappings of process %d: %s", pid, strerror(errno));
 		return EXIT_TARGET;
 	}
-	describe_allocator(s, p->allocator, pid, comm, named);
+	describe_allocator(s, p->allocator, pid, comm, named, probes);
 	return EXIT_OK;
 }
 
@@ -386,6 +396,8 @@ static int prepare_running(void *ctx, pid_t pid)
 /* alloctrace's own allocator, which is every dynamic program's C library. */
 int execs__attach_all(struct session *s)
 {
+	int probes;
+
 	s->all_alloc = calloc(1, sizeof(*s->all_alloc));
 	if (!s->all_alloc) {
 		pr_err("cannot set up tracing every process: %s", strerror(errno));
@@ -393,10 +405,11 @@ int execs__attach_all(struct session *s)
 	}
 	if (find_allocator(s, getpid(), "alloctrace", NULL, s->all_alloc))
 		return EXIT_TARGET;
-	if (tracer__attach(s->tracer, s->all_alloc, -1))
+	probes = tracer__attach(s->tracer, s->all_alloc, -1);
+	if (probes < 0)
 		return EXIT_FAILURE_RUNTIME;
 	proc_choice__for_each(&s->opts->choice, getpid(), prepare_running, s);
-	describe_allocator(s, s->all_alloc, 0, NULL, true);
+	describe_allocator(s, s->all_alloc, 0, NULL, true, probes);
 	return EXIT_OK;
 }
 

@@ -480,5 +480,5 @@ int tracer__attach(struct tracer *t, const struct allocator *a, pid_t pid)
 		warn_stepped(&a->objs[o], &t->files[files[o]]);
 		mark_probed(&t->files[files[o]], &a->objs[o]);
 	}
-	return 0;
+	return t->nr_probes - nr_probes;
 }

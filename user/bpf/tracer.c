@@ -470,11 +470,6 @@ int tracer__reset(struct tracer *t)
 	return err;
 }
 
-size_t tracer__nr_probes(const struct tracer *t)
-{
-	return t->nr_probes;
-}
-
 int tracer__events_fd(const struct tracer *t)
 {
 	return ring_buffer__epoll_fd(t->events);

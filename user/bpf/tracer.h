@@ -60,8 +60,9 @@ void tracer__free(struct tracer *t);
  * Attach every probe of @a, the allocator of process @pid, not attached
  * yet for it (or for another process, where probes see every process);
  * with big_only, the syscall tracepoints instead. On failure none of this
- * call's stays attached. 0 or -errno, -ESRCH when the target exited
- * meanwhile.
+ * call's stays attached. Returns how many probes this call attached (0
+ * when every one was there already), or -errno: -ESRCH when the target
+ * exited meanwhile.
  */
 int tracer__attach(struct tracer *t, const struct allocator *a, pid_t pid);
 
@@ -72,7 +73,6 @@ int tracer__attach(struct tracer *t, const struct allocator *a, pid_t pid);
  * its own, or not readable), or -errno, said.
  */
 int tracer__unwind_process(struct tracer *t, pid_t pid);
-size_t tracer__nr_probes(const struct tracer *t);
 
 /*
  * With CFI unwinding, probe @pid's dynamic loader where it tells debuggers
