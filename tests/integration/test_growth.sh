@@ -251,10 +251,8 @@ expect_eq "vdso child: no page of dl_vdso_vsym's" 0 \
 # and the kernel writes the fresh page: no user fault, no stack in [vdso],
 # 8 pages. x86's vDSO has CFI; Debian's arm64 one has no .eh_frame (6.1):
 # frame pointers walk it. glibc's oldest symbol version on arm64 is 2.17.
-case $(uname -m) in
-aarch64) vdso_flags='["frame_pointers"]' start_main=__libc_start_main@GLIBC_2.17 ;;
-*) vdso_flags='[]' start_main=__libc_start_main@GLIBC_2.2.5 ;;
-esac
+vdso_flags=$(by_arch '[]' '["frame_pointers"]')
+start_main=__libc_start_main@$(by_arch GLIBC_2.2.5 GLIBC_2.17)
 clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
 if [[ $clocksource =~ ^(tsc|kvm-clock|hyperv_clocksource_tsc_page|arch_sys_counter)$ ]]; then
 	expect_eq "vdso child: 9 pages resident, child_pages's and vdso_touch's" 9 \

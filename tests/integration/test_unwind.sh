@@ -70,10 +70,7 @@ expect_tool_ok newdelete || finish
 r=$(final_report "$TMP/newdelete.out")
 # arm64's glibc gives ld.so's _start a size (72 bytes) that covers the
 # size-0 _dl_start_user label: the symbolizer names the sized symbol.
-case $(uname -m) in
-aarch64) entry='["_start","ld-linux-aarch64.so.1",[]]' ;;
-*) entry='["_dl_start_user","ld-linux-x86-64.so.2",[]]' ;;
-esac
+entry=$(by_arch '["_dl_start_user","ld-linux-x86-64.so.2",[]]' '["_start","ld-linux-aarch64.so.1",[]]')
 expect_eq "C++ constructors: stack ends in ld.so's entry code, not cut" "$entry" \
 	"$(jq -c '[.stacks[] | select(.outstanding_bytes == 72704)][0]
 		| [.frames[-1].function, (.frames[-1].module | split("/")[-1]), .stack_flags]' <<<"$r")"
@@ -91,10 +88,8 @@ r=$(final_report "$TMP/sigalloc.out")
 expect_leak "$r" on_signal 12963 3 3
 # arm64: the trampoline is the vDSO's __kernel_rt_sigreturn; glibc's
 # oldest symbol version there is 2.17.
-case $(uname -m) in
-aarch64) tramp=__kernel_rt_sigreturn start_main=__libc_start_main@GLIBC_2.17 ;;
-*) tramp=__restore_rt start_main=__libc_start_main@GLIBC_2.2.5 ;;
-esac
+tramp=$(by_arch __restore_rt __kernel_rt_sigreturn)
+start_main=__libc_start_main@$(by_arch GLIBC_2.2.5 GLIBC_2.17)
 expect_eq "signal handler: every stack through the signal frame to _start" \
 	'[["on_signal","'$tramp'","spin","main","__libc_start_call_main","'$start_main'","_start"]]' \
 	"$(jq -c '[.stacks[] | select(.frames[0].function == "on_signal")
@@ -109,10 +104,7 @@ expect_eq "signal handler: stacks_complete" true "$(report_get "$r" .stacks_comp
 # ASLR decides: in 2,000 starts of a C++ program libc's code came first in
 # 1,877, libstdc++'s in 123 (once in a CI run); with -lm libm's and
 # libgcc_s's came first too.
-case $(uname -m) in
-aarch64) ldso='ld-linux-aarch64\.so\.1' ;;
-*) ldso='ld-linux-x86-64\.so\.2' ;;
-esac
+ldso=$(by_arch 'ld-linux-x86-64\.so\.2' 'ld-linux-aarch64\.so\.1')
 run_tool full 60 --max-unwind-rows 1000 --format json -T 0 -- "$WL/unwind"
 expect_tool_ok full || finish
 r=$(final_report "$TMP/full.out")
