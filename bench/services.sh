@@ -663,22 +663,28 @@ allocator_of() {
 	echo "${lib:-glibc malloc}"
 }
 
+# described SERVER: the header has a line for SERVER: chosen by
+# BENCH_SERVERS and installed.
+described() {
+	[[ " ${SERVERS[*]} " == *" $1 "* && -z ${NA[$1]:-} ]]
+}
+
 print_header() {
 	echo "alloctrace real-service benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
 		"$(nproc) CPUs; load average at start: $LOADAVG"
 	echo "tool: $TOOL_BUILD"
-	[[ -n ${NA[redis]:-} ]] || echo "redis: $(redis-server --version | cut -d' ' -f1-3) ($(allocator_of redis-server))," \
+	! described redis || echo "redis: $(redis-server --version | cut -d' ' -f1-3) ($(allocator_of redis-server))," \
 		"redis-benchmark -q -t set,get -c $REDIS_CLIENTS, $LOAD requests a run traced, $LOAD_FAST untraced, big-only, growth"
-	[[ -n ${NA[nginx]:-} ]] || echo "nginx: $(nginx -v 2>&1 | cut -d' ' -f3), one worker ($(allocator_of nginx))," \
+	! described nginx || echo "nginx: $(nginx -v 2>&1 | cut -d' ' -f3), one worker ($(allocator_of nginx))," \
 		"ab -c $AB_CLIENTS of a 28-byte page, $LOAD / $LOAD_FAST requests a run likewise"
-	[[ -n ${NA[apache]:-} ]] || echo "apache: $(apache2 -v | sed -n 's/^Server version: //p')," \
+	! described apache || echo "apache: $(apache2 -v | sed -n 's/^Server version: //p')," \
 		"event MPM, one child ($(allocator_of apache2)), ab -c $APACHE_CLIENTS of a" \
 		"${APACHE_PAGE_KIB} KiB page gzipped by mod_deflate, $LOAD / $LOAD_FAST requests a run likewise"
-	[[ -n ${NA[mariadb]:-} ]] || echo "mariadb: $(mariadbd --version | awk '{ print $3 }')," \
+	! described mariadb || echo "mariadb: $(mariadbd --version | awk '{ print $3 }')," \
 		"-p its one process ($(allocator_of mariadbd)), $(sysbench --version)" \
 		"oltp_read_write --threads $DB_CLIENTS, $SYSBENCH_TABLES tables of $SYSBENCH_ROWS rows," \
 		"${RUN_LOAD[mariadb]} transactions a run, every variant"
-	[[ -n ${NA[postgresql]:-} ]] || echo "postgresql: $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
+	! described postgresql || echo "postgresql: $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
 		"--comm postgres (a backend per connection; $(allocator_of "$PG_BIN/postgres"))," \
 		"pgbench -s $PGBENCH_SCALE -c $DB_CLIENTS -j 2, ${RUN_LOAD[postgresql]} transactions a run," \
 		"every variant; its floor: the probes for every process"
