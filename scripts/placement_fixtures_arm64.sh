@@ -86,6 +86,7 @@ libstdcxx_delete_sized usr/lib/aarch64-linux-gnu/libstdc++.so.6 _ZdlPvm 2
 # Whole functions, for placement__exits(): NAME LIBRARY SYMBOL.
 bodies='
 glibc_malloc lib/aarch64-linux-gnu/libc.so.6 malloc
+glibc_calloc lib/aarch64-linux-gnu/libc.so.6 calloc
 glibc_memalign lib/aarch64-linux-gnu/libc.so.6 memalign
 glibc_reallocarray lib/aarch64-linux-gnu/libc.so.6 reallocarray
 libstdcxx_new_nothrow usr/lib/aarch64-linux-gnu/libstdc++.so.6 _ZnwmRKSt9nothrow_t

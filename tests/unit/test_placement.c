@@ -604,6 +604,44 @@ static void test_arm64_exits_real(void **state)
 	assert_string_equal(got, "tail+12 ret+40");
 }
 
+/*
+ * What allocator.c does with a function whose return probe keeps its
+ * entry single-stepped: glibc's malloc moves, its reason saying where its
+ * returns went; calloc stays, its reason saying what else holds it.
+ */
+static void test_arm64_move_return(void **state)
+{
+	static const uint8_t x86_sub_ret[] = {0x48, 0x83, 0xec, 0x08, 0xc3}; /* sub $8,%rsp; ret */
+	struct placement_need need = {.nr_args = 1, .keep_sp = true};
+	struct placement p;
+
+	placement__walk(&insn_arm64, a64_body_glibc_malloc, PLACEMENT_CODE_MAX, &need, &p);
+	assert_true(p.stepped);
+	placement__move_return(&insn_arm64, a64_body_glibc_malloc, sizeof(a64_body_glibc_malloc),
+			       need, &p);
+	assert_false(p.stepped);
+	assert_int_equal(p.offset, 12);
+	assert_int_equal(p.nr_exits, 3);
+	assert_string_equal(
+	    p.why, "adrp at +12, simulated; past stp, add, stp; args in x0; returns at 3 exits");
+
+	need.nr_args = 2;
+	placement__walk(&insn_arm64, a64_body_glibc_calloc, PLACEMENT_CODE_MAX, &need, &p);
+	placement__move_return(&insn_arm64, a64_body_glibc_calloc, sizeof(a64_body_glibc_calloc),
+			       need, &p);
+	assert_true(p.stepped);
+	assert_int_equal(p.offset, 0);
+	assert_int_equal(p.nr_exits, 0);
+	assert_string_equal(p.why, "single-stepped: stp at +0 moves the stack pointer; and after "
+				   "it, alu at +24 overwrites x0, argument 1's last copy");
+
+	/* x86-64 keeps its return address on the stack: nothing to move, nothing said */
+	placement__walk(&insn_x86, x86_sub_ret, sizeof(x86_sub_ret), &need, &p);
+	placement__move_return(&insn_x86, x86_sub_ret, sizeof(x86_sub_ret), need, &p);
+	assert_true(p.stepped);
+	assert_string_equal(p.why, "single-stepped: sub at +0 moves the stack pointer");
+}
+
 static void test_arm64_exits(void **state)
 {
 	char got[128];
@@ -684,6 +722,7 @@ int main(void)
 	    cmocka_unit_test(test_arm64_return_address),
 	    cmocka_unit_test(test_arm64_copies),
 	    cmocka_unit_test(test_arm64_exits_real),
+	    cmocka_unit_test(test_arm64_move_return),
 	    cmocka_unit_test(test_arm64_exits),
 	    cmocka_unit_test(test_arm64_track_sp),
 	};

@@ -60,37 +60,16 @@ bool alloc_func_releases(enum alloc_func func)
 
 /*
  * A function whose return probe keeps its entry probe single-stepped (on
- * arm64, where it must sit before the prologue saves x30): return probes
- * on each of its @size bytes' exits instead, and the entry probe where it
- * would sit without one, when placement__exits() can vouch for them all.
+ * arm64, where it must sit before the prologue saves x30): its @size
+ * bytes read for placement__move_return().
  */
 static void place_exits(struct elf_file *ef, uint64_t vaddr, uint64_t size,
 			struct placement_need need, struct placement *out)
 {
-	const struct insn_arch *arch = PLACEMENT_NATIVE;
 	uint8_t body[PLACEMENT_BODY_MAX];
-	struct placement moved;
-	char why[96];
-	long len;
 
-	if (!arch || arch->ra < 0 || size > sizeof(body))
-		return;
-	len = elf_file__read(ef, vaddr, body, size);
-	if (len != (long)size)
-		return;
-	need.keep_sp = false;
-	need.track_sp = true;
-	placement__walk(arch, body, len, &need, &moved);
-	if (moved.stepped)
-		return;
-	if (placement__exits(arch, body, len, &moved, why, sizeof(why))) {
-		snprintf(out->why + strlen(out->why), sizeof(out->why) - strlen(out->why),
-			 "; no exit probes: %s", why);
-		return;
-	}
-	*out = moved;
-	snprintf(out->why + strlen(out->why), sizeof(out->why) - strlen(out->why),
-		 "; returns at %u exit%s", out->nr_exits, out->nr_exits == 1 ? "" : "s");
+	if (size <= sizeof(body) && elf_file__read(ef, vaddr, body, size) == (long)size)
+		placement__move_return(PLACEMENT_NATIVE, body, size, need, out);
 }
 
 void allocator__place(struct elf_file *ef, uint64_t vaddr, uint64_t size, enum alloc_func func,

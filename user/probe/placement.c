@@ -85,6 +85,18 @@ static int follow(struct walk *w, const struct insn *insn, unsigned int *lost)
 	return -1;
 }
 
+/* Add to @out's reason. */
+__attribute__((format(printf, 2, 3))) static void add_why(struct placement *out, const char *fmt,
+							  ...)
+{
+	size_t used = strlen(out->why);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out->why + used, sizeof(out->why) - used, fmt, ap);
+	va_end(ap);
+}
+
 /* The probe stays on the entry, single-stepped; the reason from @fmt. */
 __attribute__((format(printf, 2, 3))) static void stay(struct placement *out, const char *fmt, ...)
 {
@@ -366,4 +378,31 @@ int placement__exits(const struct insn_arch *arch, const uint8_t *code, size_t l
 	if (err)
 		out->nr_exits = 0;
 	return err;
+}
+
+void placement__move_return(const struct insn_arch *arch, const uint8_t *code, size_t len,
+			    struct placement_need need, struct placement *out)
+{
+	static const char stepped[] = "single-stepped: ";
+	struct placement moved;
+	char why[96];
+
+	if (!arch || arch->ra < 0)
+		return;
+	need.keep_sp = false;
+	need.track_sp = true;
+	placement__walk(arch, code, len, &need, &moved);
+	/* What keeps it stepped without a return probe there: the reason to give. */
+	if (moved.stepped) {
+		add_why(out, "; and after it, %s",
+			moved.why +
+			    (strncmp(moved.why, stepped, strlen(stepped)) ? 0 : strlen(stepped)));
+		return;
+	}
+	if (placement__exits(arch, code, len, &moved, why, sizeof(why))) {
+		add_why(out, "; no exit probes: %s", why);
+		return;
+	}
+	*out = moved;
+	add_why(out, "; returns at %u exit%s", out->nr_exits, out->nr_exits == 1 ? "" : "s");
 }

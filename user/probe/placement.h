@@ -93,4 +93,15 @@ void placement__walk(const struct insn_arch *arch, const uint8_t *code, size_t l
 int placement__exits(const struct insn_arch *arch, const uint8_t *code, size_t len,
 		     struct placement *out, char *why, size_t size);
 
+/*
+ * @out, placed by placement__walk() for @need with keep_sp (its return
+ * probe sharing the entry's breakpoint) and single-stepped for it: placed
+ * again with return probes of their own on the exits of the whole @arch
+ * function, @len bytes at @code, where the return address stays in a
+ * register and placement__exits() vouches for every exit. Else @out stays
+ * where it was, its reason saying what kept it there.
+ */
+void placement__move_return(const struct insn_arch *arch, const uint8_t *code, size_t len,
+			    struct placement_need need, struct placement *out);
+
 #endif
