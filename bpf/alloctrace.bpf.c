@@ -365,10 +365,11 @@ int alloc_return(struct pt_regs *ctx)
 extern bool bpf_session_is_return(void) __ksym __weak;
 
 /*
- * --sample where the kernel has uprobe sessions: one program at both ends
- * of every allocation call but a release's. Its entry run returns non-zero
- * for a call that needs no return run (an inner call, or one that sampling
- * passes by), so that the call takes one trap instead of two.
+ * Where the kernel has uprobe sessions: one program at both ends of every
+ * allocation call but a release's. Its entry run returns non-zero for a
+ * call that needs no return run (another process's, which probes for every
+ * process see; an inner call; one that sampling passes by), so that the
+ * call takes one trap instead of two.
  */
 SEC("uprobe")
 int alloc_session(struct pt_regs *ctx)

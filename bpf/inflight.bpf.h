@@ -47,7 +47,8 @@
  *   whether or not the allocation was sampled. Where the probes are uprobe
  *   sessions (6.13+), an outer call that will not cross zero is counted
  *   down at its entry instead and takes no return probe (sample_passes_by),
- *   failed or not; inner calls take none either.
+ *   failed or not; inner calls take none either, sampling or not, nor do
+ *   the calls of processes not traced.
  *
  * - --big-only uses the same record between a syscall's entry and exit:
  *   syscalls do not nest, so any open record is the syscall's.
@@ -192,14 +193,15 @@ static __always_inline bool sampled(struct inflight *state, __u64 size)
 /*
  * At the entry of the call @rec just opened, in a session: true when its
  * return has nothing to do, so that the session skips it. Its bytes are
- * then counted down here instead. The return is needed by a sample, a big
+ * then counted down here instead. Without sampling every outer call is
+ * recorded at its return. The return is needed by a sample, a big
  * allocation's alert, a reallocation of a tracked block, and a call that
  * may make allocator calls itself, whose record must stay open for them
  * to pass as inner ones.
  */
 static __always_inline bool sample_passes_by(struct inflight *rec)
 {
-	if (rec->has_old || func_may_nest(rec->func) ||
+	if (!cfg.sample_rate || rec->has_old || func_may_nest(rec->func) ||
 	    (cfg.big_threshold && rec->size >= cfg.big_threshold))
 		return false;
 	arm_sample(rec);

@@ -59,16 +59,18 @@ expect_one_stack() {
 # that user/probe/placement.c picks from its instructions, why, and the
 # registers the entry program reads the arguments from there (Debian 12's
 # builds of each allocator, for each architecture). FUNC's return probe,
-# unless it is free or munmap (which have none), shares the offset, or,
+# unless it is free or munmap (which have none), shares the offset (a
+# uretprobe there, or one uprobe session at both ends on 6.13+), or,
 # where the reason ends "returns at N exits" (arm64), is on N other
 # instructions, the function's exits. Probes moved there must still count
 # exactly.
 expect_placement() {
 	local line ret where exits
 	where=$(by_arch "$3" "$4")
-	line=$(grep -m1 -F "uprobe $2 at " "$TMP/$1.err")
+	line=$(grep -m1 -F -e "uprobe $2 at " -e "uprobe session $2 at " "$TMP/$1.err")
 	expect_eq "$1: where $2 is probed" "$where" "${line#*, }"
-	ret=$(grep -m1 -F "uretprobe $2 at " "$TMP/$1.err")
+	ret=$(grep -m1 -F -e "uretprobe $2 at " -e "uprobe session $2 at " "$TMP/$1.err")
+	ret=${ret#*, }
 	exits=$(sed -n 's/.*; returns at \([0-9]*\) exits\?)$/\1/p' <<<"$where")
 	case $2 in
 	free | munmap) expect_eq "$1: $2 has no return probe" "" "$ret" ;;
@@ -77,7 +79,7 @@ expect_placement() {
 			"$(grep -E "(uretprobe $2|uprobe $2's return) at " "$TMP/$1.err" |
 				sed 's/.*, //' | sort -u | wc -l)"
 	else
-		expect_eq "$1: where $2's return probe is" "${where%% *}" "${ret#*, }"
+		expect_eq "$1: where $2's return probe is" "${where%% *}" "${ret%% *}"
 	fi ;;
 	esac
 }

@@ -223,6 +223,9 @@ static void note_probe(const struct tracer *t, const struct probe_object *obj,
 	else if (p->prog == t->skel->progs.alloc_return)
 		pr_debug("uprobe %s's return at %s+0x%llx, %s+%llu", name, obj->name,
 			 (unsigned long long)p->offset, name, at);
+	else if (p->prog == t->skel->progs.alloc_session)
+		pr_debug("uprobe session %s at %s+0x%llx, %s+%llu (%s)", name, obj->name,
+			 (unsigned long long)p->offset, name, at, site->place.why);
 	else
 		pr_debug("uprobe %s at %s+0x%llx, %s+%llu (%s)", name, obj->name,
 			 (unsigned long long)p->offset, name, at, site->place.why);

@@ -371,8 +371,9 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t->multi = uprobe_multi__supported();
 	pr_debug("probes as %s", t->multi ? "uprobe_multi links" : "perf-event uprobes");
 	/* malloc's mmap calls would pass for outer ones after a skipped return. */
-	t->session = t->multi && opts->config.sample_rate && !opts->probe_mmap &&
-		     uprobe_session__supported();
+	t->session = t->multi && !opts->probe_mmap && uprobe_session__supported();
+	pr_debug("allocating calls probed by %s",
+		 t->session ? "uprobe sessions" : "entry and return probes");
 	if (opts->config.sample_rate)
 		pr_info("sampling with %s",
 			t->session ? "uprobe sessions: a call sampling passes by takes no return "

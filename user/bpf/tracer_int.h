@@ -55,8 +55,9 @@ struct tracer {
 	/* ...else one uprobe_multi link per object, program and direction. */
 	bool multi;
 	/*
-	 * --sample with uprobe sessions (6.13+): allocations are probed by
-	 * alloc_session, which skips the return of a call sampling passes by.
+	 * Uprobe sessions (6.13+, no --mmap): allocations are probed by
+	 * alloc_session, which skips the return of a call that needs none:
+	 * another process's, an inner one, one sampling passes by.
 	 */
 	bool session;
 	int *link_fds;
