@@ -42,47 +42,67 @@ estimate() {
 	fi
 }
 
+# has_sessions: this kernel has uprobe sessions (Linux 6.13+).
+has_sessions() {
+	local major minor
+	IFS=.- read -r major minor _ < <(uname -r)
+	((major > 6 || (major == 6 && minor >= 13)))
+}
+
+# attached: the programs the allocator links of the tool's target run
+# (the loader's link-map watch aside), sorted, on one line.
+attached() {
+	local f
+	for f in $(uprobe_links "$TRACED"); do
+		bpftool prog show id "$(awk '$1 == "prog_id:" { print $2 }' "$f")" --json | jq -r .name
+	done | grep -vx linkmap_change | sort -u | paste -sd ' '
+}
+
 # The probes sampling takes: from Linux 6.13 a uprobe session on each
 # allocating function, whose entry skips the return probe of a call the
 # sampling passes by; before, an entry and a return probe on every call.
-# The calls counted stay every one however few returns are probed: the
-# truth, 10,159 for leaks, and 130,000 for many, whose posix_memalign calls
-# malloc inside (an inner call, not counted again).
+# Full tracking (MODE full) takes the same sessions, for the inner calls'
+# and other processes' sake. The calls counted stay every one however few
+# returns are probed: the truth, 10,159 for leaks, and 130,000 for many,
+# whose posix_memalign calls malloc inside (an inner call, not counted
+# again).
 probes() {
-	local major minor want names f
-	IFS=.- read -r major minor _ < <(uname -r)
-	if ((major > 6 || (major == 6 && minor >= 13))); then
-		want='alloctrace: sampling with uprobe sessions: a call sampling passes by takes no return probe'
-	else
-		want='alloctrace: sampling with entry and return probes on every call (uprobe sessions need Linux 6.13+, and no --mmap)'
-	fi
-	# It sleeps 5 s after its allocations: time to look at its links.
-	start_tool probes 60 --format json -T 0 --sample 64K -- "$WL/leaks" 0 5
-	if wait_tracing probes 30; then
-		expect_eq "probes: the mode said on $(uname -r)" "$want" \
-			"$(grep '^alloctrace: sampling with' "$TMP/probes.err")"
-		# The programs this target's allocator links run: alloc_session,
-		# and no return program, when the kernel has sessions (the
-		# loader's link-map watch aside).
-		names=$(for f in $(uprobe_links "$TRACED"); do
-			bpftool prog show id "$(awk '$1 == "prog_id:" { print $2 }' "$f")" --json |
-				jq -r .name
-		done | grep -vx linkmap_change | sort -u | paste -sd ' ')
-		if [[ $want == *sessions:* ]]; then
-			expect_eq "probes: the programs attached" "alloc_session free_enter" "$names"
+	local mode=$1 want sample=()
+	if [[ $mode == sample ]]; then
+		sample=(--sample 64K)
+		if has_sessions; then
+			want='alloctrace: sampling with uprobe sessions: a call sampling passes by takes no return probe'
+		else
+			want='alloctrace: sampling with entry and return probes on every call (uprobe sessions need Linux 6.13+, and no --mmap)'
 		fi
 	fi
-	wait_tool probes
-	if expect_tool_ok probes; then
-		r=$(final_report "$TMP/probes.out")
-		expect_eq "64K: allocs, every call" 10159 "$(report_get "$r" .totals.allocs)"
-		expect_eq "64K: no untracked frees counted" 0 "$(report_get "$r" .totals.untracked_frees)"
+	# It sleeps 5 s after its allocations: time to look at its links.
+	start_tool "$mode" 60 --format json -T 0 "${sample[@]}" -- "$WL/leaks" 0 5
+	if wait_tracing "$mode" 30; then
+		[[ $mode != sample ]] || expect_eq "$mode: the mode said on $(uname -r)" "$want" \
+			"$(grep '^alloctrace: sampling with' "$TMP/$mode.err")"
+		! has_sessions ||
+			expect_eq "$mode: the programs attached" "alloc_session free_enter" "$(attached)"
 	fi
-	run_tool nested 60 --format json -T 0 --sample 64K -- "$WL/many"
-	if expect_tool_ok nested; then
-		expect_eq "64K: allocs of many, inner calls not counted" 130000 \
-			"$(report_get "$(final_report "$TMP/nested.out")" .totals.allocs)"
+	wait_tool "$mode"
+	if expect_tool_ok "$mode"; then
+		r=$(final_report "$TMP/$mode.out")
+		expect_eq "$mode: allocs, every call" 10159 "$(report_get "$r" .totals.allocs)"
+		expect_eq "$mode: no untracked frees counted" 0 "$(report_get "$r" .totals.untracked_frees)"
 	fi
+	run_tool "$mode-nested" 60 --format json -T 0 "${sample[@]}" -- "$WL/many"
+	if expect_tool_ok "$mode-nested"; then
+		expect_eq "$mode: allocs of many, inner calls not counted" 130000 \
+			"$(report_get "$(final_report "$TMP/$mode-nested.out")" .totals.allocs)"
+	fi
+}
+
+probes_sample() {
+	probes sample
+}
+
+probes_full() {
+	probes full
 }
 
 # The text report says what sampling counts: the header's outstanding
@@ -104,5 +124,5 @@ text() {
 		"$(grep -E '^        [0-9.]+ KiB \([0-9,]+ bytes\) in ' "$TMP/text.out" | sed -E 's/.* in //; s/\+0x[0-9a-f]+//g' | head -n 2)"
 }
 
-cases exact estimate probes text
+cases exact estimate probes_sample probes_full text
 finish
