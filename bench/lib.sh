@@ -101,6 +101,19 @@ stdout_pos() {
 	echo -1
 }
 
+# cpu_share PID: the CPU PID has used since it started, in percent of one
+# CPU over its life so far (user and system time over wall time), or -.
+cpu_share() {
+	local stat uptime
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo -; return; }
+	read -r uptime _ </proc/uptime
+	# The fields after the command's closing parenthesis: utime is the
+	# 12th of them, stime the 13th, starttime the 20th (in clock ticks).
+	awk -v s="${stat##*) }" -v up="$uptime" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		split(s, f, " "); life = up * hz - f[20]
+		print (life > 0 ? 100 * (f[12] + f[13]) / life : "-") }'
+}
+
 # Follow a process until it is gone (a zombie has no VmHWM). Prints its
 # peak RSS in KiB, when its stdout last grew and when it went:
 # "kib report_end exit".

@@ -38,7 +38,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 B=$ROOT/bench/build
 TOOL=${ALLOCTRACE:-$ROOT/alloctrace}
 TMP=$(mktemp -d /tmp/alloctrace-services.XXXXXX)
-RESULTS=$TMP/services.tsv	# round server variant requests_per_s loader_kib allocs_per_request
+RESULTS=$TMP/services.tsv	# round server variant requests_per_s loader_kib allocs_per_request loader_cpu_pct
 STACKS=$TMP/stacks.tsv	# server variant reports incomplete unexplained why
 
 # Requests per run: under full tracking a server answers about ten times
@@ -424,14 +424,16 @@ start_tracer() {
 	await_tracer tracing "$1"
 }
 
-# Detach; sets HWM (peak RSS in KiB) and ALLOCS (allocations its final
-# report counted), or fails when alloctrace did not exit 0. Not in a
-# subshell: only this shell can wait for alloctrace.
+# Detach; sets HWM (peak RSS in KiB), CPU (its CPU share from its start
+# until now, % of one CPU) and ALLOCS (allocations its final report
+# counted), or fails when alloctrace did not exit 0. Not in a subshell:
+# only this shell can wait for alloctrace.
 stop_tracer() {
 	local rc=0 before
 
 	# The peak so far: a quick exit leaves watch_exit nothing to read.
 	before=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$APID/status" 2>/dev/null)
+	CPU=$(cpu_share "$APID")
 	kill -INT "$APID"
 	read -r HWM _ < <(watch_exit "$APID")
 	((HWM >= ${before:-0})) || HWM=$before
@@ -490,7 +492,7 @@ measure() {
 		return
 	fi
 	rps=$("${s}_load" "$n") || rps=''
-	HWM=- ALLOCS=-
+	HWM=- ALLOCS=- CPU=-
 	if [[ $v != untraced ]] && ! stop_tracer; then
 		failed "$r" "$s" "$v" "$(last_line "$TMP/trace.err")"
 		return
@@ -506,7 +508,8 @@ measure() {
 		return
 	fi
 	[[ $ALLOCS == - ]] || ALLOCS=$(awk -v a="$ALLOCS" -v n="$n" 'BEGIN { print a / n }')
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$s" "$v" "$rps" "$HWM" "$ALLOCS" >>"$RESULTS"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$s" "$v" "$rps" "$HWM" "$ALLOCS" "$CPU" \
+		>>"$RESULTS"
 }
 
 # Every round runs every variant on each server, starting one further along
@@ -566,9 +569,9 @@ cells() {
 		echo "failed: ${f#*|}"
 		return
 	fi
-	printf '%-22s %-19s %-21s %s' "$(fmt %.0f "$(col "$s" "$v" 4)")" \
+	printf '%-22s %-19s %-21s %-21s %s' "$(fmt %.0f "$(col "$s" "$v" 4)")" \
 		"$(fmt %.2f "$(ratio "$s" "$v")")" "$(fmt %.1f "$(col "$s" "$v" 5 1024)")" \
-		"$(fmt %.1f "$(col "$s" "$v" 6)")"
+		"$(fmt %.1f "$(col "$s" "$v" 6)")" "$(fmt %.0f "$(col "$s" "$v" 7)")"
 	[[ -z $f ]] || printf ' (%s runs failed: %s)' "${f%%|*}" "${f#*|}"
 	echo
 }
@@ -580,9 +583,11 @@ print_services() {
 	echo "== 4. real services, requests/s: median [min-max] of $ROUNDS rounds =="
 	echo "   ratio: to the untraced server's requests/s in the same round;"
 	echo "   loader MiB: alloctrace's peak RSS (VmHWM) from attach to exit;"
-	echo "   allocs/req: allocations alloctrace counted over the requests sent"
-	printf '%-10s %-20s %-22s %-19s %-21s %s\n' server variant requests/s ratio \
-		"loader MiB" allocs/req
+	echo "   allocs/req: allocations alloctrace counted over the requests sent;"
+	echo "   loader CPU %: its user and system time over its life, attach to detach,"
+	echo "   in % of one CPU (the floor's: bench/floor's)"
+	printf '%-10s %-20s %-22s %-19s %-21s %-21s %s\n' server variant requests/s ratio \
+		"loader MiB" allocs/req "loader CPU %"
 	for s in "${SERVERS[@]}"; do
 		for v in "${VARIANTS[@]}"; do
 			printf '%-10s %-20s %s\n' "$s" "$(label "$v")" "$(cells "$s" "$v")"
