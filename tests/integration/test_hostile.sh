@@ -109,7 +109,9 @@ xz_bomb() {
 }
 
 swapped_lib() {
-	local lib=/usr/lib/x86_64-linux-gnu priv ctr libs
+	local lib priv ctr libs ldso
+	lib=/usr/lib/$(by_arch x86_64 aarch64)-linux-gnu
+	ldso=$(by_arch ld-linux-x86-64.so.2 ld-linux-aarch64.so.1)
 	priv=$(mktemp -d /tmp/alloctrace-hostile.XXXXXX)
 	chmod 755 "$priv"
 	ctr=$priv/ctr
@@ -122,9 +124,9 @@ swapped_lib() {
 	# setpriv(1), which starts the target as nobody under it.
 	mapfile -t libs < <(ldd "$(command -v mount)" "$(command -v setpriv)" |
 		awk '$2 == "=>" { print $3 }' | sort -u)
-	cp "$lib/libc.so.6" "$lib/ld-linux-x86-64.so.2" "${libs[@]}" "$ctr/copy/"
+	cp "$lib/libc.so.6" "$lib/$ldso" "${libs[@]}" "$ctr/copy/"
 	ln -s "$lib/libc.so.6" "$ctr/over/libc.so.6"
-	ln -s "$lib/ld-linux-x86-64.so.2" "$ctr/over/ld-linux-x86-64.so.2"
+	ln -s "$lib/$ldso" "$ctr/over/$ldso"
 	cp "$TOOL" "$priv/alloctrace"
 	# shellcheck disable=SC2016 # the inner shell's arguments
 	unshare -m --propagation private sh -c '

@@ -61,7 +61,7 @@ FREERES='^(_IO_file_doallocate|__nss_.*|nss_.*|global_state_allocate|getpwuid|ge
 # one of those functions in libc or ld.so: what valgrind's default run finds.
 without_freeres() {
 	jq -r --arg re "$FREERES" '
-		def freed: [.frames[] | select((.module // "") | test("/(libc|ld-linux-x86-64)\\.so")) |
+		def freed: [.frames[] | select((.module // "") | test("/(libc|ld-linux-[a-z0-9-]+)\\.so")) |
 			(.function // "") | test($re)] | any;
 		[.stacks[] | select(freed | not)] as $s |
 		[("definitely_lost", "indirectly_lost", "possibly_lost", "reachable") as $c |
