@@ -19,11 +19,14 @@ SUITE=bookworm
 # integration tests call (valgrind, gdb and the real programs of the leak
 # checks among them); libc6-dbg (tests name static functions of libc);
 # golang-go (go tool pprof reads the pprof exports back); clang-14 (the
-# big C++ program test_bigbinary.sh traces: 2.5 million unwind rows).
+# big C++ program test_bigbinary.sh traces: 2.5 million unwind rows),
+# cmake (a real program test_linkmap.sh traces), debuginfod (the server
+# test_symbols.sh asks), prometheus (the scraper test_metrics.sh runs).
 PKGS=build-essential,libbpf-dev,libelf-dev,libdw-dev,liblzma-dev,zlib1g-dev,libmicrohttpd-dev
 PKGS+=,libcrypt-dev,libcmocka-dev,libjemalloc-dev,libgoogle-perftools-dev,libmimalloc-dev
 PKGS+=,musl-dev,musl-tools,libc6-dbg,bpftool,procps,jq,file,strace,util-linux,iproute2,kmod
 PKGS+=,python3,xxd,time,busybox,valgrind,gdb,curl,openssl,sqlite3,git,perl,golang-go,clang-14
+PKGS+=,cmake,debuginfod,prometheus
 
 # mmdebstrap and apt-get in DIR run the arm64 maintainer scripts through binfmt_misc.
 if [[ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]]; then
