@@ -252,7 +252,7 @@ two_allocators() {
 
 # --all: whoever calls the C library's malloc; ours with exact numbers.
 all_procs() {
-	local t f r self
+	local t f r c self
 	start_workload "$TMP/all_t" "$WL/target" "$TMP/all_t" 60 || return
 	t=$WPID
 	start_workload "$TMP/all_f" "$WL/forker" "$TMP/all_f" fork || return
@@ -274,8 +274,13 @@ all_procs() {
 	expect_proc "all: target" "$(proc_of "$r" "$t")" 9000 9 14 5 12 0
 	expect_leak "$(proc_of "$r" "$t")" target_leak 9000 9 9
 	expect_proc "all: forker" "$(proc_of "$r" "$f")" 1500 3 3 0 0 0
-	expect_proc "all: forker's child" "$(child_of "$r" "$f")" 2100 7 7 0 2 0
-	expect_leak "$(child_of "$r" "$f")" child_leak 2100 7 7
+	# The child, from the last report that has it: an ended process is in
+	# the first report after its end, then left out (in the 6.1 guest a
+	# report came between its end and the final one).
+	c=$(jq -c --argjson f "$f" 'select(.type == "report") | .processes[] | select(.parent == $f)' \
+		"$TMP/all.out" | tail -n 1)
+	expect_proc "all: forker's child" "$c" 2100 7 7 0 2 0
+	expect_leak "$c" child_leak 2100 7 7
 	expect_eq "all: alloctrace ($self) left out" "" "$(proc_of "$r" "${self:-0}")"
 	expect_eq "all: only processes holding memory" 0 \
 		"$(jq '[.processes[] | select(.totals.outstanding_allocs == 0)] | length' <<<"$r")"
