@@ -190,7 +190,7 @@ expect_eq "content type" "text/plain; version=0.0.4; charset=utf-8" \
 
 # Clients that connect and say nothing, more than the server keeps: scrapes go on.
 silent=()
-for i in {1..20}; do
+for _ in {1..20}; do
 	exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
 	silent+=("$fd")
 done
