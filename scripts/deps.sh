@@ -7,7 +7,9 @@ set -eu
 # zlib; xxd embeds the HTML page; libmicrohttpd (with GnuTLS) serves
 # --listen, libcrypt checks its bcrypt passwords.
 # Symbols: libdebuginfod1, which libdw loads to fetch debug files from
-# DEBUGINFOD_URLS.
+# DEBUGINFOD_URLS; libc6-dbg, libc's debug file, whose symbol table names
+# its static functions (__libc_start_call_main) and versions
+# (dlopen@@GLIBC_2.34) in the tests' stacks.
 # Tests: cmocka, jq, file, strace, Go (go tool pprof), Chromium (the HTML page),
 # debuginfod (a local server) and xz-utils (MiniDebugInfo) for test_symbols,
 # python3 (stacks through ctypes; crypt's bcrypt and the HTTP load of
@@ -26,7 +28,7 @@ set -eu
 # package's modules are xz-compressed) for the guest's initramfs.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev liblzma-dev zlib1g-dev
 pkg-config xxd libmicrohttpd-dev libcrypt-dev openssl libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
-python3 util-linux prometheus curl iproute2 libdebuginfod1 debuginfod xz-utils cmake time
+python3 util-linux prometheus curl iproute2 libdebuginfod1 libc6-dbg debuginfod xz-utils cmake time
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind gdb
 sqlite3 git perl
 qemu-system-x86 busybox-static cpio

@@ -195,6 +195,21 @@ static void test_libc(void **state)
 	assert_libc_malloc(f, symbolizer__resolve(*state, addr, f, MAX), addr);
 }
 
+/*
+ * A versioned function is named by its default version: libc's debug file
+ * has dlopen@GLIBC_2.2.5 (arm64: @GLIBC_2.17) and dlopen@@GLIBC_2.34 at
+ * one address, both global, and the old one must not win by its place.
+ */
+static void test_libc_default_version(void **state)
+{
+	uint64_t addr = libc_symbol("dlopen") + 1;
+	struct frame_info f[MAX];
+	int nr = symbolizer__resolve(*state, addr, f, MAX);
+
+	assert_true(nr >= 1);
+	assert_string_equal(f[nr - 1].function, "dlopen@@GLIBC_2.34");
+}
+
 static void test_unmapped(void **state)
 {
 	struct frame_info f[MAX];
@@ -424,6 +439,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_own_function, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_inlined, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_libc, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_libc_default_version, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unmapped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_vdso, setup, teardown),
 	    cmocka_unit_test(test_anonymous),

@@ -70,15 +70,25 @@ static void *ranges__find(void *arr, size_t below, size_t size, uint64_t addr)
 	return NULL;
 }
 
-static unsigned int symbol_rank(const GElf_Sym *sym)
+/*
+ * Of aliases at one address: a global name before a weak one before a
+ * local one; and a name of the default version (name@@VERSION in a debug
+ * file's .symtab) or of none before name@VERSION, the old version that
+ * only programs linked against it call (arm64's libc has both
+ * dlopen@GLIBC_2.17 and dlopen@@GLIBC_2.34 at one address).
+ */
+static unsigned int symbol_rank(const GElf_Sym *sym, const char *name)
 {
+	const char *at = strchr(name, '@');
+	unsigned int rank = !at || at[1] == '@';
+
 	switch (GELF_ST_BIND(sym->st_info)) {
 	case STB_GLOBAL:
-		return 2;
+		return rank + 4;
 	case STB_WEAK:
-		return 1;
+		return rank + 2;
 	default:
-		return 0;
+		return rank;
 	}
 }
 
@@ -90,14 +100,20 @@ static bool symbol_is_code(const GElf_Sym *sym, GElf_Word shndx)
 	       (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE);
 }
 
-/* Aliases sort best last, which is the one a backward search meets first. */
+/*
+ * Aliases sort best last, which is the one a backward search meets first;
+ * of equal rank, in the symbol table's order, so that the choice does not
+ * rest on qsort()'s order of equal elements.
+ */
 static int symbol_cmp(const void *a, const void *b)
 {
 	const struct symbol *x = a, *y = b;
 
 	if (x->range.start != y->range.start)
 		return x->range.start < y->range.start ? -1 : 1;
-	return (x->rank > y->rank) - (x->rank < y->rank);
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
 }
 
 static int object__add_symbol(struct object *obj, size_t *cap, int i)
@@ -118,7 +134,8 @@ static int object__add_symbol(struct object *obj, size_t *cap, int i)
 	syms[obj->nr_syms++] = (struct symbol){
 	    .range = {.start = addr, .end = addr + sym.st_size},
 	    .name = name,
-	    .rank = symbol_rank(&sym),
+	    .rank = symbol_rank(&sym, name),
+	    .index = i,
 	};
 	return 0;
 }

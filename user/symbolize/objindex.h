@@ -20,6 +20,7 @@ struct symbol {
 	struct addr_range range; /* runtime addresses */
 	const char *name;	 /* in the ELF file, alive with the Dwfl */
 	unsigned int rank;	 /* which of several aliases to prefer */
+	unsigned int index;	 /* in the symbol table: of equal ranks, the later */
 };
 
 struct func_range {
