@@ -72,21 +72,23 @@ static void *ranges__find(void *arr, size_t below, size_t size, uint64_t addr)
 
 /*
  * Of aliases at one address: a global name before a weak one before a
- * local one; and a name of the default version (name@@VERSION in a debug
- * file's .symtab) or of none before name@VERSION, the old version that
- * only programs linked against it call (arm64's libc has both
- * dlopen@GLIBC_2.17 and dlopen@@GLIBC_2.34 at one address).
+ * local one; then a name of the default version (name@@VERSION in a
+ * debug file's .symtab) or of none before name@VERSION, the old version
+ * that only programs linked against it call (arm64's libc has both
+ * dlopen@GLIBC_2.17 and dlopen@@GLIBC_2.34 at one address); then any name
+ * before glibc's __GI_ ones, the internal aliases its own calls go through
+ * (__GI___clone3 is also __clone3 and clone3).
  */
 static unsigned int symbol_rank(const GElf_Sym *sym, const char *name)
 {
 	const char *at = strchr(name, '@');
-	unsigned int rank = !at || at[1] == '@';
+	unsigned int rank = (!at || at[1] == '@') << 1 | !!strncmp(name, "__GI_", 5);
 
 	switch (GELF_ST_BIND(sym->st_info)) {
 	case STB_GLOBAL:
-		return rank + 4;
+		return rank + 8;
 	case STB_WEAK:
-		return rank + 2;
+		return rank + 4;
 	default:
 		return rank;
 	}
