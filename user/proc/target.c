@@ -682,13 +682,6 @@ static enum target_state handle_stop(struct target *t, int status)
 	return TARGET_RUNNING;
 }
 
-/*
- * Stop a running launched command in a stop of our own (PTRACE_INTERRUPT),
- * for the caller to read it while it waits. Signals that reach it
- * meanwhile are passed on; any other stop (its exit, an exec, a group
- * stop, the hold signal) is left for target__update() and the command
- * not held: -EAGAIN. 0, or -errno.
- */
 /* Hold its other threads too, each one's registers read; a stop met first is target__update()'s. */
 static void interrupt_tasks(struct target *t)
 {
@@ -716,6 +709,13 @@ static void interrupt_tasks(struct target *t)
 	}
 }
 
+/*
+ * Stop a running launched command in a stop of our own (PTRACE_INTERRUPT),
+ * for the caller to read it while it waits. Signals that reach it
+ * meanwhile are passed on; any other stop (its exit, an exec, a group
+ * stop, the hold signal) is left for target__update() and the command
+ * not held: -EAGAIN. 0, or -errno.
+ */
 int target__interrupt(struct target *t)
 {
 	int status, event, err;
