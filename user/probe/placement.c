@@ -86,26 +86,31 @@ static int follow(struct walk *w, const struct insn *insn, unsigned int *lost)
 }
 
 /* Add to @out's reason. */
+static void vadd_why(struct placement *out, const char *fmt, va_list ap)
+{
+	size_t used = strlen(out->why);
+
+	vsnprintf(out->why + used, sizeof(out->why) - used, fmt, ap);
+}
+
 __attribute__((format(printf, 2, 3))) static void add_why(struct placement *out, const char *fmt,
 							  ...)
 {
-	size_t used = strlen(out->why);
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(out->why + used, sizeof(out->why) - used, fmt, ap);
+	vadd_why(out, fmt, ap);
 	va_end(ap);
 }
 
 /* The probe stays on the entry, single-stepped; the reason from @fmt. */
 __attribute__((format(printf, 2, 3))) static void stay(struct placement *out, const char *fmt, ...)
 {
-	size_t used;
 	va_list ap;
 
-	used = snprintf(out->why, sizeof(out->why), "single-stepped: ");
+	snprintf(out->why, sizeof(out->why), "single-stepped: ");
 	va_start(ap, fmt);
-	vsnprintf(out->why + used, sizeof(out->why) - used, fmt, ap);
+	vadd_why(out, fmt, ap);
 	va_end(ap);
 }
 
