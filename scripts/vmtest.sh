@@ -218,7 +218,7 @@ run() {
 		# kernel: the host's run covers them, and HOST_ONLY's scripts.
 		(cd "$ROOT" && printf '%s\n' tests/integration/test_*.sh) |
 			grep -vxF -f <(printf 'tests/integration/%s\n' $HOST_ONLY) >"$out/scripts"
-		echo "# vmtest: not run in the guest, kernel-independent (the host's run has them): $HOST_ONLY"
+		echo "# vmtest: left to the host's run (HOST_ONLY, docs/testing.md): $HOST_ONLY"
 	fi
 	# Without KVM the guest runs 3-5 times slower than the host, more on
 	# a loaded one: test_errors.sh took 1,508 s at a load average of 18.
