@@ -101,17 +101,23 @@ stdout_pos() {
 	echo -1
 }
 
-# cpu_share PID: the CPU PID has used since it started, in percent of one
-# CPU over its life so far (user and system time over wall time), or -.
-cpu_share() {
+# cpu_mark PID: "TICKS SECONDS", the user and system time PID has used
+# (clock ticks) and the time now (seconds since boot), or nothing.
+cpu_mark() {
 	local stat uptime
-	stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo -; return; }
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return
 	read -r uptime _ </proc/uptime
 	# The fields after the command's closing parenthesis: utime is the
-	# 12th of them, stime the 13th, starttime the 20th (in clock ticks).
-	awk -v s="${stat##*) }" -v up="$uptime" -v hz="$(getconf CLK_TCK)" 'BEGIN {
-		split(s, f, " "); life = up * hz - f[20]
-		print (life > 0 ? 100 * (f[12] + f[13]) / life : "-") }'
+	# 12th of them, stime the 13th.
+	awk -v s="${stat##*) }" -v up="$uptime" 'BEGIN { split(s, f, " "); print f[12] + f[13], up }'
+}
+
+# cpu_share MARK MARK: the CPU used between two of cpu_mark's marks, in
+# percent of one CPU, or -.
+cpu_share() {
+	awk -v a="$1" -v b="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		print (y[2] > x[2] && b != "" && a != "" ? 100 * (y[1] - x[1]) / hz / (y[2] - x[2]) : "-") }'
 }
 
 # Follow a process until it is gone (a zombie has no VmHWM). Prints its

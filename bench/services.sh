@@ -424,16 +424,14 @@ start_tracer() {
 	await_tracer tracing "$1"
 }
 
-# Detach; sets HWM (peak RSS in KiB), CPU (its CPU share from its start
-# until now, % of one CPU) and ALLOCS (allocations its final report
-# counted), or fails when alloctrace did not exit 0. Not in a subshell:
-# only this shell can wait for alloctrace.
+# Detach; sets HWM (peak RSS in KiB) and ALLOCS (allocations its final
+# report counted), or fails when alloctrace did not exit 0. Not in a
+# subshell: only this shell can wait for alloctrace.
 stop_tracer() {
 	local rc=0 before
 
 	# The peak so far: a quick exit leaves watch_exit nothing to read.
 	before=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$APID/status" 2>/dev/null)
-	CPU=$(cpu_share "$APID")
 	kill -INT "$APID"
 	read -r HWM _ < <(watch_exit "$APID")
 	((HWM >= ${before:-0})) || HWM=$before
@@ -484,15 +482,19 @@ failed() {
 # measure ROUND SERVER VARIANT: one load run under one variant, the tracer
 # attached before the load starts and detached after it ends.
 measure() {
-	local r=$1 s=$2 v=$3 n rps
+	local r=$1 s=$2 v=$3 n rps mark
 
 	n=$(requests_of "$s" "$v")
 	if [[ $v != untraced ]] && ! start_tracer "$s" "$v"; then
 		failed "$r" "$s" "$v" "not tracing: $(last_line "$TMP/trace.err")"
 		return
 	fi
+	# The loader's CPU while the load runs, not its attach's: that is the
+	# time it takes from the server's on a machine of few CPUs.
+	[[ $v == untraced ]] || mark=$(cpu_mark "$APID")
 	rps=$("${s}_load" "$n") || rps=''
 	HWM=- ALLOCS=- CPU=-
+	[[ $v == untraced ]] || CPU=$(cpu_share "$mark" "$(cpu_mark "$APID")")
 	if [[ $v != untraced ]] && ! stop_tracer; then
 		failed "$r" "$s" "$v" "$(last_line "$TMP/trace.err")"
 		return
@@ -584,7 +586,7 @@ print_services() {
 	echo "   ratio: to the untraced server's requests/s in the same round;"
 	echo "   loader MiB: alloctrace's peak RSS (VmHWM) from attach to exit;"
 	echo "   allocs/req: allocations alloctrace counted over the requests sent;"
-	echo "   loader CPU %: its user and system time over its life, attach to detach,"
+	echo "   loader CPU %: its user and system time while the load ran (not its attach),"
 	echo "   in % of one CPU (the floor's: bench/floor's)"
 	printf '%-10s %-20s %-22s %-19s %-21s %-21s %s\n' server variant requests/s ratio \
 		"loader MiB" allocs/req "loader CPU %"
