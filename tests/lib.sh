@@ -344,6 +344,14 @@ final_report() {
 	jq -c 'select(.type == "report" and .final == true)' "$1" 2>/dev/null | tail -n 1
 }
 
+# ended_proc FILE JQ_FILTER: the process of FILE's reports that the filter
+# selects (on .processes[]), from the last report that has it: a process
+# that ended is in the first report after its end, then left out, and
+# under TCG a periodic report can come between its end and the final one.
+ended_proc() {
+	jq -c 'select(.type == "report") | .processes[] | select('"$2"')' "$1" 2>/dev/null | tail -n 1
+}
+
 # count_lines FILE JQ_FILTER: how many lines of FILE the filter selects.
 count_lines() {
 	jq -c "select($2)" "$1" 2>/dev/null | wc -l

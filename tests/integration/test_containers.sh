@@ -219,9 +219,8 @@ ns_fork() {
 		"$(jq -c --argjson p "$parent" '.processes[] | select(.pid == $p) |
 			[.pid, .ns_pid, .totals.outstanding_bytes, .totals.outstanding_allocs]' <<<"$r")"
 	expect_eq "ns fork: the child gone, its namespace pid and leak" '[7,5,2100,7,2]' \
-		"$(jq -c --argjson p "$parent" '.processes[] | select(.parent == $p) |
-			[.ns_pid, .exit.status, .totals.outstanding_bytes, .totals.outstanding_allocs,
-			.totals.untracked_frees]' <<<"$r")"
+		"$(ended_proc "$TMP/ns_fork.out" ".parent == $parent" | jq -c '[.ns_pid, .exit.status,
+			.totals.outstanding_bytes, .totals.outstanding_allocs, .totals.untracked_frees]')"
 }
 
 # --comm: a service killed and started again under the same name; each

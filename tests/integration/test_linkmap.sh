@@ -104,8 +104,7 @@ expect_tool_ok dl_thread && expect_dlopen_whole "dlopen in a thread" "$(final_re
 
 run_tool dl_fork 60 --format json -T 0 --follow-forks -- "$WL/ctordlopen" fork
 if expect_tool_ok dl_fork; then
-	r=$(final_report "$TMP/dl_fork.out")
-	expect_dlopen_whole "dlopen in a child" "$(jq -c '.processes[] | select(.parent != null)' <<<"$r")"
+	expect_dlopen_whole "dlopen in a child" "$(ended_proc "$TMP/dl_fork.out" '.parent != null')"
 fi
 
 mkdir -p "$TMP/dl_p"

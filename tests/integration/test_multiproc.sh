@@ -121,7 +121,7 @@ launch_followed() {
 	expect_proc "launch parent" "$parent" 1500 3 3 0 0 0
 	expect_eq "launch parent: exit" '{"status":0,"signal":null,"oom_killed":false}' \
 		"$(report_get "$parent" .exit)"
-	expect_proc "launch child" "$(child_of "$R" "$pid")" 2100 7 7 0 2 0
+	expect_proc "launch child" "$(ended_proc "$TMP/launch.out" ".parent == $pid")" 2100 7 7 0 2 0
 }
 
 # --leak-check's snapshot of a running process is a clone of it, ours and
@@ -274,11 +274,9 @@ all_procs() {
 	expect_proc "all: target" "$(proc_of "$r" "$t")" 9000 9 14 5 12 0
 	expect_leak "$(proc_of "$r" "$t")" target_leak 9000 9 9
 	expect_proc "all: forker" "$(proc_of "$r" "$f")" 1500 3 3 0 0 0
-	# The child, from the last report that has it: an ended process is in
-	# the first report after its end, then left out (in the 6.1 guest a
+	# The child, from the last report that has it (in the 6.1 guest a
 	# report came between its end and the final one).
-	c=$(jq -c --argjson f "$f" 'select(.type == "report") | .processes[] | select(.parent == $f)' \
-		"$TMP/all.out" | tail -n 1)
+	c=$(ended_proc "$TMP/all.out" ".parent == $f")
 	expect_proc "all: forker's child" "$c" 2100 7 7 0 2 0
 	expect_leak "$c" child_leak 2100 7 7
 	expect_eq "all: alloctrace ($self) left out" "" "$(proc_of "$r" "${self:-0}")"
