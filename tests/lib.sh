@@ -500,7 +500,8 @@ console_errors() {
 }
 
 # by_arch X86_64 ARM64: the argument of this machine's architecture, for
-# what its instructions decide (probe placement, which probes are stepped).
+# what its instructions decide (probe placement, which probes are stepped,
+# system call numbers).
 by_arch() {
 	case $(uname -m) in
 	aarch64) echo "$2" ;;
