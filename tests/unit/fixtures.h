@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Fixtures the exporter tests share: symbolized frames of a made-up
- * "leaky" program, and the final report around a test's own stacks.
+ * Fixtures the report and exporter tests share: symbolized frames of a
+ * made-up "leaky" program, its first stacks, and the final report around
+ * a test's own stacks.
  */
 #ifndef TEST_FIXTURES_H
 #define TEST_FIXTURES_H
@@ -74,6 +75,23 @@ static const struct frame_info frames_b[] = {
     {.addr = 0x7f0012345678, .module = "/lib/x86_64-linux-gnu/libc.so.6", .offset = 0x27678},
     {.addr = 0x7f00deadbeef},
 };
+
+/*
+ * Stacks 1 to 4 of the made-up program, for a test's array to begin with:
+ * frames_a holding 1 MiB, frames_a2 4 KiB, frames_b 1.5 KiB, and one of no
+ * frames 100 bytes. A row a stack, by hand.
+ */
+/* clang-format off */
+#define LEAKY_STACKS                                                                               \
+	{.stack_id = 1, .outstanding_bytes = 1048576, .outstanding_allocs = 10, .allocs = 10,      \
+	 .alloc_bytes = 2097152, .nr_frames = ARRAY_SIZE(frames_a), .frames = frames_a},           \
+	{.stack_id = 2, .outstanding_bytes = 4096, .outstanding_allocs = 2, .allocs = 5,           \
+	 .alloc_bytes = 10240, .nr_frames = ARRAY_SIZE(frames_a2), .frames = frames_a2},           \
+	{.stack_id = 3, .outstanding_bytes = 1536, .outstanding_allocs = 1, .allocs = 3,           \
+	 .alloc_bytes = 4608, .nr_frames = ARRAY_SIZE(frames_b), .frames = frames_b},              \
+	{.stack_id = 4, .outstanding_bytes = 100, .outstanding_allocs = 1, .allocs = 1,            \
+	 .alloc_bytes = 100, .nr_frames = 0, .frames = NULL}
+/* clang-format on */
 
 /* The final report of pid 1234 (leaky) holding @stacks_ (an array). */
 #define FINAL_REPORT(stacks_, totals_)                                                             \

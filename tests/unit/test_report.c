@@ -12,44 +12,10 @@
 #include <unistd.h>
 #include "lib/json.h"
 #include "report/report.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define UNUSED	      __attribute__((unused))
+#include "fixtures.h"
 
 /* 2023-11-14 22:13:20 UTC */
 #define T0 1700000000.25
-
-static const struct frame_info frames_a[] = {
-    {.addr = 0x555555555189,
-     .module = "/usr/bin/leaky",
-     .offset = 0x1189,
-     .function = "leak_a",
-     .function_offset = 0x1d,
-     .file = "leak.c",
-     .line = 42,
-     .build_id = "0123456789abcdef0123456789abcdef01234567"},
-    {.addr = 0x5555555551a0,
-     .module = "/usr/bin/leaky",
-     .offset = 0x11a0,
-     .function = "helper",
-     .file = "leak.h",
-     .line = 10,
-     .inlined = true,
-     .build_id = "0123456789abcdef0123456789abcdef01234567"},
-    {.addr = 0x5555555551a0,
-     .module = "/usr/bin/leaky",
-     .offset = 0x11a0,
-     .function = "main",
-     .function_offset = 0x40,
-     .file = "leak.c",
-     .line = 80,
-     .build_id = "0123456789abcdef0123456789abcdef01234567"},
-};
-
-static const struct frame_info frames_b[] = {
-    {.addr = 0x7f0012345678, .module = "/lib/x86_64-linux-gnu/libc.so.6", .offset = 0x27678},
-    {.addr = 0x7f00deadbeef},
-};
 
 static const struct report_stack stacks[] = {
     {.outstanding_bytes = 1048576,
