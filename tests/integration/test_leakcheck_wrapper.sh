@@ -36,15 +36,8 @@ leak24 indirectly lost 80 2"
 
 # "CALLER CLASS BYTES BLOCKS" of a report's stacks whose first frame is a wrapper.
 report_classes() {
-	jq -r '.stacks[] | select(.frames[0].function | test("^wrap(16|24)_malloc$")) |
-		.frames[1].function as $fn |
-		[["reachable", .reachable_bytes, .reachable_allocs],
-		 ["possibly lost", .possibly_lost_bytes, .possibly_lost_allocs],
-		 ["indirectly lost", .indirectly_lost_bytes, .indirectly_lost_allocs],
-		 ["definitely lost", .definitely_lost_bytes, .definitely_lost_allocs]][] |
-		select(.[2] > 0) | "\($fn) \(.[0]) \(.[1]) \(.[2])"' <<<"$1" |
-		awk '{ k = $1 " " $2 (NF == 5 ? " " $3 : ""); b[k] += $(NF-1); n[k] += $NF }
-		     END { for (k in b) print k, b[k], n[k] }' | sort
+	leak_classes "$1" '.stacks[] | select(.frames[0].function | test("^wrap(16|24)_malloc$")) |
+		[.frames[1].function, .]'
 }
 
 # The same from valgrind's loss records: malloc, a wrapper, its caller.
