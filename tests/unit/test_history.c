@@ -10,7 +10,7 @@
 
 #define UNUSED __attribute__((unused))
 
-/* One collection: stack i holds bytes[i] in one block. */
+/* One collection: stack i holds bytes[i] in one block; its frames say both. */
 static void collect(struct profile *p, const uint64_t *bytes, size_t n)
 {
 	profile__clear(p);
@@ -21,8 +21,9 @@ static void collect(struct profile *p, const uint64_t *bytes, size_t n)
 		    .allocs = 1,
 		    .alloc_bytes = bytes[i],
 		};
+		struct stack_trace trace = {.nr = 2, .ips = {i + 1, bytes[i]}};
 
-		assert_int_equal(profile__add(p, i + 1, &st, NULL), 0);
+		assert_int_equal(profile__add(p, i + 1, &st, &trace), 0);
 	}
 }
 
@@ -125,6 +126,11 @@ static void test_peak(void **state UNUSED)
 	assert_int_equal(pk->nr_stacks, 2);
 	assert_int_equal(pk->stacks[0].stack_id, 1);
 	assert_int_equal(pk->stacks[0].stats.outstanding_bytes, 700);
+	/* The frames of the peak's time, not of the profile's last collection. */
+	assert_int_equal(pk->stacks[0].nr_ips, 2);
+	assert_int_equal(pk->stacks[0].ips[1], 700);
+	assert_int_equal(pk->stacks[1].ips[0], 2);
+	assert_int_equal(pk->stacks[1].ips[1], 300);
 	history__free(h);
 	profile__free(p);
 }

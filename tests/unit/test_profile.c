@@ -229,6 +229,35 @@ static void test_many(void **state)
 	assert_int_equal(out[999]->stack_id, 1000);
 }
 
+/*
+ * Stacks of every depth: the frames' pool moves many times as it grows,
+ * and after a clear it is filled again; each stack keeps its own frames.
+ */
+static void test_frames_of_every_depth(void **state)
+{
+	struct stack_stats st = {.outstanding_bytes = 1, .outstanding_allocs = 1};
+	struct stack_trace trace;
+	struct profile *p = *state;
+
+	for (int round = 0; round < 2; round++) {
+		profile__clear(p);
+		for (uint64_t id = 0; id < 300; id++) {
+			trace.nr = id % (MAX_STACK_DEPTH + 1);
+			for (uint32_t j = 0; j < trace.nr; j++)
+				trace.ips[j] = id << 8 | j;
+			assert_int_equal(profile__add(p, id, &st, &trace), 0);
+		}
+		assert_int_equal(profile__nr_stacks(p), 300);
+		for (uint64_t id = 0; id < 300; id++) {
+			const struct profile_stack *s = profile__stack(p, id);
+
+			assert_int_equal(s->nr_ips, id % (MAX_STACK_DEPTH + 1));
+			for (uint32_t j = 0; j < s->nr_ips; j++)
+				assert_int_equal(s->ips[j], id << 8 | j);
+		}
+	}
+}
+
 static void test_counter_names(void **state __attribute__((unused)))
 {
 	static const char *const names[CNT_MAX] = {
@@ -297,6 +326,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_copies_stats_and_ips, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ips_clamped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_ips, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_frames_of_every_depth, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_many, setup, teardown),
 	    cmocka_unit_test(test_counter_names),
 	    cmocka_unit_test(test_counter_kinds),

@@ -37,6 +37,7 @@ void history__free(struct history *h)
 	if (!h)
 		return;
 	free(h->series);
+	free(h->peak.ips);
 	free(h);
 }
 
@@ -59,7 +60,7 @@ static struct series *add_series(struct history *h, uint64_t stack_id)
 	struct series *s;
 
 	if (h->nr == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 64;
+		size_t cap = h->cap ? 2 * h->cap : 8;
 
 		s = reallocarray(h->series, cap, sizeof(*s));
 		if (!s)
@@ -109,21 +110,40 @@ static enum trend series__trend(const struct series *s)
 	return TREND_VARYING;
 }
 
-static void update_peak(struct history *h, struct profile *p, double time)
+/* The peak's stacks outlive the profile's collection: their frames are copied. */
+static int update_peak(struct history *h, struct profile *p, double time)
 {
 	const struct profile_totals *t = profile__totals(p);
+	struct peak *pk = &h->peak;
 	const struct profile_stack *const *top;
-	size_t n;
+	size_t n, nr_ips = 0;
+	__u64 *ips;
 
-	if (h->peak.time && t->outstanding_bytes <= h->peak.outstanding_bytes)
-		return;
-	h->peak.time = time;
-	h->peak.outstanding_bytes = t->outstanding_bytes;
-	h->peak.outstanding_allocs = t->outstanding_allocs;
+	if (pk->time && t->outstanding_bytes <= pk->outstanding_bytes)
+		return 0;
 	n = profile__top(p, PEAK_STACKS, &top);
 	for (size_t i = 0; i < n; i++)
-		h->peak.stacks[i] = *top[i];
-	h->peak.nr_stacks = n;
+		nr_ips += top[i]->nr_ips;
+	if (nr_ips > pk->ips_cap) {
+		ips = reallocarray(pk->ips, nr_ips, sizeof(*ips));
+		if (!ips)
+			return -ENOMEM;
+		pk->ips = ips;
+		pk->ips_cap = nr_ips;
+	}
+	pk->time = time;
+	pk->outstanding_bytes = t->outstanding_bytes;
+	pk->outstanding_allocs = t->outstanding_allocs;
+	nr_ips = 0;
+	for (size_t i = 0; i < n; i++) {
+		pk->stacks[i] = *top[i];
+		pk->stacks[i].ips = top[i]->nr_ips ? pk->ips + nr_ips : NULL;
+		if (top[i]->nr_ips)
+			memcpy(pk->ips + nr_ips, top[i]->ips, top[i]->nr_ips * sizeof(*ips));
+		nr_ips += top[i]->nr_ips;
+	}
+	pk->nr_stacks = n;
+	return 0;
 }
 
 int history__update(struct history *h, struct profile *p, double time)
@@ -160,8 +180,7 @@ int history__update(struct history *h, struct profile *p, double time)
 	}
 	if (h->nr)
 		qsort(h->series, h->nr, sizeof(*h->series), series_by_id);
-	update_peak(h, p, time);
-	return 0;
+	return update_peak(h, p, time);
 }
 
 const struct peak *history__peak(const struct history *h)

@@ -20,6 +20,8 @@ struct peak {
 	uint64_t outstanding_allocs;
 	size_t nr_stacks;
 	struct profile_stack stacks[PEAK_STACKS]; /* the largest holders then */
+	__u64 *ips;				  /* their frames */
+	size_t ips_cap;
 };
 
 struct history;

@@ -18,6 +18,10 @@ struct profile {
 	struct profile_stack *stacks;
 	size_t nr;
 	size_t cap;
+	/* Every stack's frames, one after the other. */
+	__u64 *ips;
+	size_t nr_ips;
+	size_t ips_cap;
 	/* profile__top()'s answer; pointers into stacks[], sized like it. */
 	const struct profile_stack **holding;
 	size_t nr_holding;
@@ -112,12 +116,14 @@ void profile__free(struct profile *p)
 	hashmap__release(&p->thread_stack_index);
 	free(p->stacks);
 	free(p->holding);
+	free(p->ips);
 	free(p);
 }
 
 void profile__clear(struct profile *p)
 {
 	p->nr = 0;
+	p->nr_ips = 0;
 	p->nr_holding = 0;
 	p->totals.outstanding_bytes = 0;
 	p->totals.outstanding_allocs = 0;
@@ -127,7 +133,7 @@ void profile__clear(struct profile *p)
 /* Grows both arrays together so that profile__top() never allocates. */
 static int profile__grow(struct profile *p)
 {
-	size_t cap = p->cap ? p->cap * 2 : 64;
+	size_t cap = p->cap ? p->cap * 2 : 8;
 	struct profile_stack *stacks;
 	const struct profile_stack **holding;
 
@@ -143,6 +149,32 @@ static int profile__grow(struct profile *p)
 	return 0;
 }
 
+/*
+ * Room for @n more frames. The pool moves as it grows, so the stacks
+ * already in it are pointed at its new place.
+ */
+static int profile__reserve_ips(struct profile *p, size_t n)
+{
+	size_t cap = p->ips_cap ? p->ips_cap : 64;
+	__u64 *ips;
+
+	if (p->nr_ips + n <= p->ips_cap)
+		return 0;
+	while (cap < p->nr_ips + n)
+		cap *= 2;
+	ips = calloc(cap, sizeof(*ips));
+	if (!ips)
+		return -ENOMEM;
+	if (p->nr_ips)
+		memcpy(ips, p->ips, p->nr_ips * sizeof(*ips));
+	for (size_t i = 0; p->ips && i < p->nr; i++)
+		p->stacks[i].ips = ips + (p->stacks[i].ips - p->ips);
+	free(p->ips);
+	p->ips = ips;
+	p->ips_cap = cap;
+	return 0;
+}
+
 int profile__add(struct profile *p, uint64_t stack_id, const struct stack_stats *stats,
 		 const struct stack_trace *trace)
 {
@@ -150,22 +182,25 @@ int profile__add(struct profile *p, uint64_t stack_id, const struct stack_stats 
 	struct profile_stack *s;
 	int err;
 
-	if (p->nr == p->cap) {
-		err = profile__grow(p);
-		if (err)
-			return err;
-	}
 	if (nr_ips > MAX_STACK_DEPTH)
 		nr_ips = MAX_STACK_DEPTH;
+	err = p->nr == p->cap ? profile__grow(p) : 0;
+	if (!err)
+		err = profile__reserve_ips(p, nr_ips);
+	if (err)
+		return err;
 
 	s = &p->stacks[p->nr++];
-	memset(s, 0, offsetof(struct profile_stack, ips));
-	s->stack_id = stack_id;
-	s->stats = *stats;
-	s->nr_ips = nr_ips;
-	s->flags = trace ? trace->flags : 0;
+	*s = (struct profile_stack){
+	    .stack_id = stack_id,
+	    .stats = *stats,
+	    .nr_ips = nr_ips,
+	    .flags = trace ? trace->flags : 0,
+	    .ips = p->ips ? p->ips + p->nr_ips : NULL,
+	};
 	if (nr_ips)
-		memcpy(s->ips, trace->ips, nr_ips * sizeof(*s->ips));
+		memcpy(p->ips + p->nr_ips, trace->ips, nr_ips * sizeof(*p->ips));
+	p->nr_ips += nr_ips;
 
 	p->totals.outstanding_bytes += stats->outstanding_bytes;
 	p->totals.outstanding_allocs += stats->outstanding_allocs;

@@ -37,7 +37,13 @@ struct profile_stack {
 	uint64_t sample_size;
 	uint32_t nr_ips;
 	uint32_t flags; /* enum stack_flags: how far to trust the frames */
-	__u64 ips[MAX_STACK_DEPTH];
+	/*
+	 * Owned by the profile (or a history's peak), valid until its next
+	 * clear or add: a process of a few short stacks costs a few hundred
+	 * bytes, not MAX_STACK_DEPTH frames a stack (fork churn reports
+	 * thousands of processes at once).
+	 */
+	const __u64 *ips;
 };
 
 /* What one thread holds, from a per-block pass. */

@@ -198,18 +198,36 @@ static int add_lists(struct report_parts *rp, struct profile *prof, const struct
 	return err;
 }
 
+/*
+ * How many stacks add_lists() can add, no more than the profile has: fork
+ * churn assembles a report for each of thousands of small processes.
+ */
+static size_t parts_room(struct profile *prof, const struct history *h,
+			 const struct assemble_opts *o, size_t nr_top)
+{
+	size_t nr = profile__nr_stacks(prof);
+	size_t room = nr_top + (nr < REPORT_MAX_GROWING ? nr : REPORT_MAX_GROWING);
+	const struct profile_thread *th;
+	size_t n = o->threads ? profile__threads(prof, &th) : 0;
+
+	for (size_t i = 0; i < n && i < REPORT_MAX_THREADS; i++)
+		room +=
+		    th[i].nr_stacks < REPORT_THREAD_STACKS ? th[i].nr_stacks : REPORT_THREAD_STACKS;
+	if (o->peak && h)
+		room += history__peak(h)->nr_stacks;
+	return room;
+}
+
 static struct report_parts *parts_new(const struct assemble_opts *o,
-				      const struct assemble_source *src, size_t nr_top)
+				      const struct assemble_source *src, size_t nr_top, size_t room)
 {
 	struct report_parts *rp = calloc(1, sizeof(*rp));
-	size_t room =
-	    nr_top + REPORT_MAX_GROWING + REPORT_MAX_THREADS * REPORT_THREAD_STACKS + PEAK_STACKS;
 
 	if (!rp)
 		return NULL;
 	rp->opts = o;
 	rp->src = src;
-	rp->stacks = calloc(room, sizeof(*rp->stacks));
+	rp->stacks = calloc(room + 1, sizeof(*rp->stacks)); /* calloc(0) may be NULL */
 	if (o->show_data)
 		rp->data = calloc(o->data_top ? o->data_top : nr_top + 1, sizeof(*rp->data));
 	if (!rp->stacks || (o->show_data && !rp->data)) {
@@ -315,7 +333,7 @@ struct report_parts *report_parts__assemble(struct profile *prof, const struct h
 			return NULL;
 		top = ranked;
 	}
-	rp = parts_new(o, src, r->nr_stacks);
+	rp = parts_new(o, src, r->nr_stacks, parts_room(prof, h, o, r->nr_stacks));
 	if (!rp) {
 		free(ranked);
 		return NULL;
