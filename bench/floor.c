@@ -5,7 +5,7 @@
  *
  *   floor naive|best [--stack] [--live] -p PID           until SIGINT/SIGTERM or PID exits
  *   floor naive|best [--stack] [--live] -- COMMAND ARGS  launch COMMAND, probes attached first
- *   floor sites [--every] -p PID                         until SIGINT/SIGTERM or PID exits
+ *   floor sites [--returns] [--every] -p PID             until SIGINT/SIGTERM or PID exits
  *
  * naive puts the probes on the functions' first instructions, as a tracer
  * that asks for "malloc" and "free" gets them. best puts them where
@@ -24,6 +24,9 @@
  * and no return probe. Sampling by bytes needs each call's size, which
  * only the entry sees, and a sampled block's release needs the release's
  * entry; only the sampled calls (none to speak of at 64 KiB) need a return.
+ * With --returns each allocating function also gets its empty return probe,
+ * where alloctrace puts it: the probe set of full tracking, which must
+ * learn every block's address.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -110,21 +113,34 @@ static struct bpf_link *attach(struct bpf_program *prog, pid_t pid, const struct
 	return link;
 }
 
+/*
+ * The return probes of a function that starts at @start and is placed at
+ * @place, into @links: one sharing its entry's breakpoint, or one on each
+ * of its exits, a plain probe on a return instruction and a return probe
+ * on a tail call. Returns how many, or -1.
+ */
+static int attach_returns(struct bpf_program *prog, pid_t pid, const struct site *s,
+			  uint64_t start, const struct placement *place, struct bpf_link **links)
+{
+	size_t n = place->nr_exits ? place->nr_exits : 1;
+
+	for (size_t i = 0; i < n; i++) {
+		links[i] = place->nr_exits ? attach(prog, pid, s, start + place->exits[i].offset,
+						    place->exits[i].tail)
+					   : attach(prog, pid, s, start + place->offset, true);
+		if (!links[i])
+			return -1;
+	}
+	return n;
+}
+
 /* Return probe first: an entry seen without its return would be harmless
  * here, but keep the order every real tracer needs. */
 static int attach_all(struct floor_bpf *skel, pid_t pid, const struct site *s)
 {
-	const struct placement *m = &s->malloc_place;
-
-	for (size_t i = 0; i < (m->nr_exits ? m->nr_exits : 1); i++) {
-		/* a plain probe on a return instruction, a return probe elsewhere */
-		returns[i] = m->nr_exits
-				 ? attach(skel->progs.malloc_return, pid, s,
-					  s->malloc_start + m->exits[i].offset, m->exits[i].tail)
-				 : attach(skel->progs.malloc_return, pid, s, s->malloc_off, true);
-		if (!returns[i])
-			return -1;
-	}
+	if (attach_returns(skel->progs.malloc_return, pid, s, s->malloc_start, &s->malloc_place,
+			   returns) < 0)
+		return -1;
 	skel->links.malloc_enter = attach(skel->progs.malloc_enter, pid, s, s->malloc_off, false);
 	if (!skel->links.malloc_enter)
 		return -1;
@@ -177,28 +193,33 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: floor naive|best [--stack] [--live] -p PID\n"
 			"       floor naive|best [--stack] [--live] -- COMMAND [ARGS...]\n"
-			"       floor sites [--every] -p PID\n");
+			"       floor sites [--returns] [--every] -p PID\n");
 	return 2;
 }
 
-/* floor sites [--every] -p PID: the empty entry program at each of
- * alloctrace's sites in PID, for PID alone or every process (@every). */
-static int sites_main(pid_t pid, bool every)
+/*
+ * floor sites [--returns] [--every] -p PID: the empty entry program at
+ * each of alloctrace's sites in PID, for PID alone or every process
+ * (@every), with its return probes too on allocating functions (@returns).
+ */
+static int sites_main(pid_t pid, bool every, bool returns)
 {
 	struct allocator_opts opts = {0};
 	struct floor_bpf *skel = NULL;
-	struct bpf_link *links[3 * FUNC_MAX];
+	struct bpf_link **links;
 	static struct allocator a;
-	size_t n = 0;
-	int ret = 1;
+	size_t n = 0, nr_returns = 0;
+	int ret = 1, got;
 
 	if (allocator__find(pid, &opts, &a)) {
 		fprintf(stderr, "floor: cannot find the allocator of process %d\n", (int)pid);
 		return 1;
 	}
-	skel = floor_bpf__open_and_load();
+	links = calloc(a.nr_objs * FUNC_MAX * (1 + PLACEMENT_EXITS), sizeof(*links));
+	skel = links ? floor_bpf__open_and_load() : NULL;
 	if (!skel) {
 		fprintf(stderr, "floor: cannot load the BPF programs: %s\n", strerror(errno));
+		free(links);
 		return 1;
 	}
 	for (size_t o = 0; o < a.nr_objs; o++) {
@@ -209,6 +230,14 @@ static int sites_main(pid_t pid, bool every)
 			if (site->alias)
 				continue;
 			snprintf(where.path, sizeof(where.path), "%s", a.objs[o].path);
+			if (returns && alloc_func_has_return_probe(site->func)) {
+				got = attach_returns(skel->progs.malloc_return, every ? -1 : pid,
+						     &where, site->entry, &site->place, links + n);
+				if (got < 0)
+					goto out;
+				n += got;
+				nr_returns += got;
+			}
 			links[n] = attach(skel->progs.malloc_enter, every ? -1 : pid, &where,
 					  probe_site__offset(site), false);
 			if (!links[n])
@@ -216,15 +245,15 @@ static int sites_main(pid_t pid, bool every)
 			n++;
 		}
 	}
-	fprintf(stderr, "floor: sites: %zu entry probes in process %d, %s, no return probe\n", n,
-		(int)pid, every ? "for every process mapping them" : "for it alone");
+	fprintf(stderr, "floor: sites: %zu entry probes in process %d, %s, %zu return probes\n",
+		n - nr_returns, (int)pid, every ? "for every process mapping them" : "for it alone",
+		nr_returns);
 	wait_attached(pid);
 	ret = 0;
 out:
 	while (n)
 		bpf_link__destroy(links[--n]);
-	for (size_t i = 0; i < PLACEMENT_EXITS; i++)
-		bpf_link__destroy(returns[i]);
+	free(links);
 	floor_bpf__destroy(skel);
 	return ret;
 }
@@ -278,13 +307,21 @@ int main(int argc, char **argv)
 	bool best;
 
 	if (argc >= 4 && !strcmp(argv[1], "sites")) {
-		bool every = argc == 5 && !strcmp(argv[2], "--every");
+		bool every = false, returns = false;
+		int i;
 
-		if (argc != 4 + every || strcmp(argv[2 + every], "-p") ||
-		    atoi(argv[3 + every]) <= 0)
+		for (i = 2; i < argc - 2; i++) {
+			if (!strcmp(argv[i], "--every") && !every)
+				every = true;
+			else if (!strcmp(argv[i], "--returns") && !returns)
+				returns = true;
+			else
+				return usage();
+		}
+		if (strcmp(argv[i], "-p") || atoi(argv[i + 1]) <= 0)
 			return usage();
 		libbpf_set_print(quiet_libbpf);
-		return sites_main(atoi(argv[3 + every]), every);
+		return sites_main(atoi(argv[i + 1]), every, returns);
 	}
 	if (argc < 4 || (strcmp(argv[1], "naive") && strcmp(argv[1], "best")))
 		return usage();
