@@ -62,8 +62,10 @@ SYSBENCH_TABLES=4 SYSBENCH_ROWS=10000	# oltp_read_write's tables, prepared once
 PGBENCH_SCALE=2		# pgbench -i -s: 200,000 accounts
 # A transaction is tens of queries, and full tracking costs a database far
 # less than it costs redis: these servers run as many transactions under
-# every variant, per run.
-declare -A RUN_LOAD=([mariadb]=$LOAD [postgresql]=$((LOAD * 2)))
+# every variant, per run. So does redis now that full tracking keeps over
+# half its speed: 10,000 requests took a fifth of a second, too short to
+# measure.
+declare -A RUN_LOAD=([redis]=$LOAD_FAST [mariadb]=$LOAD [postgresql]=$((LOAD * 2)))
 # A server traced by its process name (--comm) rather than -p: the one
 # whose workers are forked per connection, after any attach by pid.
 declare -A BY_NAME=([postgresql]=postgres)
@@ -649,6 +651,12 @@ print_targets() {
 	for s in redis nginx apache mariadb postgresql; do
 		target_row "$s" growth 0.95
 	done
+	# Each figure both ways: what full tracking adds to its probes' traps.
+	echo
+	echo "== full tracking / its floor (entries and returns): median [min-max] =="
+	for s in redis nginx mariadb postgresql; do
+		! described "$s" || printf '%-11s %s\n' "$s" "$(fmt %.2f "$(ratio "$s" full floor-returns)")"
+	done
 }
 
 # Every traced run's reports: stacks_complete false is fine only with a
@@ -687,7 +695,7 @@ print_header() {
 		"$(nproc) CPUs; load average at start: $LOADAVG"
 	echo "tool: $TOOL_BUILD"
 	! described redis || echo "redis: $(redis-server --version | cut -d' ' -f1-3) ($(allocator_of redis-server))," \
-		"redis-benchmark -q -t set,get -c $REDIS_CLIENTS, $LOAD requests a run traced, $LOAD_FAST untraced, big-only, growth"
+		"redis-benchmark -q -t set,get -c $REDIS_CLIENTS, ${RUN_LOAD[redis]} requests a run, every variant"
 	! described nginx || echo "nginx: $(nginx -v 2>&1 | cut -d' ' -f3), one worker ($(allocator_of nginx))," \
 		"ab -c $AB_CLIENTS of a 28-byte page, $LOAD / $LOAD_FAST requests a run likewise"
 	! described apache || echo "apache: $(apache2 -v | sed -n 's/^Server version: //p')," \
