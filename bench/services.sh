@@ -684,10 +684,31 @@ allocator_of() {
 	echo "${lib:-glibc malloc}"
 }
 
-# described SERVER: the header has a line for SERVER: chosen by
-# BENCH_SERVERS and installed.
+# chosen SERVER: BENCH_SERVERS names it.
+chosen() {
+	[[ " ${SERVERS[*]} " == *" $1 "* ]]
+}
+
+# described SERVER: the header has a line for SERVER: chosen and installed.
 described() {
-	[[ " ${SERVERS[*]} " == *" $1 "* && -z ${NA[$1]:-} ]]
+	chosen "$1" && [[ -z ${NA[$1]:-} ]]
+}
+
+# need SERVER COMMAND PACKAGE...: each COMMAND a chosen SERVER runs, from
+# its Debian PACKAGE, installed if missing (ensure_peer); if one cannot
+# be, the server's rows say so. A server not chosen installs nothing.
+need() {
+	local server=$1
+
+	chosen "$server" || return 0
+	shift
+	while (($# >= 2)); do
+		ensure_peer "$1" "$2" || {
+			NA[$server]="n/a ($2 not installed)"
+			return 0
+		}
+		shift 2
+	done
 }
 
 print_header() {
@@ -716,16 +737,12 @@ setup() {
 	[[ $(id -u) == 0 ]] || die "run as root: alloctrace loads BPF programs"
 	freeze_tool
 	command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
-	{ ensure_peer redis-server redis-server && ensure_peer redis-benchmark redis-tools; } ||
-		NA[redis]="n/a (redis-server or redis-tools not installed)"
-	{ ensure_peer nginx nginx-light && ensure_peer ab apache2-utils; } ||
-		NA[nginx]="n/a (nginx-light or apache2-utils not installed)"
-	{ ensure_peer apache2 apache2 && ensure_peer ab apache2-utils; } ||
-		NA[apache]="n/a (apache2 or apache2-utils not installed)"
-	{ ensure_peer mariadbd mariadb-server && ensure_peer sysbench sysbench; } ||
-		NA[mariadb]="n/a (mariadb-server or sysbench not installed)"
+	need redis redis-server redis-server redis-benchmark redis-tools
+	need nginx nginx nginx-light ab apache2-utils
+	need apache apache2 apache2 ab apache2-utils
+	need mariadb mariadbd mariadb-server sysbench sysbench
 	# Debian's postgresql: its binaries under a directory of its version.
-	ensure_peer pg_ctlcluster postgresql || NA[postgresql]="n/a (postgresql not installed)"
+	need postgresql pg_ctlcluster postgresql
 	PG_BIN=$(find /usr/lib/postgresql -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -n 1)
 	"$TOOL" --help 2>&1 | grep -q -- '--growth' || NA[growth]="n/a: not built"
 	if [[ -n ${BENCH_BEFORE:-} ]]; then
