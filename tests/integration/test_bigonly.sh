@@ -42,10 +42,11 @@ expect_eq "held by the functions that asked" 10 \
 
 # Two processes, two allocators (issue 13): glibc's in one, jemalloc's
 # preloaded into the other (retain:false, so that each 4 MiB block is a
-# mapping of its own), without address randomization: jemalloc's radix tree
-# of extents needs a new 4 MiB leaf, mapped as 6 MiB of metadata, whenever a
-# block lands in a gigabyte of address space none has used (x86-64), which
-# with randomized addresses big_4m's blocks did in about one run in twenty. Each process's stacks are trimmed against its own
+# mapping of its own), without address randomization: jemalloc's radix
+# tree of extents needs a new 4 MiB leaf, mapped as 6 MiB of metadata,
+# whenever a block lands in a gigabyte of address space none has used
+# (x86-64), which with randomized addresses big_4m's blocks did in about
+# one run in ten. Each process's stacks are trimmed against its own
 # allocator, the C library's syscall wrapper included: whatever was found
 # last must not trim the other. tests/workloads/bigpair.c: 3 x 4 MiB from
 # big_4m (mapped as 4 MiB and a page each, its allocator's), 10 x 100
