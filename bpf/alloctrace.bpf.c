@@ -592,7 +592,7 @@ static __always_inline void page_fault_record(void *ctx, const struct owner *o, 
 	__u64 weight;
 	__u32 zero = 0;
 
-	if (!fault_sampled(o, address, &weight) || !first_touch(address))
+	if (!fault_sampled(o, address, &weight) || !first_touch(o, address))
 		return;
 	ev = bpf_map_lookup_elem(&scratch, &zero);
 	if (ev)

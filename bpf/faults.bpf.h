@@ -20,6 +20,7 @@
 /* x86's error code: set for a fault on a present page (write to a shared or zero page). */
 #define PF_PROT	     0x1
 #define VM_GROWSDOWN 0x100
+#define EBUSY	     16 /* bpf_find_vma(): the address space's lock not taken */
 
 /* Page address (key.addr) -> the stack that touched it first; sized by the loader. */
 struct {
@@ -137,16 +138,20 @@ static __always_inline bool page_present(__u64 addr)
  * A not-present fault on anonymous memory: a page the process touches for
  * the first time since it was mapped (or since it was given back), for a
  * fault the callers know was on a page not present: one on a present page
- * is copy-on-write of a page already counted.
+ * is copy-on-write of a page already counted. bpf_find_vma() only tries the
+ * address space's lock: a writer holding or awaiting it (another thread's
+ * mmap), or this CPU's unlock still pending, leaves the page unknown, and
+ * counted so: the report is then not complete.
  */
-static __always_inline bool first_touch(__u64 addr)
+static __always_inline bool first_touch(const struct owner *o, __u64 addr)
 {
 	bool anon = false;
+	long err;
 
-	/* Taken before the fault handler locks the address space: -EBUSY is rare. */
-	if (bpf_find_vma(bpf_get_current_task_btf(), addr, vma_anonymous, &anon, 0))
-		return false;
-	return anon;
+	err = bpf_find_vma(bpf_get_current_task_btf(), addr, vma_anonymous, &anon, 0);
+	if (err == -EBUSY)
+		count_in(o->ps, CNT_PAGES_UNCLASSIFIED);
+	return !err && anon;
 }
 
 /*

@@ -45,6 +45,7 @@
 		lost_events: 'ring buffer full, big-allocation alerts lost',
 		lost_cap: 'over --max-per-process, not recorded',
 		lost_procs: 'per-process map full, calls of processes not traced',
+		pages_unclassified: 'page faults whose mapping was busy, not recorded',
 	};
 	/* Counters that mean some stacks are not whole, as in the text report. */
 	const STACK_REASONS = {

@@ -278,6 +278,7 @@ static void test_counter_names(void **state __attribute__((unused)))
 	    "unwind_full",
 	    "unopened",
 	    "pages_sampled_out",
+	    "pages_unclassified",
 	};
 	int c;
 
@@ -295,7 +296,7 @@ static void test_counter_kinds(void **state __attribute__((unused)))
 {
 	static const char *const lost =
 	    " lost_allocs lost_stats lost_inflight lost_events lost_cap "
-	    "lost_procs ";
+	    "lost_procs pages_unclassified ";
 	static const char *const stacks = " lost_stacks stack_errors stacks_cut unwind_misses "
 					  "unwind_full unopened ";
 	char word[40];
