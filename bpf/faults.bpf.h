@@ -32,20 +32,26 @@ struct {
 } pages SEC(".maps");
 
 /*
- * Rate-adaptive sampling. Each CPU counts the not-present faults of traced
- * processes in windows of FAULT_WINDOW_NS. Up to FAULT_BUDGET of them a
- * window every first touch is recorded exactly; past it one in P is, P a
- * power of two growing with the rate (up to 64: a CPU takes at most ~1M
+ * Rate-adaptive sampling. The cost is the find_vma, the stack walk and the
+ * hash insert of each recorded fault (~8 us; Apache with mod_deflate takes
+ * ~24 faults a request); an unsampled fault pays for one hash delete only.
+ * Each CPU keeps a bucket of FAULT_BURST tokens refilled at one per
+ * FAULT_TOKEN_NS (a rate limit by theoretical arrival time, tat): a fault
+ * that finds a token is recorded exactly, so a burst of first touches (a
+ * program's start, a buffer filled at once) is exact whatever came before.
+ * Past it one in P is, P a power of two growing with the CPU's faults in
+ * the current window of FAULT_WINDOW_NS (up to 64: a CPU takes at most ~1M
  * faults a second), and the page is recorded as P pages, so resident sums
- * stay unbiased estimates. The cost was the find_vma, the stack walk and the
- * hash insert of each fault (Apache with mod_deflate: ~24 faults a
- * request); an unsampled fault pays for one hash delete only.
+ * stay unbiased estimates: whether a fault is recorded depends on the faults
+ * before it, never on its page.
  */
+#define FAULT_TOKEN_NS	1000000ULL
+#define FAULT_BURST	4096
 #define FAULT_WINDOW_NS 100000000ULL
-#define FAULT_BUDGET	1000
 #define FAULT_MAX_SHIFT 6
 
 struct fault_window {
+	__u64 tat;
 	__u64 start;
 	__u64 count;
 };
@@ -57,12 +63,12 @@ struct {
 	__type(value, struct fault_window);
 } fault_windows SEC(".maps");
 
-/* log2 of this fault's sampling period: 0 while under the budget. */
+/* log2 of this fault's sampling period: 0 while the CPU has a token. */
 static __always_inline __u32 fault_shift(void)
 {
 	struct fault_window *w;
-	__u64 now = bpf_ktime_get_ns();
-	__u32 zero = 0, shift = 0;
+	__u64 now = bpf_ktime_get_ns(), tat;
+	__u32 zero = 0, shift = 1;
 
 	w = bpf_map_lookup_elem(&fault_windows, &zero);
 	if (!w)
@@ -72,7 +78,12 @@ static __always_inline __u32 fault_shift(void)
 		w->count = 0;
 	}
 	w->count++;
-	while (shift < FAULT_MAX_SHIFT && ((__u64)FAULT_BUDGET << shift) < w->count)
+	tat = (w->tat > now ? w->tat : now) + FAULT_TOKEN_NS;
+	if (tat - now <= FAULT_BURST * FAULT_TOKEN_NS) {
+		w->tat = tat;
+		return 0;
+	}
+	while (shift < FAULT_MAX_SHIFT && (FAULT_WINDOW_NS / FAULT_TOKEN_NS << shift) < w->count)
 		shift++;
 	return shift;
 }
