@@ -35,26 +35,6 @@
 	const ROW = 18;			/* flame graph box height, px */
 	const MONO_FONT = '11px ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace';
 	const TABLE_ROWS = 20;		/* rows shown before "show all" */
-	/* Counters that mean numbers are missing, as in the text report. */
-	const LOSS_REASONS = {
-		lost_allocs: 'live-allocation map full',
-		lost_stats: 'per-stack statistics map full',
-		lost_inflight: 'in-flight call map full',
-		lost_stacks: 'stack map full, counted under an unknown stack',
-		stack_errors: 'user stack not walkable, counted under an unknown stack',
-		lost_events: 'ring buffer full, big-allocation alerts lost',
-		lost_cap: 'over --max-per-process, not recorded',
-		lost_procs: 'per-process map full, calls of processes not traced',
-		pages_unclassified: 'page faults whose mapping was busy, not recorded',
-	};
-	/* Counters that mean some stacks are not whole, as in the text report. */
-	const STACK_REASONS = {
-		lost_stacks: LOSS_REASONS.lost_stacks,
-		stack_errors: LOSS_REASONS.stack_errors,
-		stacks_cut: 'the walk stopped before the outermost frame',
-		unwind_misses: 'frames in code without unwind tables yet, walked by frame pointers',
-		unwind_full: 'objects without unwind tables, full: walked by frame pointers',
-	};
 	/*
 	 * What the numbers of a report count: blocks the allocator handed out,
 	 * or with --growth the pages still resident, by the stack that first
@@ -855,6 +835,21 @@
 			sub ? el('div', { class: 'sub', text: sub }) : null);
 	}
 
+	/*
+	 * The counters of the given kinds with their reasons, from the loader's
+	 * own table (data.counters): "lost" and "unknown_stack" say numbers are
+	 * missing, "unknown_stack" and "stack" that stacks are not whole, as the
+	 * text report's two warning lines.
+	 */
+	function counterReasons(data, kinds) {
+		const out = {};
+		for (const [k, v] of Object.entries(data.counters || {})) {
+			if (kinds.includes(v.kind))
+				out[k] = v.reason;
+		}
+		return out;
+	}
+
 	function drawSummary(data, report) {
 		const t = report.totals;
 		const c = report.counters || {};
@@ -895,7 +890,9 @@
 		drawLeakSummary(stats, report);
 
 		/* As the text report's warning line: what is missing, and why. */
-		const lost = Object.keys(LOSS_REASONS).filter((k) => c[k]);
+		const lossReasons = counterReasons(data, ['lost', 'unknown_stack']);
+		const stackReasons = counterReasons(data, ['unknown_stack', 'stack']);
+		const lost = Object.keys(lossReasons).filter((k) => c[k]);
 		const box = document.getElementById('summary-complete');
 		if (report.complete && !lost.length) {
 			box.append(el('span', { id: 'complete', class: 'badge good',
@@ -904,20 +901,20 @@
 			box.append(el('span', { id: 'complete', class: 'badge ' +
 				(report.complete ? 'good' : 'bad'), text: report.complete
 					? 'Numbers complete, some stacks unknown' : 'Numbers incomplete' }),
-			' ' + lost.map((k) => k + '=' + fmtCount(c[k]) + ' (' + LOSS_REASONS[k] + ')')
+			' ' + lost.map((k) => k + '=' + fmtCount(c[k]) + ' (' + lossReasons[k] + ')')
 				.join(', '));
 			document.getElementById('summary-counters-box').open = true;
 		}
-		const cut = Object.keys(STACK_REASONS).filter((k) => c[k]);
+		const cut = Object.keys(stackReasons).filter((k) => c[k]);
 		box.append(el('br', {}), el('span', { id: 'stacks-complete', class: 'badge ' +
 			(report.stacks_complete ? 'good' : 'bad'), text: report.stacks_complete
 				? 'Stacks complete' : 'Stacks incomplete' }), ' ' + (report.stacks_complete
 			? 'every stack walked to its outermost frame.'
-			: cut.map((k) => k + '=' + fmtCount(c[k]) + ' (' + STACK_REASONS[k] + ')')
+			: cut.map((k) => k + '=' + fmtCount(c[k]) + ' (' + stackReasons[k] + ')')
 				.join(', ')));
 		const table = document.getElementById('summary-counters');
 		for (const k of Object.keys(c)) {
-			table.append(el('tr', { class: LOSS_REASONS[k] && c[k] ? 'nonzero' : '' },
+			table.append(el('tr', { class: lossReasons[k] && c[k] ? 'nonzero' : '' },
 				el('td', { class: 'mono', text: k }), el('td', { class: 'num', text: fmtCount(c[k]) })));
 		}
 	}

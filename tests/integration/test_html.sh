@@ -110,6 +110,32 @@ expect_match "click zooms, Escape resets" 'data-zoom="ok"' \
 	"$(grep -o 'data-zoom="[^"]*"' "$TMP/zoom.dom")"
 expect_eq "no script error while zooming" "" "$(console_errors zoom)"
 
+# The warnings name each counter above 0 with the reason the text report
+# gives it: the page takes them from the loader's own table (the blob's
+# "counters", every counter of counters.def that is not plain), so a
+# counter added there is explained here too. A copy of the page whose
+# report says stacks were cut and pages left unclassified:
+expect_eq "blob: the counters that warn, as counters.def has them" \
+	"$(grep -oE '^COUNTER\([A-Z_]+, "[a-z_]+", [A-Z_]+' "$ROOT/include/counters.def" |
+		awk -F'"' '$3 !~ /PLAIN/ { print $2 }' | sort | paste -sd ' ')" \
+	"$(jq -r '.counters | keys | join(" ")' "$TMP/blob.json")"
+jq -c '.report.counters.stacks_cut = 3 | .report.counters.pages_unclassified = 2
+	| .report.complete = false | .report.stacks_complete = false' "$TMP/blob.json" >"$TMP/warn.json"
+awk -v f="$TMP/warn.json" -v tag='id="alloctrace-data">' '
+	BEGIN { getline blob <f }
+	i = index($0, tag) {
+		rest = substr($0, i + length(tag))
+		print substr($0, 1, i + length(tag) - 1) blob substr(rest, index(rest, "</script>"))
+		next
+	}
+	{ print }' "$PAGE" >"$TMP/warn.html"
+if expect_page_drawn warn "$TMP/warn.html"; then
+	expect_match "warn: numbers incomplete, and why" \
+		'pages_unclassified=2 \(page faults whose mapping was busy, not recorded\)' "$DOM"
+	expect_match "warn: stacks incomplete, and why" \
+		'stacks_cut=3 \(the walk stopped before the outermost frame\)' "$DOM"
+fi
+
 mkdir -p "$ARTIFACTS"
 rm -f "$ARTIFACTS/html.png"
 chrome shot --hide-scrollbars --screenshot="$ARTIFACTS/html.png" "file://$PAGE"

@@ -23,6 +23,7 @@
 #include <time.h>
 #include "export/exporters.h"
 #include "html_assets.h"
+#include "lib/json.h"
 #include "report/report.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -330,6 +331,34 @@ static void html_put_series(FILE *f, const struct html *h)
 	}
 }
 
+/*
+ * "counters": what each counter that is not plain says of a report, its
+ * kind and its warning, from counters.def as the text report has them:
+ * the page names no counter of its own.
+ */
+static void html_put_counters(FILE *f)
+{
+	static const char *const kinds[] = {
+	    [CNT_KIND_LOST] = "lost",
+	    [CNT_KIND_UNKNOWN_STACK] = "unknown_stack",
+	    [CNT_KIND_STACK] = "stack",
+	};
+	const char *sep = "";
+	int c;
+
+	fputs(",\"counters\":{", f);
+	for (c = 0; c < CNT_MAX; c++) {
+		if (counter_kind(c) == CNT_KIND_PLAIN)
+			continue;
+		fprintf(f, "%s\"%s\":{\"kind\":\"%s\",\"reason\":", sep, counter_name(c),
+			kinds[counter_kind(c)]);
+		json__string(f, counter_reason(c));
+		fputc('}', f);
+		sep = ",";
+	}
+	fputc('}', f);
+}
+
 static void html_put_data(FILE *f, const struct html *h)
 {
 	fprintf(f,
@@ -347,7 +376,9 @@ static void html_put_data(FILE *f, const struct html *h)
 		fputs("null", f);
 	fputs(",\"big_allocs\":[", f);
 	html_put_json(f, h->big_json, h->big_len);
-	fprintf(f, "],\"big_allocs_seen\":%" PRIu64 "}", h->nr_big);
+	fprintf(f, "],\"big_allocs_seen\":%" PRIu64, h->nr_big);
+	html_put_counters(f);
+	fputc('}', f);
 }
 
 /*
