@@ -19,15 +19,32 @@ pages_of() {
 		| .resident_pages] | add // 0' <<<"$1"
 }
 
+# why_short REPORT: what a report short of pages says of itself: whether
+# its stacks are whole, its counters above 0, and the stacks that name none
+# of the workload's functions (a frame skipped by a walk), the 8 largest by
+# first frame.
+why_short() {
+	jq -r '[.stacks | sort_by(-.resident_pages)[] | select([.frames[].function] as $f
+		| all("fill_buffer", "map_pages", "released"; . as $n | $f | index($n) | not))
+		| "\(.frames[0].function // "?")=\(.resident_pages)"][:8] as $other
+		| "stacks_complete \(.stacks_complete | tostring); counters: \(.counters // {}
+		| to_entries | map(select(.value > 0) | "\(.key)=\(.value)") | join(" "));"
+		+ " other stacks: \($other | join(" "))"' <<<"$1"
+}
+
 # check_pages NAME REPORT: the stacks of REPORT (a report, or a process of
-# one) hold the known pages exactly.
+# one) hold the known pages exactly; when fill_buffer's are not, the report
+# says what it knows of why beside them.
 check_pages() {
+	local fb
+	fb=$(pages_of "$2" fill_buffer)
+	[[ $fb == 258 ]] || fb="$fb ($(why_short "$2"))"
 	expect_eq "$1: map_pages: 64 pages resident" 64 "$(pages_of "$2" map_pages)"
 	expect_eq "$1: map_pages: bytes are pages * 4096" 262144 \
 		"$(jq '[.stacks[] | select(.frames[0].function == "touch_pages"
 			and .frames[1].function == "map_pages" and .frames[2].function == "main")
 			| .resident_bytes] | add' <<<"$2")"
-	expect_eq "$1: fill_buffer: 258 pages resident" 258 "$(pages_of "$2" fill_buffer)"
+	expect_eq "$1: fill_buffer: 258 pages resident" 258 "$fb"
 	# The report drops memset's own frames (libc's), not its instructions: a
 	# page is on the stack of the store that touched it first. x86-64's
 	# memset fills the buffer by one rep stosb; arm64's by a loop and then
