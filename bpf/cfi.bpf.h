@@ -19,6 +19,7 @@
 #else
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include "config.bpf.h"
 #include "procs.bpf.h"
 #include "events.bpf.h"
@@ -385,6 +386,103 @@ static __always_inline void frame_row(struct walk *w, __u64 pc, struct unwind_ro
 }
 
 /*
+ * A uretprobe, ours or another tool's on the same function, replaces the
+ * return address of each call it catches by its trampoline (the first
+ * word of the process's [uprobes] page) and keeps the real one in the
+ * thread's pending return instances, innermost first. A walk from inside
+ * such a call meets the trampoline where its caller should be: taken for
+ * code without tables, it asked the loader for them and went on by frame
+ * pointers into garbage (two pages of test_growth's malloc beside another
+ * tracer's return probes). The kernel gives the instances (replay_env.h
+ * the recorded case's).
+ */
+/* What a walk reads of a pending return instance (the kernel's struct return_instance). */
+struct pending_return {
+	__u64 stack; /* the stack pointer at its function's entry */
+	__u64 orig;  /* the return address it took */
+	__u64 next;  /* the next instance, outward; 0 after the last */
+	bool chained;
+};
+
+#ifndef UNWIND_REPLAY
+/* The current process's trampoline, 0 if no uprobe was ever hit in it. */
+static __always_inline __u64 uretprobe_trampoline(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+}
+
+/* The innermost pending return instance of the current thread, or 0. */
+static __always_inline __u64 uretprobe_first(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return (__u64)BPF_CORE_READ(task, utask, return_instances);
+}
+
+static __always_inline void uretprobe_read(__u64 at, struct pending_return *out)
+{
+	struct return_instance *ri = (void *)at;
+
+	out->stack = BPF_CORE_READ(ri, stack);
+	out->orig = BPF_CORE_READ(ri, orig_ret_vaddr);
+	out->next = (__u64)BPF_CORE_READ(ri, next);
+	out->chained = BPF_CORE_READ(ri, chained);
+}
+#endif
+
+/* At most this many instances are passed over at a trampoline. */
+#define URETPROBE_MAX_SKIP 8
+
+/*
+ * The return address that the instances from @at hold for the frame whose
+ * caller's stack pointer is @sp, and in *next the instance of the next
+ * trampoline; 0 if none does. An instance's stack is at the return
+ * address's slot (x86-64) or at its caller's stack pointer (arm64): one
+ * below @sp - 8 belongs to a frame a longjmp left, which the kernel drops
+ * only at the thread's next return probe. A chained instance (a probed
+ * function's tail call probed too) shares its slot with the one after it.
+ */
+static __always_inline __u64 uretprobe_return(__u64 at, __u64 sp, __u64 *next)
+{
+	struct pending_return ri = {.next = at};
+	__u64 ret;
+	int i;
+
+	for (i = 0; i < URETPROBE_MAX_SKIP && ri.next; i++) {
+		uretprobe_read(ri.next, &ri);
+		if (ri.stack + 8 >= sp)
+			break;
+	}
+	if (i == URETPROBE_MAX_SKIP || ri.stack + 8 < sp)
+		return 0;
+	ret = ri.orig;
+	for (i = 0; i < URETPROBE_MAX_SKIP && ri.chained && ri.next; i++)
+		uretprobe_read(ri.next, &ri);
+	*next = ri.next;
+	return ret;
+}
+
+/*
+ * The caller of a frame whose return address is the trampoline. Such a
+ * walk is not remembered: the same stack words stand for whichever call
+ * the kernel's instances say.
+ */
+static __always_inline void uretprobe_caller(struct walk *w)
+{
+	__u64 ret;
+
+	if (w->wc->pending == URETPROBE_UNREAD)
+		w->wc->pending = uretprobe_first();
+	ret = uretprobe_return(w->wc->pending, w->sp, &w->wc->pending);
+	if (!ret)
+		return;
+	w->ip = STRIP_RA(ret);
+	memo_give_up(w->memo);
+}
+
+/*
  * The sigreturn trampoline: the handler returned to it with sp at the
  * kernel's signal frame, which holds the interrupted registers. Its ip is
  * not a return address: it is looked up as it is.
@@ -437,6 +535,8 @@ static long unwind_step(__u32 i, struct walk *w)
 
 	if (n >= MAX_STACK_DEPTH)
 		return 1;
+	if (n && w->ip == w->wc->tramp)
+		uretprobe_caller(w);
 	w->st->ips[n] = w->ip;
 	w->st->nr = n + 1;
 	/* A return address may be the first byte of the next function: look up the call. */
@@ -495,6 +595,8 @@ static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_
 
 	memo_start(memo, regs);
 	wc->bp_word = BP_FROM_REGS;
+	wc->tramp = uretprobe_trampoline();
+	wc->pending = URETPROBE_UNREAD;
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &w.tgid);
 	if (!window_fill(wc, regs->sp))
 		memo_give_up(memo);

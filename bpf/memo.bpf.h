@@ -91,12 +91,17 @@ _Static_assert(MEMO_WORDS < MEMO_UNUSABLE, "MEMO_UNUSABLE is no count");
  * A thread's window on its stack and its memos: per thread, so that no
  * other walk writes them while this one reads.
  */
+/* walk_cache.pending before the walk meets a trampoline: not read yet. */
+#define URETPROBE_UNREAD (~0ULL)
+
 struct walk_cache {
 	__u64 win_lo; /* the window holds the stack from win_lo to win_hi */
 	__u64 win_hi;
 	__u64 got[2];			/* what the last stack_read() read */
 	__u32 slot;			/* the memo of the walk in progress */
 	__u32 bp_word;			/* where the walk's bp came from: BP_FROM_REGS, ... */
+	__u64 tramp;			/* the process's uretprobe trampoline, 0 if none */
+	__u64 pending;			/* the next pending return instance (cfi.bpf.h) */
 	__u8 window[STACK_WINDOW + 16]; /* + the widest read past an offset */
 	struct stack_memo memo[MEMO_SLOTS];
 };

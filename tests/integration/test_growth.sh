@@ -117,6 +117,41 @@ else
 	fi
 fi
 
+# Beside another tracer's return probes: a second alloctrace tracking every
+# allocation of the same process. While malloc touches the pages of its
+# mapping, its return address is the kernel's uretprobe trampoline; the
+# walk takes the real one from the thread's pending return instances, so
+# the pages are fill_buffer's with whole stacks, not two unknown ones.
+beside_returns() {
+	local full
+	start_workload "$TMP/ret" "$WL/growth" 30 "$TMP/ret" || {
+		fail "beside return probes: target" "not ready in 10 s"
+		return
+	}
+	start_tool full_beside 60 -T 0 -p "$WPID"
+	full=$TOOL_PID
+	wait_tracing full_beside 30 || {
+		fail "beside return probes: full tracking" "no 'tracing pid' line in 30 s"
+		return
+	}
+	start_tool beside 60 -v --growth --format json -T 0 -p "$WPID"
+	wait_tracing beside 30 || {
+		fail "beside return probes: --growth" "no 'tracing pid' line in 30 s"
+		return
+	}
+	kill -USR1 "$WPID"
+	wait_for 10 test -e "$TMP/ret/done" ||
+		fail "beside return probes: target" "no done file 10 s after SIGUSR1"
+	kill -INT "$TOOL_PID" "$full"
+	wait_tool
+	wait "$full"
+	expect_tool_ok beside || return
+	check beside
+	expect_eq "beside: stacks complete" true \
+		"$(report_get "$(final_report "$TMP/beside.out")" .stacks_complete)"
+}
+beside_returns
+
 # --comm: each process of the name has its own pages, exact, as with -p.
 comm_growth() {
 	local name=gr$$ a b r

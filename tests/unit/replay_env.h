@@ -50,6 +50,12 @@ __u64 bpf_get_current_pid_tgid(void);
 void *bpf_get_current_task_btf(void);
 void *bpf_task_storage_get(void *map, void *task, void *value, __u64 flags);
 
+/* The kernel's return probes pending on the walk's thread (cfi.bpf.h), as the case has them. */
+struct pending_return;
+__u64 uretprobe_trampoline(void);
+__u64 uretprobe_first(void);
+void uretprobe_read(__u64 at, struct pending_return *out);
+
 /* The rest of the BPF object, as far as the walk uses it. */
 struct proc_state;
 extern struct alloctrace_config cfg;

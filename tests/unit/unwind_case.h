@@ -54,9 +54,28 @@ struct case_arch {
 /* The architecture named @name, or NULL. */
 const struct case_arch *case_arch__find(const char *name);
 
+/* A pending return probe's instance (the kernel's struct return_instance). */
+struct case_return {
+	__u64 stack;
+	__u64 orig;
+	bool chained;
+};
+
+/*
+ * Return probes pending on the thread: none in a recorded case (tramp 0);
+ * test_unwind_replay puts some in.
+ */
+struct case_pending {
+	__u64 tramp;
+	struct case_return ret[4];
+	__u32 nr;
+	__u32 reads; /* instances the walk read */
+};
+
 struct unwind_case {
 	const struct case_arch *arch; /* from the "arch" line, before "regs" */
 	struct case_regs regs;
+	struct case_pending pending;
 	__u32 depth; /* cfg.stack_depth of the walk */
 	struct unwind_proc proc;
 	char *map_names[UNWIND_MAX_MAPPINGS]; /* "offset build-id path", kept for the reader */

@@ -142,6 +142,28 @@ void *bpf_task_storage_get(void *map, void *task, void *value, __u64 flags)
 	return NULL;
 }
 
+/* Return probes pending on the recorded thread: the case's, numbered from 1, innermost first. */
+__u64 uretprobe_trampoline(void)
+{
+	return cur->pending.tramp;
+}
+
+__u64 uretprobe_first(void)
+{
+	return cur->pending.nr ? 1 : 0;
+}
+
+void uretprobe_read(__u64 at, struct pending_return *out)
+{
+	const struct case_return *ri = &cur->pending.ret[at - 1];
+
+	cur->pending.reads++;
+	*out = (struct pending_return){.stack = ri->stack,
+				       .orig = ri->orig,
+				       .next = at < cur->pending.nr ? at + 1 : 0,
+				       .chained = ri->chained};
+}
+
 struct proc_state *current_proc(void)
 {
 	return NULL;
