@@ -396,14 +396,6 @@ static __always_inline void frame_row(struct walk *w, __u64 pc, struct unwind_ro
  * tracer's return probes). The kernel gives the instances (replay_env.h
  * the recorded case's).
  */
-/* What a walk reads of a pending return instance (the kernel's struct return_instance). */
-struct pending_return {
-	__u64 stack; /* the stack pointer at its function's entry */
-	__u64 orig;  /* the return address it took */
-	__u64 next;  /* the next instance, outward; 0 after the last */
-	bool chained;
-};
-
 #ifndef UNWIND_REPLAY
 /* The current process's trampoline, 0 if no uprobe was ever hit in it. */
 static __always_inline __u64 uretprobe_trampoline(void)
@@ -436,31 +428,35 @@ static __always_inline void uretprobe_read(__u64 at, struct pending_return *out)
 #define URETPROBE_MAX_SKIP 8
 
 /*
- * The return address that the instances from @at hold for the frame whose
- * caller's stack pointer is @sp, and in *next the instance of the next
- * trampoline; 0 if none does. An instance's stack is at the return
- * address's slot (x86-64) or at its caller's stack pointer (arm64): one
- * below @sp - 8 belongs to a frame a longjmp left, which the kernel drops
- * only at the thread's next return probe. A chained instance (a probed
- * function's tail call probed too) shares its slot with the one after it.
+ * The return address that the instances from wc->pending hold for the
+ * frame whose caller's stack pointer is @sp, wc->pending moved to the
+ * instance of the next trampoline; 0 if none does. An instance's stack is
+ * at the return address's slot (x86-64) or at its caller's stack pointer
+ * (arm64): one below @sp - 8 belongs to a frame a longjmp left, which the
+ * kernel drops only at the thread's next return probe. A chained instance
+ * (a probed function's tail call probed too) shares its slot with the one
+ * after it.
  */
-static __always_inline __u64 uretprobe_return(__u64 at, __u64 sp, __u64 *next)
+static __always_inline __u64 uretprobe_return(struct walk_cache *wc, __u64 sp)
 {
-	struct pending_return ri = {.next = at};
-	__u64 ret;
+	struct pending_return *ri = &wc->ret;
+	__u64 at = wc->pending, ret;
 	int i;
 
-	for (i = 0; i < URETPROBE_MAX_SKIP && ri.next; i++) {
-		uretprobe_read(ri.next, &ri);
-		if (ri.stack + 8 >= sp)
+	for (i = 0; i < URETPROBE_MAX_SKIP; i++) {
+		if (!at)
+			return 0;
+		uretprobe_read(at, ri);
+		if (ri->stack + 8 >= sp)
 			break;
+		at = ri->next;
 	}
-	if (i == URETPROBE_MAX_SKIP || ri.stack + 8 < sp)
+	if (i == URETPROBE_MAX_SKIP)
 		return 0;
-	ret = ri.orig;
-	for (i = 0; i < URETPROBE_MAX_SKIP && ri.chained && ri.next; i++)
-		uretprobe_read(ri.next, &ri);
-	*next = ri.next;
+	ret = ri->orig;
+	for (i = 0; i < URETPROBE_MAX_SKIP && ri->chained && ri->next; i++)
+		uretprobe_read(ri->next, ri);
+	wc->pending = ri->next;
 	return ret;
 }
 
@@ -475,7 +471,7 @@ static __always_inline void uretprobe_caller(struct walk *w)
 
 	if (w->wc->pending == URETPROBE_UNREAD)
 		w->wc->pending = uretprobe_first();
-	ret = uretprobe_return(w->wc->pending, w->sp, &w->wc->pending);
+	ret = uretprobe_return(w->wc, w->sp);
 	if (!ret)
 		return;
 	w->ip = STRIP_RA(ret);

@@ -87,13 +87,21 @@ struct stack_memo {
 _Static_assert(STACK_WINDOW / 8 <= 65536, "a word's offset in the window fits in a __u16");
 _Static_assert(MEMO_WORDS < MEMO_UNUSABLE, "MEMO_UNUSABLE is no count");
 
+/* walk_cache.pending before the walk meets a trampoline: not read yet. */
+#define URETPROBE_UNREAD (~0ULL)
+
+/* What a walk reads of a pending return instance (the kernel's struct return_instance). */
+struct pending_return {
+	__u64 stack; /* the stack pointer at its function's entry */
+	__u64 orig;  /* the return address it took */
+	__u64 next;  /* the next instance, outward; 0 after the last */
+	bool chained;
+};
+
 /*
  * A thread's window on its stack and its memos: per thread, so that no
  * other walk writes them while this one reads.
  */
-/* walk_cache.pending before the walk meets a trampoline: not read yet. */
-#define URETPROBE_UNREAD (~0ULL)
-
 struct walk_cache {
 	__u64 win_lo; /* the window holds the stack from win_lo to win_hi */
 	__u64 win_hi;
@@ -102,6 +110,7 @@ struct walk_cache {
 	__u32 bp_word;			/* where the walk's bp came from: BP_FROM_REGS, ... */
 	__u64 tramp;			/* the process's uretprobe trampoline, 0 if none */
 	__u64 pending;			/* the next pending return instance (cfi.bpf.h) */
+	struct pending_return ret;	/* the last read: kept off the walk's full stack */
 	__u8 window[STACK_WINDOW + 16]; /* + the widest read past an offset */
 	struct stack_memo memo[MEMO_SLOTS];
 };
