@@ -5,8 +5,9 @@
 # memset, its mapping's header page by malloc, and malloc's first use of
 # the heap), released touches 32 pages and unmaps them. The same numbers
 # hold when the tool attaches with -p to a waiting process that then
-# does the work, and when the command exits before the final report. The folded, pprof and HTML exports carry the same pages,
-# labelled as resident growth.
+# does the work, beside another tracer's return probes on malloc, and
+# when the command exits before the final report. The folded, pprof and
+# HTML exports carry the same pages, labelled as resident growth.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
