@@ -266,7 +266,10 @@ static void test_page_carries_the_numbers(void **state)
 		 "\"frames\":[{\"addr\":\"0x555555555189\"",
 		 t + 7.25);
 	assert_contains(blob, want);
-	assert_contains(blob, "\"big_allocs_seen\":1}");
+	assert_contains(blob, "\"big_allocs_seen\":1,\"counters\":{");
+	/* Each counter that warns, with the text report's reason: counters.def's last one. */
+	assert_contains(blob, "\"pages_unclassified\":{\"kind\":\"lost\",\"reason\":"
+			      "\"page faults whose mapping was busy, not recorded\"}}}");
 	free(blob);
 	free(page);
 }
@@ -314,7 +317,7 @@ static void test_no_report(void **state)
 	assert_json_shape(blob);
 	assert_contains(blob, "\"reports\":0,");
 	assert_contains(blob, "\"series\":[],\"report\":null,\"big_allocs\":[],"
-			      "\"big_allocs_seen\":0}");
+			      "\"big_allocs_seen\":0,\"counters\":{");
 	free(blob);
 	free(page);
 }
@@ -354,7 +357,7 @@ static void test_long_run_is_bounded(void **state)
 	assert_contains(blob, want);
 	/* The first 1000 alerts are kept, all are counted. */
 	assert_int_equal(count(blob, "\"type\":\"big_alloc\""), 1000);
-	assert_contains(blob, "\"big_allocs_seen\":1005}");
+	assert_contains(blob, "\"big_allocs_seen\":1005,\"counters\":{");
 	free(blob);
 	free(page);
 }
