@@ -7,18 +7,22 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "symbolize/demangle.h"
+#include "symbolize/objcache.h"
 #include "symbolize/symbolize.h"
 
 #define MAX 8
@@ -269,6 +273,140 @@ static void test_vdso(void **state)
 	assert_int_equal(f[0].function_offset, 1);
 }
 
+/* Process @pid sleeps: its loader has mapped everything it will. */
+static bool sleeping(pid_t pid)
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "State:\tS", 8);
+	fclose(f);
+	return found;
+}
+
+/*
+ * The load bias of libc in process @pid, from its code's mapping: not its
+ * first page's, which this process also maps whole, where libelf reads it.
+ */
+static uint64_t libc_bias(pid_t pid)
+{
+	uint64_t start, pgoff, found = 0;
+	char path[64], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%" SCNx64 "-%*x r-xp %" SCNx64, &start, &pgoff) == 2 &&
+		    strstr(line, "/libc.so.6"))
+			found = start - pgoff;
+	fclose(f);
+	assert_true(found != 0);
+	return found;
+}
+
+/*
+ * Two processes map libc at their own addresses, and share its object:
+ * the child's malloc is named exactly as ours.
+ */
+static void test_shared_between_processes(void **state)
+{
+	uint64_t addr = libc_symbol("malloc") + 1;
+	char *argv[] = {"sleep", "30", NULL};
+	struct frame_info here[MAX], there[MAX];
+	struct symbolizer *s;
+	int nr, i, status;
+	pid_t child;
+
+	assert_int_equal(posix_spawn(&child, "/bin/sleep", NULL, NULL, argv, NULL), 0);
+	for (i = 0; i < 500 && !sleeping(child); i++)
+		usleep(10000);
+	s = symbolizer__new(child);
+	assert_non_null(s);
+	nr = symbolizer__resolve(*state, addr, here, MAX);
+	assert_libc_malloc(here, nr, addr);
+	assert_int_equal(
+	    symbolizer__resolve(s, addr - libc_bias(getpid()) + libc_bias(child), there, MAX), nr);
+	for (i = 0; i < nr; i++) {
+		assert_string_equal(there[i].function, here[i].function);
+		assert_int_equal(there[i].function_offset, here[i].function_offset);
+		assert_int_equal(there[i].offset, here[i].offset);
+		assert_int_equal(there[i].line, here[i].line);
+	}
+	symbolizer__free(s);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+}
+
+/* A private copy of our own executable, to change. */
+static int copy_exe(char *path)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out;
+
+	in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	out = mkstemp(path);
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, n), n);
+	close(in);
+	close(out);
+	return 0;
+}
+
+/* An object is shared by the same file only, named by the same path under the same root. */
+static void test_objcache_identity(void **state)
+{
+	char copy[] = "/tmp/alloctrace-objcache.XXXXXX";
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), flags = O_RDONLY | O_CLOEXEC;
+	struct object *a, *b, *c, *d, *e, *f;
+	struct stat before, after;
+	int i;
+
+	assert_true(root >= 0);
+	copy_exe(copy);
+	a = objcache__get(open(copy, flags), "/t/exe", root);
+	b = objcache__get(open(copy, flags), "/t/exe", root);
+	c = objcache__get(open(copy, flags), "/u/exe", root);
+	d = objcache__get(open(copy, flags), "/t/exe", -1);
+	assert_non_null(a);
+	assert_ptr_equal(a, b);
+	assert_true(c && c != a && d && d != a && d != c);
+	/* A file changed in place (its change time moves) is another object. */
+	assert_int_equal(stat(copy, &before), 0);
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(chmod(copy, i & 1 ? 0600 : 0644), 0);
+		assert_int_equal(stat(copy, &after), 0);
+		if (after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
+		    after.st_ctim.tv_nsec != before.st_ctim.tv_nsec)
+			break;
+		usleep(1000);
+	}
+	e = objcache__get(open(copy, flags), "/t/exe", root);
+	assert_true(e && e != a);
+	/* Held twice, let go once: still open. */
+	objcache__put(b);
+	assert_true(dwfl_module_getsymtab(a->mod) > 0);
+	errno = 0;
+	f = objcache__get(open("/dev/null", flags), "/dev/null", root);
+	assert_null(f);
+	assert_int_equal(errno, ENOEXEC);
+	objcache__put(a);
+	objcache__put(c);
+	objcache__put(d);
+	objcache__put(e);
+	objcache__put(NULL);
+	unlink(copy);
+	close(root);
+}
+
 static void test_anonymous(void **state)
 {
 	struct symbolizer *s;
@@ -442,6 +580,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_libc_default_version, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unmapped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_vdso, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_shared_between_processes, setup, teardown),
+	    cmocka_unit_test(test_objcache_identity),
 	    cmocka_unit_test(test_anonymous),
 	    cmocka_unit_test_setup_teardown(test_cached, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refresh_dlopen, setup, teardown),

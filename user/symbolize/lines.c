@@ -149,5 +149,5 @@ void frame__set_symbol(struct frame_info *frame, struct strtab *strings, struct 
 	if (!sym)
 		return;
 	frame->function = strtab__intern_symbol(strings, sym->name);
-	frame->function_offset = frame->addr - sym->range.start;
+	frame->function_offset = frame->offset - sym->range.start;
 }

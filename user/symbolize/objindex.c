@@ -212,7 +212,7 @@ static void object__load_cu_ranges(struct object *obj)
 	ranges__sort(obj->cu_ranges, obj->nr_cu_ranges, sizeof(*obj->cu_ranges), range_cmp);
 }
 
-/* The compilation unit holding runtime address @pc, and @pc in its terms. */
+/* The compilation unit holding module address @pc, and @pc in its terms. */
 Dwarf_Die *object__cu_at(struct object *obj, Dwarf_Addr pc, Dwarf_Addr *dwarf_pc)
 {
 	struct cu_range *cu;

@@ -17,7 +17,7 @@ struct addr_range {
 };
 
 struct symbol {
-	struct addr_range range; /* runtime addresses */
+	struct addr_range range; /* the module's addresses: the file's own */
 	const char *name;	 /* in the ELF file, alive with the Dwfl */
 	unsigned int rank;	 /* which of several aliases to prefer */
 	unsigned int index;	 /* in the symbol table: of equal ranks, the later */
@@ -55,7 +55,7 @@ struct object {
 	struct cu_range *cu_ranges;
 	size_t nr_cu_ranges;
 	bool cu_ranges_loaded;
-	Dwarf_Addr dwarf_bias; /* runtime address minus DWARF address */
+	Dwarf_Addr dwarf_bias; /* module address minus DWARF address */
 	struct cu_funcs *cus;  /* sorted by offset */
 	size_t nr_cus, cap_cus;
 };
@@ -68,7 +68,7 @@ struct object {
  */
 const struct symbol *object__find_symbol(struct object *obj, GElf_Addr addr);
 
-/* The compilation unit holding runtime address @pc, and @pc in its terms. */
+/* The compilation unit holding module address @pc, and @pc in its terms. */
 Dwarf_Die *object__cu_at(struct object *obj, Dwarf_Addr pc, Dwarf_Addr *dwarf_pc);
 
 /* The functions of the compilation unit @cudie, indexed on first use. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A process's addresses to frames: the objects it maps, reported to
- * libdwfl once per change of its mappings, and each address's frames
- * cached.
+ * A process's addresses to frames: the objects it maps, looked up once
+ * per change of its mappings (each file is opened once for every process
+ * that maps it: objcache.c), and each address's frames cached.
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include "symbolize/addrcache.h"
 #include "symbolize/debugfile.h"
 #include "symbolize/lines.h"
+#include "symbolize/objcache.h"
 #include "symbolize/objfile.h"
 #include "symbolize/objindex.h"
 #include "symbolize/strtab.h"
@@ -28,10 +29,8 @@ struct map_object {
 struct layout {
 	struct proc_maps maps;
 	struct map_object *map_objs; /* parallel to maps.maps */
-	struct object *objs;
+	struct object **objs;	     /* each held once (objcache__get) */
 	size_t nr_objs;
-	Dwfl *dwfl;
-	int root_fd; /* O_PATH of the process's root, for debug links; -1 without */
 };
 
 struct symbolizer {
@@ -82,7 +81,8 @@ static int symbolizer__lookup(struct symbolizer *s, uint64_t addr, struct frame_
 		return 1;
 	}
 	frame.build_id = object__build_id(mo->obj, &s->strings);
-	pc = addr > map->start ? addr - 1 : addr;
+	/* In the object's own addresses: other processes map it elsewhere. */
+	pc = (addr > map->start ? addr - 1 : addr) - mo->bias;
 	cudie = object__cu_at(mo->obj, pc, &dwarf_pc);
 	if (cudie) {
 		frame__set_source(&frame, &s->strings, cudie, dwarf_pc);
@@ -95,8 +95,8 @@ static int symbolizer__lookup(struct symbolizer *s, uint64_t addr, struct frame_
 	 * trampoline's first byte (libc's __restore_rt, whose CFI starts a
 	 * byte early so that unwinders find it at addr - 1).
 	 */
-	if (!frame.function && pc != addr)
-		frame__set_symbol(&frame, &s->strings, mo->obj, addr);
+	if (!frame.function && pc != frame.offset)
+		frame__set_symbol(&frame, &s->strings, mo->obj, frame.offset);
 	out[nr++] = frame;
 	return nr;
 }
@@ -120,32 +120,17 @@ static int object__check(int fd, const struct mapping *map, uint64_t *bias)
 	return err;
 }
 
-/* @map is the object's lowest mapping; @bias is kept when this fails. */
-static Dwfl_Module *object__report(struct layout *lay, pid_t pid, const struct mapping *map,
-				   uint64_t *bias)
+/*
+ * The object open on @fd (taken), which the process maps at @map, its
+ * lowest mapping: NULL when it cannot be read. @bias is kept on failure.
+ */
+static struct object *object__adopt(int fd, const struct mapping *map, int root_fd, uint64_t *bias)
 {
-	Dwfl_Module *mod;
-	int fd;
-
-	fd = mapping__open(pid, map);
-	if (fd == -ESTALE || fd == -ENOEXEC)
-		debugfile__warn_once(map->path, fd == -ESTALE ? "its path no longer leads to the "
-								"file mapped"
-							      : "not a regular file");
-	if (fd < 0)
-		return NULL;
 	if (object__check(fd, map, bias)) {
 		close(fd);
 		return NULL;
 	}
-	/* The name is the target's path: debug links are looked up beside it. */
-	mod = dwfl_report_elf(lay->dwfl, map->path, map->path, fd, *bias, true);
-	/* On success libdwfl owns the descriptor. */
-	if (!mod)
-		close(fd);
-	else
-		debugfile__set_root(mod, lay->root_fd);
-	return mod;
+	return objcache__get(fd, map->path, root_fd);
 }
 
 static int mapping__object_cmp(const void *a, const void *b)
@@ -172,24 +157,35 @@ static bool mapping__same_object(const struct mapping *x, const struct mapping *
 	       x->dev_minor == y->dev_minor && !strcmp(x->path, y->path);
 }
 
+/* The object of @map, the lowest of its file's mappings in process @pid. */
+static struct object *object__open(pid_t pid, const struct mapping *map, int root_fd,
+				   uint64_t *bias)
+{
+	int fd;
+
+	fd = mapping__open(pid, map);
+	if (fd == -ESTALE || fd == -ENOEXEC)
+		debugfile__warn_once(map->path, fd == -ESTALE ? "its path no longer leads to the "
+								"file mapped"
+							      : "not a regular file");
+	return fd < 0 ? NULL : object__adopt(fd, map, root_fd, bias);
+}
+
 /* @group: the mappings of one object, lowest first. */
-static void layout__add_object(struct layout *lay, pid_t pid, const struct mapping **group,
-			       size_t nr)
+static void layout__add_object(struct layout *lay, pid_t pid, int root_fd,
+			       const struct mapping **group, size_t nr)
 {
 	uint64_t bias = group[0]->start - group[0]->pgoff;
 	struct object *obj = NULL;
-	Dwfl_Module *mod;
 	size_t i;
 
 	for (i = 0; i < nr && !group[i]->exec; i++)
 		;
 	/* Only code holds return addresses; data files need not be opened. */
 	if (i < nr) {
-		mod = object__report(lay, pid, group[0], &bias);
-		if (mod) {
-			obj = &lay->objs[lay->nr_objs++];
-			*obj = (struct object){.mod = mod};
-		}
+		obj = object__open(pid, group[0], root_fd, &bias);
+		if (obj)
+			lay->objs[lay->nr_objs++] = obj;
 	}
 	for (i = 0; i < nr; i++)
 		lay->map_objs[group[i] - lay->maps.maps] = (struct map_object){bias, obj};
@@ -202,27 +198,21 @@ static void layout__add_object(struct layout *lay, pid_t pid, const struct mappi
  */
 static void layout__add_vdso(struct layout *lay, const struct mapping *map)
 {
+	struct object *obj;
 	uint64_t bias;
-	Dwfl_Module *mod;
 	int fd;
 
 	fd = vdso__open(map);
 	if (fd < 0)
 		return;
-	if (object__check(fd, map, &bias)) {
-		close(fd);
+	obj = object__adopt(fd, map, -1, &bias);
+	if (!obj)
 		return;
-	}
-	mod = dwfl_report_elf(lay->dwfl, map->path, map->path, fd, bias, true);
-	if (!mod) {
-		close(fd);
-		return;
-	}
-	lay->objs[lay->nr_objs] = (struct object){.mod = mod};
-	lay->map_objs[map - lay->maps.maps] = (struct map_object){bias, &lay->objs[lay->nr_objs++]};
+	lay->objs[lay->nr_objs++] = obj;
+	lay->map_objs[map - lay->maps.maps] = (struct map_object){bias, obj};
 }
 
-static int layout__add_objects(struct layout *lay, pid_t pid)
+static int layout__add_objects(struct layout *lay, pid_t pid, int root_fd)
 {
 	const struct mapping **order;
 	size_t i, j, nr = 0;
@@ -242,7 +232,7 @@ static int layout__add_objects(struct layout *lay, pid_t pid)
 	for (i = 0; i < nr; i = j) {
 		for (j = i + 1; j < nr && mapping__same_object(order[i], order[j]); j++)
 			;
-		layout__add_object(lay, pid, order + i, j - i);
+		layout__add_object(lay, pid, root_fd, order + i, j - i);
 	}
 	free(order);
 	return 0;
@@ -253,14 +243,8 @@ static void layout__release(struct layout *lay)
 	size_t i;
 
 	for (i = 0; i < lay->nr_objs; i++)
-		object__release(&lay->objs[i]);
+		objcache__put(lay->objs[i]);
 	free(lay->objs);
-	/* The root is opened only with the Dwfl, whose modules use it. */
-	if (lay->dwfl) {
-		dwfl_end(lay->dwfl);
-		if (lay->root_fd >= 0)
-			close(lay->root_fd);
-	}
 	free(lay->map_objs);
 	proc_maps__release(&lay->maps);
 	*lay = (struct layout){0};
@@ -270,7 +254,7 @@ static void layout__release(struct layout *lay)
 static int layout__build(struct layout *lay, pid_t pid)
 {
 	size_t i, nr = lay->maps.nr ? lay->maps.nr : 1;
-	int err;
+	int err, root_fd;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		err = -ELIBBAD;
@@ -279,17 +263,17 @@ static int layout__build(struct layout *lay, pid_t pid)
 	/* An object has at least one mapping: nr is enough for both. */
 	lay->map_objs = calloc(nr, sizeof(*lay->map_objs));
 	lay->objs = calloc(nr, sizeof(*lay->objs));
-	lay->dwfl = dwfl_begin(&debugfile_callbacks);
-	lay->root_fd = lay->dwfl ? proc_root__open(pid) : -1;
-	if (!lay->map_objs || !lay->objs || !lay->dwfl) {
+	if (!lay->map_objs || !lay->objs) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	for (i = 0; i < lay->maps.nr; i++)
 		lay->map_objs[i].bias = lay->maps.maps[i].start - lay->maps.maps[i].pgoff;
-	dwfl_report_begin(lay->dwfl);
-	err = layout__add_objects(lay, pid);
-	dwfl_report_end(lay->dwfl, NULL, NULL);
+	/* A new object keeps its own copy of the root, for its debug links. */
+	root_fd = proc_root__open(pid);
+	err = layout__add_objects(lay, pid, root_fd);
+	if (root_fd >= 0)
+		close(root_fd);
 	if (err)
 		goto fail;
 	return 0;
