@@ -344,6 +344,37 @@ static void test_shared_between_processes(void **state)
 	assert_int_equal(waitpid(child, &status, 0), child);
 }
 
+/*
+ * A process that also maps libc whole, read-only, below its image (as
+ * libelf does when it reads it) keeps its frames' offsets: the bias is
+ * the code's, not that mapping's.
+ */
+static void test_file_mapped_again(void **state)
+{
+	uint64_t addr = libc_symbol("malloc") + 1;
+	struct frame_info f[MAX];
+	struct symbolizer *s;
+	struct stat st;
+	Dl_info info;
+	void *whole;
+	int fd;
+
+	assert_true(dladdr((void *)(uintptr_t)addr, &info) && info.dli_fname);
+	fd = open(info.dli_fname, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	/* Top-down placement puts it below the libraries mapped at start. */
+	whole = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	assert_true(whole != MAP_FAILED);
+	assert_true((uintptr_t)whole < libc_bias(getpid()));
+	s = symbolizer__new(getpid());
+	assert_non_null(s);
+	assert_libc_malloc(f, symbolizer__resolve(s, addr, f, MAX), addr);
+	symbolizer__free(s);
+	munmap(whole, st.st_size);
+	close(fd);
+}
+
 /* A private copy of our own executable, to change. */
 static int copy_exe(char *path)
 {
@@ -582,6 +613,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_vdso, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_shared_between_processes, setup, teardown),
 	    cmocka_unit_test(test_objcache_identity),
+	    cmocka_unit_test(test_file_mapped_again),
 	    cmocka_unit_test(test_anonymous),
 	    cmocka_unit_test_setup_teardown(test_cached, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refresh_dlopen, setup, teardown),

@@ -157,7 +157,7 @@ static bool mapping__same_object(const struct mapping *x, const struct mapping *
 	       x->dev_minor == y->dev_minor && !strcmp(x->path, y->path);
 }
 
-/* The object of @map, the lowest of its file's mappings in process @pid. */
+/* The object of @map, the code of its file in process @pid. */
 static struct object *object__open(pid_t pid, const struct mapping *map, int root_fd,
 				   uint64_t *bias)
 {
@@ -181,9 +181,14 @@ static void layout__add_object(struct layout *lay, pid_t pid, int root_fd,
 
 	for (i = 0; i < nr && !group[i]->exec; i++)
 		;
-	/* Only code holds return addresses; data files need not be opened. */
+	/*
+	 * Only code holds return addresses; data files need not be opened.
+	 * The bias is the code's: the process may also map the whole file
+	 * below its image (libelf reading it, as alloctrace does), where the
+	 * first segment would give that mapping's own.
+	 */
 	if (i < nr) {
-		obj = object__open(pid, group[0], root_fd, &bias);
+		obj = object__open(pid, group[i], root_fd, &bias);
 		if (obj)
 			lay->objs[lay->nr_objs++] = obj;
 	}
