@@ -106,7 +106,7 @@ $(BENCH_BUILD)/floor.skel.h: $(BENCH_BUILD)/floor.bpf.o
 BENCH_FLOOR_SRCS := bench/floor.c user/probe/elfsym.c user/probe/placement.c user/probe/x86_insn.c \
 		    user/probe/arm64_insn.c user/lib/safeopen.c user/probe/allocator.c \
 		    user/probe/linkmap.c user/proc/mapfile.c user/proc/procmaps.c user/lib/log.c \
-		    user/lib/util.c
+		    user/lib/util.c user/bpf/uprobe_multi.c
 
 $(BENCH_BUILD)/floor: $(BENCH_FLOOR_SRCS) $(wildcard user/probe/*.h) include/alloctrace.h \
 		       $(BENCH_BUILD)/floor.skel.h

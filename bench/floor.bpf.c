@@ -64,4 +64,22 @@ int BPF_KPROBE(free_enter, __u64 addr)
 	return 0;
 }
 
+/*
+ * floor sites --session: the probes of a sampling tracer on 6.13+, all
+ * uprobe_multi links as alloctrace makes them. An allocating function's
+ * session runs at entry and never asks for the return (1); the others
+ * are plain entries.
+ */
+SEC("uprobe")
+int site_session(void *ctx)
+{
+	return 1;
+}
+
+SEC("uprobe")
+int site_multi(void *ctx)
+{
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

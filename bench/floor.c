@@ -5,7 +5,7 @@
  *
  *   floor naive|best [--stack] [--live] -p PID           until SIGINT/SIGTERM or PID exits
  *   floor naive|best [--stack] [--live] -- COMMAND ARGS  launch COMMAND, probes attached first
- *   floor sites [--returns] [--every] -p PID             until SIGINT/SIGTERM or PID exits
+ *   floor sites [--returns | --session] [--every] -p PID until SIGINT/SIGTERM or PID exits
  *
  * naive puts the probes on the functions' first instructions, as a tracer
  * that asks for "malloc" and "free" gets them. best puts them where
@@ -23,10 +23,15 @@
  * any allocator: jemalloc's too), allocating functions and releases alike,
  * and no return probe. Sampling by bytes needs each call's size, which
  * only the entry sees, and a sampled block's release needs the release's
- * entry; only the sampled calls (none to speak of at 64 KiB) need a return.
+ * entry; only the sampled calls need a return (at 64 KiB few, but one
+ * in five of PostgreSQL's, whose mallocs are 8-32 KiB context blocks).
  * With --returns each allocating function also gets its empty return probe,
  * where alloctrace puts it: the probe set of full tracking, which must
- * learn every block's address.
+ * learn every block's address. With --session (6.13+) the same sites are
+ * uprobe_multi links, as alloctrace makes them, and each allocating
+ * function's is a session that never asks for its return: what a
+ * sampling tracer's probes cost there at least, since a session is the
+ * one probe that can decide at entry to see a call's return.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,6 +42,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
+#include "bpf/uprobe_multi.h"
 #include "probe/allocator.h"
 #include "probe/elfsym.h"
 #include "floor.skel.h"
@@ -193,33 +199,73 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: floor naive|best [--stack] [--live] -p PID\n"
 			"       floor naive|best [--stack] [--live] -- COMMAND [ARGS...]\n"
-			"       floor sites [--returns] [--every] -p PID\n");
+			"       floor sites [--returns | --session] [--every] -p PID\n");
 	return 2;
 }
 
+/* The skeleton, its session programs loaded only for --session (6.13+). */
+static struct floor_bpf *sites_load(bool session)
+{
+	struct floor_bpf *skel = floor_bpf__open();
+
+	if (!skel)
+		return NULL;
+	bpf_program__set_autoload(skel->progs.site_session, session);
+	bpf_program__set_autoload(skel->progs.site_multi, session);
+	bpf_program__set_expected_attach_type(skel->progs.site_session,
+					      UPROBE_SESSION_ATTACH_TYPE);
+	bpf_program__set_expected_attach_type(skel->progs.site_multi, UPROBE_MULTI_ATTACH_TYPE);
+	if (floor_bpf__load(skel)) {
+		floor_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/* One site as a uprobe_multi link: a session on an allocating function, else an entry. */
+static int attach_multi(struct floor_bpf *skel, pid_t pid, const char *path,
+			const struct probe_site *site)
+{
+	bool session = alloc_func_has_return_probe(site->func);
+	uint64_t off = probe_site__offset(site);
+	int fd;
+
+	fd = uprobe_multi__attach(bpf_program__fd(session ? skel->progs.site_session
+							   : skel->progs.site_multi),
+				  path, &off, NULL, 1, pid,
+				  session ? UPROBE_MULTI_SESSION : UPROBE_MULTI_ENTRY);
+	if (fd < 0)
+		fprintf(stderr, "floor: cannot attach at %s+0x%llx: %s\n", path,
+			(unsigned long long)off, strerror(-fd));
+	return fd;
+}
+
 /*
- * floor sites [--returns] [--every] -p PID: the empty entry program at
- * each of alloctrace's sites in PID, for PID alone or every process
- * (@every), with its return probes too on allocating functions (@returns).
+ * floor sites [--returns | --session] [--every] -p PID: the empty entry
+ * program at each of alloctrace's sites in PID, for PID alone or every
+ * process (@every), with its return probes too on allocating functions
+ * (@returns), or as uprobe_multi links with sessions on them (@session).
  */
-static int sites_main(pid_t pid, bool every, bool returns)
+static int sites_main(pid_t pid, bool every, bool returns, bool session)
 {
 	struct allocator_opts opts = {0};
 	struct floor_bpf *skel = NULL;
 	struct bpf_link **links;
 	static struct allocator a;
-	size_t n = 0, nr_returns = 0;
-	int ret = 1, got;
+	size_t n = 0, nr_returns = 0, nr_fds = 0;
+	int ret = 1, got, *fds;
 
 	if (allocator__find(pid, &opts, &a)) {
 		fprintf(stderr, "floor: cannot find the allocator of process %d\n", (int)pid);
 		return 1;
 	}
 	links = calloc(a.nr_objs * FUNC_MAX * (1 + PLACEMENT_EXITS), sizeof(*links));
-	skel = links ? floor_bpf__open_and_load() : NULL;
+	fds = calloc(a.nr_objs * FUNC_MAX, sizeof(*fds));
+	skel = links && fds ? sites_load(session) : NULL;
 	if (!skel) {
 		fprintf(stderr, "floor: cannot load the BPF programs: %s\n", strerror(errno));
 		free(links);
+		free(fds);
 		return 1;
 	}
 	for (size_t o = 0; o < a.nr_objs; o++) {
@@ -230,6 +276,13 @@ static int sites_main(pid_t pid, bool every, bool returns)
 			if (site->alias)
 				continue;
 			snprintf(where.path, sizeof(where.path), "%s", a.objs[o].path);
+			if (session) {
+				fds[nr_fds] = attach_multi(skel, every ? -1 : pid, where.path, site);
+				if (fds[nr_fds] < 0)
+					goto out;
+				nr_fds++;
+				continue;
+			}
 			if (returns && alloc_func_has_return_probe(site->func)) {
 				got = attach_returns(skel->progs.malloc_return, every ? -1 : pid,
 						     &where, site->entry, &site->place, links + n);
@@ -246,14 +299,17 @@ static int sites_main(pid_t pid, bool every, bool returns)
 		}
 	}
 	fprintf(stderr, "floor: sites: %zu entry probes in process %d, %s, %zu return probes\n",
-		n - nr_returns, (int)pid, every ? "for every process mapping them" : "for it alone",
-		nr_returns);
+		session ? nr_fds : n - nr_returns, (int)pid,
+		every ? "for every process mapping them" : "for it alone", nr_returns);
 	wait_attached(pid);
 	ret = 0;
 out:
 	while (n)
 		bpf_link__destroy(links[--n]);
+	while (nr_fds)
+		close(fds[--nr_fds]);
 	free(links);
+	free(fds);
 	floor_bpf__destroy(skel);
 	return ret;
 }
@@ -307,21 +363,23 @@ int main(int argc, char **argv)
 	bool best;
 
 	if (argc >= 4 && !strcmp(argv[1], "sites")) {
-		bool every = false, returns = false;
+		bool every = false, returns = false, session = false;
 		int i;
 
 		for (i = 2; i < argc - 2; i++) {
 			if (!strcmp(argv[i], "--every") && !every)
 				every = true;
-			else if (!strcmp(argv[i], "--returns") && !returns)
+			else if (!strcmp(argv[i], "--returns") && !returns && !session)
 				returns = true;
+			else if (!strcmp(argv[i], "--session") && !session && !returns)
+				session = true;
 			else
 				return usage();
 		}
 		if (strcmp(argv[i], "-p") || atoi(argv[i + 1]) <= 0)
 			return usage();
 		libbpf_set_print(quiet_libbpf);
-		return sites_main(atoi(argv[i + 1]), every, returns);
+		return sites_main(atoi(argv[i + 1]), every, returns, session);
 	}
 	if (argc < 4 || (strcmp(argv[1], "naive") && strcmp(argv[1], "best")))
 		return usage();

@@ -23,12 +23,15 @@
 # attaches them), the cheapest probe set that can sample; --sample is also
 # given over it. floor-returns adds the empty return probes of the
 # allocating functions (`floor sites --returns`): full tracking's probe
-# set, its floor.
+# set, its floor. floor-session, not run unless asked for, makes the same
+# sites uprobe_multi links with an empty session on each allocating
+# function (`floor sites --session`, 6.13+), as --sample attaches them.
 #
 # Environment: BENCH_QUICK=1 (a few minutes), BENCH_SERVICE_ROUNDS,
 # BENCH_NO_INSTALL=1 (never apt-get a server), BENCH_KEEP=1 (keep the
 # scratch directory), ALLOCTRACE (another build), BENCH_SERVERS and
-# BENCH_VARIANTS (a subset, e.g. "mariadb postgresql" and "untraced growth"),
+# BENCH_VARIANTS (a subset, e.g. "mariadb postgresql" and "untraced growth";
+# or more: floor-session),
 # BENCH_BEFORE (a second build: its --growth runs beside this one's, as
 # the variant growth-before, in the same rounds).
 set -u
@@ -406,13 +409,15 @@ floor_attached() {
 }
 
 # start_floor SERVER VARIANT: the empty entry probes, and with
-# floor-returns the allocating functions' return probes, attached when this
-# returns 0; for every process when alloctrace traces SERVER by name.
+# floor-returns the allocating functions' return probes (floor-session:
+# their sessions), attached when this returns 0; for every process when
+# alloctrace traces SERVER by name.
 start_floor() {
 	local opts=()
 
 	[[ -z ${BY_NAME[$1]:-} ]] || opts+=(--every)
 	[[ $2 != floor-returns ]] || opts+=(--returns)
+	[[ $2 != floor-session ]] || opts+=(--session)
 	rm -f "$TMP/trace.out" "$TMP/trace.err"
 	"$B/floor" sites "${opts[@]}" -p "${TRACED[$1]}" >"$TMP/trace.out" 2>"$TMP/trace.err" &
 	APID=$!
@@ -561,6 +566,7 @@ label() {
 	full) echo "alloctrace -p PID" ;;
 	floor) echo "floor: empty entries" ;;
 	floor-returns) echo "floor: + returns" ;;
+	floor-session) echo "floor: sessions" ;;
 	*) echo "${ARGS[$1]}" ;;
 	esac
 }
