@@ -121,8 +121,8 @@ static int object__check(int fd, const struct mapping *map, uint64_t *bias)
 }
 
 /*
- * The object open on @fd (taken), which the process maps at @map, its
- * lowest mapping: NULL when it cannot be read. @bias is kept on failure.
+ * The object open on @fd (taken), whose code the process maps at @map:
+ * NULL when it cannot be read. @bias is kept on failure.
  */
 static struct object *object__adopt(int fd, const struct mapping *map, int root_fd, uint64_t *bias)
 {
