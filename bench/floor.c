@@ -241,6 +241,29 @@ static int attach_multi(struct floor_bpf *skel, pid_t pid, const char *path,
 }
 
 /*
+ * One site as perf-event links into @links: its entry, after its return
+ * probes with @returns on an allocating function. Returns how many, or -1.
+ */
+static int attach_links(struct floor_bpf *skel, pid_t pid, const struct site *where,
+			const struct probe_site *site, bool returns, struct bpf_link **links)
+{
+	int n = 0;
+
+	if (returns && alloc_func_has_return_probe(site->func))
+		n = attach_returns(skel->progs.malloc_return, pid, where, site->entry, &site->place,
+				   links);
+	if (n >= 0)
+		links[n] = attach(skel->progs.malloc_enter, pid, where, probe_site__offset(site),
+				  false);
+	if (n >= 0 && links[n])
+		return n + 1;
+	/* @links is zeroed past what was made: undo this site's. */
+	for (n = 0; links[n]; n++)
+		bpf_link__destroy(links[n]);
+	return -1;
+}
+
+/*
  * floor sites [--returns | --session] [--every] -p PID: the empty entry
  * program at each of alloctrace's sites in PID, for PID alone or every
  * process (@every), with its return probes too on allocating functions
@@ -283,19 +306,11 @@ static int sites_main(pid_t pid, bool every, bool returns, bool session)
 				nr_fds++;
 				continue;
 			}
-			if (returns && alloc_func_has_return_probe(site->func)) {
-				got = attach_returns(skel->progs.malloc_return, every ? -1 : pid,
-						     &where, site->entry, &site->place, links + n);
-				if (got < 0)
-					goto out;
-				n += got;
-				nr_returns += got;
-			}
-			links[n] = attach(skel->progs.malloc_enter, every ? -1 : pid, &where,
-					  probe_site__offset(site), false);
-			if (!links[n])
+			got = attach_links(skel, every ? -1 : pid, &where, site, returns, links + n);
+			if (got < 0)
 				goto out;
-			n++;
+			n += got;
+			nr_returns += got - 1;
 		}
 	}
 	fprintf(stderr, "floor: sites: %zu entry probes in process %d, %s, %zu return probes\n",
