@@ -257,17 +257,19 @@ static __always_inline bool call_args(struct pt_regs *ctx, __u32 func, __u64 *si
 }
 
 /*
- * Open the thread's record for an outermost call of the function the
- * probe's cookie names, made by a traced process; NULL for an inner call,
- * one that allocates nothing, or an untraced process.
+ * Open the thread's record for an outermost call of the function its
+ * probe's @cookie names, its arguments read as @func's, made by a traced
+ * process; NULL for an inner call, one that allocates nothing, or an
+ * untraced process.
  */
-static __always_inline struct inflight *open_alloc(struct pt_regs *ctx, __u32 func, struct owner *o)
+static __always_inline struct inflight *open_alloc(struct pt_regs *ctx, __u64 cookie, __u32 func,
+						   struct owner *o)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), size, ptr;
-	__u64 sp = PT_REGS_SP(ctx) + COOKIE_SP_ADJUST(cookie);
+	__u64 sp = PT_REGS_SP(ctx) + COOKIE_SP_ADJUST(cookie), size, ptr;
 	struct inflight *rec;
 
-	if (!call_args(ctx, func, &size, &ptr) || !owner_of(bpf_get_current_pid_tgid(), o))
+	/* The owner first: probes for every process see mostly calls of others. */
+	if (!owner_of(bpf_get_current_pid_tgid(), o) || !call_args(ctx, func, &size, &ptr))
 		return NULL;
 	rec = thread_record(o->ps);
 	if (!rec || entry_verdict(rec, sp) == CALL_INNER)
@@ -286,7 +288,7 @@ static __always_inline struct inflight *open_alloc(struct pt_regs *ctx, __u32 fu
 	SEC("uprobe") int name(struct pt_regs *ctx)                                                \
 	{                                                                                          \
 		struct owner o;                                                                    \
-		open_alloc(ctx, func, &o);                                                         \
+		open_alloc(ctx, bpf_get_attach_cookie(ctx), func, &o);                             \
 		return 0;                                                                          \
 	}
 
@@ -376,10 +378,12 @@ int alloc_session(struct pt_regs *ctx)
 {
 	struct inflight *rec;
 	struct owner o;
+	__u64 cookie;
 
 	if (bpf_session_is_return())
 		return alloc_returned(ctx);
-	rec = open_alloc(ctx, COOKIE_FUNC(bpf_get_attach_cookie(ctx)), &o);
+	cookie = bpf_get_attach_cookie(ctx);
+	rec = open_alloc(ctx, cookie, COOKIE_FUNC(cookie), &o);
 	if (!rec)
 		return 1;
 	if (!sample_passes_by(rec))

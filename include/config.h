@@ -43,7 +43,8 @@ struct alloctrace_config {
 	__u32 self_tgid;       /* alloctrace itself, never traced by --all */
 	bool multi_proc;       /* several processes: the procs map says which */
 	bool trace_all;	       /* --all: every process that calls the probed allocator */
-	char comm[16];	       /* --comm: only processes of this name ("": any) */
+	__u64 comm[2];	       /* --comm: only processes of this name, as 16 bytes */
+	__u64 comm_mask[2];    /* ... of which these count: the name and its NUL (0: any) */
 	__u64 cgroup_id;       /* --cgroup: only processes in this cgroup or below (0: any) */
 	__u32 cgroup_level;    /* its depth under the root cgroup (level 0) */
 	bool follow_forks;     /* the children of traced processes too */

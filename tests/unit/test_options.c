@@ -147,7 +147,9 @@ static void test_config(void **state)
 	assert_true(cfg.block_ages);
 	assert_int_equal(cfg.stack_depth, 9);
 	assert_int_equal(cfg.max_per_proc, 65536);
-	assert_string_equal(cfg.comm, "nginx");
+	/* The name and its NUL count, the rest of the 16 bytes does not. */
+	assert_memory_equal(cfg.comm, "nginx\0\0\0\0\0\0\0\0\0\0\0", 16);
+	assert_memory_equal(cfg.comm_mask, "\xff\xff\xff\xff\xff\xff\0\0\0\0\0\0\0\0\0\0", 16);
 	assert_int_equal(cfg.cgroup_id, 99);
 	assert_int_equal(cfg.cgroup_level, 3);
 
@@ -160,7 +162,13 @@ static void test_config(void **state)
 	assert_int_equal(cfg.big_threshold, 1ULL << 30);
 	assert_int_equal(cfg.sample_rate, 0);
 	assert_int_equal(cfg.cgroup_id, 0);
-	assert_string_equal(cfg.comm, "");
+	assert_int_equal(cfg.comm_mask[0] | cfg.comm_mask[1], 0);
+
+	/* A task's name holds 15 bytes and its NUL: all 16 count. */
+	assert_int_equal(parse("--comm", "postgres-worker", NULL), 0);
+	options__config(&opts, 0, NULL, &cfg);
+	assert_memory_equal(cfg.comm, "postgres-worker\0", 16);
+	assert_int_equal(cfg.comm_mask[0] & cfg.comm_mask[1], ~0ULL);
 }
 
 static void test_bad(void **state)

@@ -1,7 +1,24 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include "cli/options.h"
+
+/*
+ * The BPF side compares a task's 16-byte name word by word under a mask
+ * (bpf/procs.bpf.h, comm_chosen()): the bytes that count are the name's
+ * and the NUL after it, as pgrep -x compares them, whatever follows.
+ */
+static void set_comm(struct alloctrace_config *cfg, const char *comm)
+{
+	char name[sizeof(cfg->comm)] = "";
+	unsigned char mask[sizeof(cfg->comm_mask)] = {};
+
+	snprintf(name, sizeof(name), "%s", comm);
+	memset(mask, 0xff, strlen(name) + 1);
+	memcpy(cfg->comm, name, sizeof(name));
+	memcpy(cfg->comm_mask, mask, sizeof(mask));
+}
 
 void options__config(const struct options *o, pid_t pid, const struct cgroup_ref *cg,
 		     struct alloctrace_config *cfg)
@@ -28,5 +45,5 @@ void options__config(const struct options *o, pid_t pid, const struct cgroup_ref
 	    .linkmap_wait_ns = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? LINKMAP_WAIT_NS : 0,
 	};
 	if (o->choice.comm)
-		snprintf(cfg->comm, sizeof(cfg->comm), "%s", o->choice.comm);
+		set_comm(cfg, o->choice.comm);
 }
