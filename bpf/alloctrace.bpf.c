@@ -412,8 +412,12 @@ static __always_inline int free_block(struct pt_regs *ctx, __u64 ptr)
 
 	if (!ptr || !owner_of(bpf_get_current_pid_tgid(), &o) || release_block(&o, ptr))
 		return 0;
-	/* realloc(p, 0) or operator delete freeing p: the outer call accounts for it. */
-	if (!call_inner(PT_REGS_SP(ctx)))
+	/*
+	 * Sampling passes most blocks by and counts no untracked frees. Else
+	 * realloc(p, 0) or operator delete freeing p: the outer call accounts
+	 * for it.
+	 */
+	if (!cfg.sample_rate && !call_inner(PT_REGS_SP(ctx)))
 		count_untracked(o.ps);
 	return 0;
 }
