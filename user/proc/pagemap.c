@@ -35,6 +35,13 @@ static int read_run(int fd, const uint64_t *addrs, size_t len, enum page_state *
 
 	if (got < 0)
 		return -errno;
+	/*
+	 * Nothing at a user address: the process has no memory any more, it
+	 * exited and waits to be reaped (its pagemap opens, and reads empty).
+	 * Its pages are not given back, they are past reading: as if gone.
+	 */
+	if (!got && len)
+		return -ESRCH;
 	/* Past the end of the address space reads short: those pages are gone. */
 	for (size_t i = 0; i < len; i++)
 		states[i] = i < (size_t)got / sizeof(entries[0]) ? state_of(entries[i]) : PAGE_GONE;

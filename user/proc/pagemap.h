@@ -15,7 +15,8 @@ enum page_state {
 /*
  * The state of each of @n pages of process @pid at @addrs (page aligned,
  * ascending) into @states, from /proc/PID/pagemap: one read per run of
- * consecutive pages. 0 or -errno (-ESRCH: the process is gone).
+ * consecutive pages. 0 or -errno (-ESRCH: the process is gone, or has
+ * exited and is not reaped yet).
  */
 int pagemap__states(pid_t pid, const uint64_t *addrs, size_t n, enum page_state *states);
 
