@@ -37,10 +37,10 @@ static int read_run(int fd, const uint64_t *addrs, size_t len, enum page_state *
 		return -errno;
 	/*
 	 * Nothing at a user address: the process has no memory any more, it
-	 * exited and waits to be reaped (its pagemap opens, and reads empty).
-	 * Its pages are not given back, they are past reading: as if gone.
+	 * exited and waits to be reaped (on 6.1 its pagemap still opens, and
+	 * reads empty). Its pages were not given back: it is gone.
 	 */
-	if (!got && len)
+	if (!got)
 		return -ESRCH;
 	/* Past the end of the address space reads short: those pages are gone. */
 	for (size_t i = 0; i < len; i++)
