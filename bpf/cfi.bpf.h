@@ -366,17 +366,61 @@ static __always_inline long read_caller(struct walk *w, __u64 cfa, __s64 fp_off,
 	return 0;
 }
 
+/*
+ * The row the thread found for @pc under the tables its walk began with,
+ * into wc->row. A global function, as row_find(): the verifier checks each
+ * once, not again at every frame of every walk in every program (inlined,
+ * they took alloc_session past its million instructions under --comm).
+ */
+__noinline int row_recall(struct walk_cache *wc, __u64 pc)
+{
+	struct row_memo *rm;
+
+	/* The verifier knows nothing of a global function's callers. */
+	if (!wc)
+		return -1;
+	rm = row_slot(wc, pc);
+	if (rm->pc != pc || rm->row.pc != wc->stamp)
+		return -1;
+	wc->row = rm->row;
+	return 0;
+}
+
+/*
+ * The row in effect at @pc in mapping @m, into wc->row, and remembered
+ * (stamped with the generation read before the walk: tables the loader
+ * wrote while it ran move walk_gen on after).
+ */
+__noinline int row_find(struct walk_cache *wc, const struct unwind_mapping *m, __u64 pc)
+{
+	struct row_memo *rm;
+
+	if (!wc || !m || !find_row(m, pc, &wc->row))
+		return -1;
+	rm = row_slot(wc, pc);
+	rm->pc = pc;
+	rm->row = wc->row;
+	rm->row.pc = wc->stamp;
+	return 0;
+}
+
 /* The row in effect at the frame's @pc, asking the loader for tables where none are. */
 static __always_inline void frame_row(struct walk *w, __u64 pc, struct unwind_row *row)
 {
 	struct unwind_mapping *m = NULL;
 
+	if (!row_recall(w->wc, pc)) {
+		*row = w->wc->row;
+		return;
+	}
 	if (w->last && pc >= w->last->start && pc < w->last->end)
 		m = w->last;
 	else if (w->proc)
 		m = w->last = find_mapping(w->proc, pc);
-	if (m && m->nr_pages)
-		find_row(m, pc, row);
+	if (m && m->nr_pages) {
+		if (!row_find(w->wc, m, pc))
+			*row = w->wc->row;
+	}
 	/* Past a frame-pointer step the address may be garbage: no reason to ask. */
 	else if (!m && !(w->flags & STACK_FP)) {
 		request_tables(w->tgid, w->proc, pc);
@@ -590,6 +634,7 @@ static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_
 	};
 
 	memo_start(memo, regs);
+	wc->stamp = memo_stamp(memo_gen());
 	wc->bp_word = BP_FROM_REGS;
 	wc->tramp = uretprobe_trampoline();
 	wc->pending = URETPROBE_UNREAD;
