@@ -441,12 +441,15 @@ static __always_inline void frame_row(struct walk *w, __u64 pc, struct unwind_ro
  * the recorded case's).
  */
 #ifndef UNWIND_REPLAY
-/* The current process's trampoline, 0 if no uprobe was ever hit in it. */
+/*
+ * The current process's trampoline, 0 if no uprobe was ever hit in it:
+ * loads through the task's BTF pointers, not three helper calls a walk.
+ */
 static __always_inline __u64 uretprobe_trampoline(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct xol_area *area = bpf_get_current_task_btf()->mm->uprobes_state.xol_area;
 
-	return BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	return area ? area->vaddr : 0;
 }
 
 /* The innermost pending return instance of the current thread, or 0. */

@@ -124,15 +124,19 @@ struct row_memo {
 struct walk_cache {
 	__u64 win_lo; /* the window holds the stack from win_lo to win_hi */
 	__u64 win_hi;
-	__u64 got[2];			/* what the last stack_read() read */
-	__u32 slot;			/* the memo of the walk in progress */
-	__u32 bp_word;			/* where the walk's bp came from: BP_FROM_REGS, ... */
-	__u64 tramp;			/* the process's uretprobe trampoline, 0 if none */
-	__u32 stamp;			/* memo_stamp() of walk_gen as the walk began, low bits */
-	__u64 pending;			/* the next pending return instance (cfi.bpf.h) */
-	struct pending_return ret;	/* the last read: kept off the walk's full stack */
-	struct unwind_row row;		/* what row_recall() or row_find() found */
-	__u8 window[STACK_WINDOW + 16]; /* + the widest read past an offset */
+	__u64 got[2];		   /* what the last stack_read() read */
+	__u32 slot;		   /* the memo of the walk in progress */
+	__u32 bp_word;		   /* where the walk's bp came from: BP_FROM_REGS, ... */
+	__u64 tramp;		   /* the process's uretprobe trampoline, 0 if none */
+	__u32 stamp;		   /* memo_stamp() of walk_gen as the walk began, low bits */
+	__u64 pending;		   /* the next pending return instance (cfi.bpf.h) */
+	struct pending_return ret; /* the last read: kept off the walk's full stack */
+	struct unwind_row row;	   /* what row_recall() or row_find() found */
+	/*
+	 * Words, not bytes: clang loads a word cast from a byte array a byte
+	 * at a time. Two more for the widest read past a word.
+	 */
+	__u64 window[STACK_WINDOW / 8 + 2];
 	struct stack_memo memo[MEMO_SLOTS];
 	struct row_memo rows[ROW_SLOTS];
 };
@@ -261,29 +265,31 @@ static __always_inline void remember(struct stack_memo *memo, __u64 off, __u64 v
 __noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size, bool bp_first)
 {
 	struct stack_memo *memo;
-	__u64 off;
+	__u64 word;
 
 	/* The verifier knows nothing of a global function's callers. */
 	if (!wc || (size != 8 && size != 16))
 		return -1;
 	memo = &wc->memo[wc->slot & (MEMO_SLOTS - 1)];
-	if (!in_window(wc, memo, addr, size)) {
-		/* The memo is given up: nothing to note. */
+	/* Words off the window's 8-byte grid (no stack has them) as those outside it. */
+	if (!in_window(wc, memo, addr, size) || ((addr - wc->win_lo) & 7)) {
+		/* The memo gives up on such a walk: nothing to note. */
+		memo_give_up(memo);
 		if (bp_first)
 			wc->bp_word = BP_NOTED;
 		if (size == 16)
 			return bpf_probe_read_user(wc->got, 16, (void *)addr) ? -1 : 0;
 		return bpf_probe_read_user(wc->got, 8, (void *)addr) ? -1 : 0;
 	}
-	off = (addr - wc->win_lo) & (STACK_WINDOW - 1);
-	__builtin_memcpy(wc->got, &wc->window[off], 8);
+	word = ((addr - wc->win_lo) / 8) & (STACK_WINDOW / 8 - 1);
+	wc->got[0] = wc->window[word];
 	if (bp_first)
-		wc->bp_word = BP_WORD(off);
+		wc->bp_word = BP_WORD(word * 8);
 	else
-		remember(memo, off, wc->got[0]);
+		remember(memo, word * 8, wc->got[0]);
 	if (size == 16) {
-		__builtin_memcpy(&wc->got[1], &wc->window[off + 8], 8);
-		remember(memo, off + 8, wc->got[1]);
+		wc->got[1] = wc->window[word + 1];
+		remember(memo, word * 8 + 8, wc->got[1]);
 	}
 	return 0;
 }
@@ -300,8 +306,7 @@ static __always_inline void memo_bp_used(struct walk_cache *wc, struct stack_mem
 	if (word == BP_NOTED)
 		return;
 	off = (word - BP_WORD(0)) & (STACK_WINDOW - 1);
-	/* One aligned load, not eight: remember() gives up on an unaligned @off anyway. */
-	remember(memo, off, ((__u64 *)wc->window)[off / 8]);
+	remember(memo, off, wc->window[off / 8]);
 	wc->bp_word = BP_NOTED;
 }
 
@@ -341,7 +346,7 @@ __noinline __u64 memo_sum(struct walk_cache *wc, __u32 slot)
 		if (i >= memo->nr_words)
 			break;
 		word = memo->words[i] & (STACK_WINDOW / 8 - 1);
-		sum = memo_mix(sum, word, *(__u64 *)&wc->window[word * 8]);
+		sum = memo_mix(sum, word, wc->window[word]);
 	}
 	return sum;
 }
