@@ -177,8 +177,9 @@ struct walk {
 };
 
 /*
- * The binary searches run as bpf_loop callbacks: the verifier checks one
- * step with unknown bounds instead of every path through a bounded loop.
+ * The search of the mappings runs as a bpf_loop callback: the verifier
+ * checks one step with unknown bounds instead of every path through a
+ * bounded loop, at every frame of every walk.
  */
 struct map_search {
 	struct unwind_proc *proc;
@@ -231,7 +232,7 @@ struct row_search {
 	__u32 hi;
 };
 
-static long row_search_step(__u32 i, struct row_search *s)
+static __always_inline long row_search_step(struct row_search *s)
 {
 	struct unwind_row *row;
 	__u32 mid;
@@ -251,7 +252,10 @@ static long row_search_step(__u32 i, struct row_search *s)
 
 /*
  * The row in effect at @pc: the page index bounds the search to one
- * page's rows, at most 257, so 9 halvings always suffice.
+ * page's rows, at most 257, so 9 halvings always suffice. A plain loop,
+ * not bpf_loop: it runs inside the global row_find(), checked once, and a
+ * callback's frame would take the walk of a raw tracepoint (--big-only)
+ * past the 512 bytes of stack that 6.1's verifier allows its call chain.
  */
 static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 				     struct unwind_row *out)
@@ -272,7 +276,9 @@ static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 	if (!bound)
 		return false;
 	s.hi = *bound;
-	bpf_loop(9, row_search_step, &s, 0);
+	for (int i = 0; i < 9; i++)
+		if (row_search_step(&s))
+			break;
 	row = chunk_entry(&unwind_rows, s.lo);
 	if (!row || row->pc > s.off)
 		return false;
