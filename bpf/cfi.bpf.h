@@ -217,70 +217,61 @@ static __always_inline struct unwind_mapping *find_mapping(struct unwind_proc *p
 	return ip < m->end ? m : NULL;
 }
 
-/* Entry @i of the chunked array @chunks (unwind_rows or unwind_pages), or NULL. */
-static __always_inline void *chunk_entry(void *chunks, __u32 i)
+/*
+ * Entry @i of the chunked array @chunks (unwind_rows or unwind_pages), or
+ * NULL. @keys: room for the lookups' two keys, shared by all of a caller's
+ * lookups: each inlined copy would take its own stack.
+ */
+static __always_inline void *chunk_entry(void *chunks, __u32 i, __u32 *keys)
 {
-	__u32 chunk = i >> UNWIND_CHUNK_SHIFT, slot = i & (UNWIND_CHUNK_ENTRIES - 1);
-	void *inner = bpf_map_lookup_elem(chunks, &chunk);
+	void *inner;
 
-	return inner ? bpf_map_lookup_elem(inner, &slot) : NULL;
-}
-
-struct row_search {
-	__u64 off;
-	__u32 lo; /* the last row at or below off, once lo == hi */
-	__u32 hi;
-};
-
-static __always_inline long row_search_step(struct row_search *s)
-{
-	struct unwind_row *row;
-	__u32 mid;
-
-	if (s->lo >= s->hi)
-		return 1;
-	mid = (s->lo + s->hi + 1) / 2;
-	row = chunk_entry(&unwind_rows, mid);
-	if (!row)
-		return 1;
-	if (row->pc <= s->off)
-		s->lo = mid;
-	else
-		s->hi = mid - 1;
-	return 0;
+	keys[0] = i >> UNWIND_CHUNK_SHIFT;
+	keys[1] = i & (UNWIND_CHUNK_ENTRIES - 1);
+	inner = bpf_map_lookup_elem(chunks, &keys[0]);
+	return inner ? bpf_map_lookup_elem(inner, &keys[1]) : NULL;
 }
 
 /*
- * The row in effect at @pc: the page index bounds the search to one
- * page's rows, at most 257, so 9 halvings always suffice. A plain loop,
- * not bpf_loop: it runs inside the global row_find(), checked once, and a
- * callback's frame would take the walk of a raw tracepoint (--big-only)
- * past the 512 bytes of stack that 6.1's verifier allows its call chain.
+ * The row in effect at @pc, into @out: the page index bounds the search
+ * to one page's rows, at most 257, so 9 halvings always suffice. A plain
+ * loop with its state in registers: it runs inside the global row_find(),
+ * checked once, and a walk from a raw tracepoint or perf event (--big-only,
+ * --growth) has no stack to spare: 6.1's verifier allows a call chain 512
+ * bytes, each frame rounded up to 32, and a callback's frame, or 40 bytes
+ * of this one, took arm64's page_fault_event to 544.
  */
 static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 				     struct unwind_row *out)
 {
-	struct row_search s = {.off = pc - m->table_base};
-	__u64 page = s.off >> UNWIND_PAGE_SHIFT;
+	__u64 off = pc - m->table_base, page = off >> UNWIND_PAGE_SHIFT;
+	__u32 key, lo, hi, mid, *bound, keys[2];
 	struct unwind_row *row;
-	__u32 key, *bound;
 
 	if (page >= m->nr_pages)
 		return false;
 	key = m->page_first + (__u32)page;
-	bound = chunk_entry(&unwind_pages, key);
+	bound = chunk_entry(&unwind_pages, key, keys);
 	if (!bound)
 		return false;
-	s.lo = *bound;
-	bound = chunk_entry(&unwind_pages, key + 1);
+	lo = *bound;
+	bound = chunk_entry(&unwind_pages, key + 1, keys);
 	if (!bound)
 		return false;
-	s.hi = *bound;
-	for (int i = 0; i < 9; i++)
-		if (row_search_step(&s))
+	hi = *bound;
+	/* lo is the last row at or below off once lo == hi. */
+	for (int i = 0; i < 9 && lo < hi; i++) {
+		mid = (lo + hi + 1) / 2;
+		row = chunk_entry(&unwind_rows, mid, keys);
+		if (!row)
 			break;
-	row = chunk_entry(&unwind_rows, s.lo);
-	if (!row || row->pc > s.off)
+		if (row->pc <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	row = chunk_entry(&unwind_rows, lo, keys);
+	if (!row || row->pc > off)
 		return false;
 	*out = *row;
 	return true;
@@ -372,51 +363,72 @@ static __always_inline long read_caller(struct walk *w, __u64 cfa, __s64 fp_off,
 	return 0;
 }
 
+/* A row as its 8 bytes, which a global function can return; ROW_NONE (kind 7) is none. */
+#define ROW_NONE (~0ULL)
+
+_Static_assert(UNWIND_SIGFRAME < 7, "no row has kind 7, which ROW_NONE's bits make");
+
+static __always_inline __u64 row_bits(const struct unwind_row *row)
+{
+	__u64 bits;
+
+	__builtin_memcpy(&bits, row, sizeof(bits));
+	return bits;
+}
+
 /*
  * The row the thread found for @pc under the tables its walk began with,
- * into wc->row. A global function, as row_find(): the verifier checks each
+ * or ROW_NONE. A global function, as row_find(): the verifier checks each
  * once, not again at every frame of every walk in every program (inlined,
  * they took alloc_session past its million instructions under --comm).
+ * Their rows come back as values: a row written through a pointer here
+ * took a frame of stack more than 6.1's verifier allows a walk from a
+ * perf event on arm64 (find_row()).
  */
-__noinline int row_recall(struct walk_cache *wc, __u64 pc)
+__noinline __u64 row_recall(struct walk_cache *wc, __u64 pc)
 {
 	struct row_memo *rm;
 
 	/* The verifier knows nothing of a global function's callers. */
 	if (!wc)
-		return -1;
+		return ROW_NONE;
 	rm = row_slot(wc, pc);
 	if (rm->pc != pc || rm->row.pc != wc->stamp)
-		return -1;
-	wc->row = rm->row;
-	return 0;
+		return ROW_NONE;
+	return row_bits(&rm->row);
+}
+
+/* The row in effect at @pc in mapping @m, or ROW_NONE. */
+__noinline __u64 row_find(const struct unwind_mapping *m, __u64 pc)
+{
+	struct unwind_row row;
+
+	if (!m || !find_row(m, pc, &row))
+		return ROW_NONE;
+	return row_bits(&row);
 }
 
 /*
- * The row in effect at @pc in mapping @m, into wc->row, and remembered
- * (stamped with the generation read before the walk: tables the loader
- * wrote while it ran move walk_gen on after).
+ * Remember @row for @pc, stamped with the generation read before the walk:
+ * tables the loader wrote while it ran move walk_gen on after.
  */
-__noinline int row_find(struct walk_cache *wc, const struct unwind_mapping *m, __u64 pc)
+static __always_inline void row_keep(struct walk_cache *wc, __u64 pc, __u64 row)
 {
-	struct row_memo *rm;
+	struct row_memo *rm = row_slot(wc, pc);
 
-	if (!wc || !m || !find_row(m, pc, &wc->row))
-		return -1;
-	rm = row_slot(wc, pc);
 	rm->pc = pc;
-	rm->row = wc->row;
+	__builtin_memcpy(&rm->row, &row, sizeof(rm->row));
 	rm->row.pc = wc->stamp;
-	return 0;
 }
 
 /* The row in effect at the frame's @pc, asking the loader for tables where none are. */
 static __always_inline void frame_row(struct walk *w, __u64 pc, struct unwind_row *row)
 {
+	__u64 found = row_recall(w->wc, pc);
 	struct unwind_mapping *m = NULL;
 
-	if (!row_recall(w->wc, pc)) {
-		*row = w->wc->row;
+	if (found != ROW_NONE) {
+		__builtin_memcpy(row, &found, sizeof(*row));
 		return;
 	}
 	if (w->last && pc >= w->last->start && pc < w->last->end)
@@ -424,8 +436,11 @@ static __always_inline void frame_row(struct walk *w, __u64 pc, struct unwind_ro
 	else if (w->proc)
 		m = w->last = find_mapping(w->proc, pc);
 	if (m && m->nr_pages) {
-		if (!row_find(w->wc, m, pc))
-			*row = w->wc->row;
+		found = row_find(m, pc);
+		if (found != ROW_NONE) {
+			row_keep(w->wc, pc, found);
+			__builtin_memcpy(row, &found, sizeof(*row));
+		}
 	}
 	/* Past a frame-pointer step the address may be garbage: no reason to ask. */
 	else if (!m && !(w->flags & STACK_FP)) {

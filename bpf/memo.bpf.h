@@ -131,7 +131,6 @@ struct walk_cache {
 	__u32 stamp;		   /* memo_stamp() of walk_gen as the walk began, low bits */
 	__u64 pending;		   /* the next pending return instance (cfi.bpf.h) */
 	struct pending_return ret; /* the last read: kept off the walk's full stack */
-	struct unwind_row row;	   /* what row_recall() or row_find() found */
 	/*
 	 * Words, not bytes: clang loads a word cast from a byte array a byte
 	 * at a time. Two more for the widest read past a word.
