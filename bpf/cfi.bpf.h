@@ -177,9 +177,8 @@ struct walk {
 };
 
 /*
- * The search of the mappings runs as a bpf_loop callback: the verifier
- * checks one step with unknown bounds instead of every path through a
- * bounded loop, at every frame of every walk.
+ * The binary searches run as bpf_loop callbacks: the verifier checks one
+ * step with unknown bounds instead of every path through a bounded loop.
  */
 struct map_search {
 	struct unwind_proc *proc;
@@ -217,61 +216,65 @@ static __always_inline struct unwind_mapping *find_mapping(struct unwind_proc *p
 	return ip < m->end ? m : NULL;
 }
 
-/*
- * Entry @i of the chunked array @chunks (unwind_rows or unwind_pages), or
- * NULL. @keys: room for the lookups' two keys, shared by all of a caller's
- * lookups: each inlined copy would take its own stack.
- */
-static __always_inline void *chunk_entry(void *chunks, __u32 i, __u32 *keys)
+/* Entry @i of the chunked array @chunks (unwind_rows or unwind_pages), or NULL. */
+static __always_inline void *chunk_entry(void *chunks, __u32 i)
 {
-	void *inner;
+	__u32 chunk = i >> UNWIND_CHUNK_SHIFT, slot = i & (UNWIND_CHUNK_ENTRIES - 1);
+	void *inner = bpf_map_lookup_elem(chunks, &chunk);
 
-	keys[0] = i >> UNWIND_CHUNK_SHIFT;
-	keys[1] = i & (UNWIND_CHUNK_ENTRIES - 1);
-	inner = bpf_map_lookup_elem(chunks, &keys[0]);
-	return inner ? bpf_map_lookup_elem(inner, &keys[1]) : NULL;
+	return inner ? bpf_map_lookup_elem(inner, &slot) : NULL;
+}
+
+struct row_search {
+	__u64 off;
+	__u32 lo; /* the last row at or below off, once lo == hi */
+	__u32 hi;
+};
+
+static long row_search_step(__u32 i, struct row_search *s)
+{
+	struct unwind_row *row;
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = (s->lo + s->hi + 1) / 2;
+	row = chunk_entry(&unwind_rows, mid);
+	if (!row)
+		return 1;
+	if (row->pc <= s->off)
+		s->lo = mid;
+	else
+		s->hi = mid - 1;
+	return 0;
 }
 
 /*
- * The row in effect at @pc, into @out: the page index bounds the search
- * to one page's rows, at most 257, so 9 halvings always suffice. A plain
- * loop with its state in registers: it runs inside the global row_find(),
- * checked once, and a walk from a raw tracepoint or perf event (--big-only,
- * --growth) has no stack to spare: 6.1's verifier allows a call chain 512
- * bytes, each frame rounded up to 32, and a callback's frame, or 40 bytes
- * of this one, took arm64's page_fault_event to 544.
+ * The row in effect at @pc: the page index bounds the search to one
+ * page's rows, at most 257, so 9 halvings always suffice.
  */
 static __always_inline bool find_row(const struct unwind_mapping *m, __u64 pc,
 				     struct unwind_row *out)
 {
-	__u64 off = pc - m->table_base, page = off >> UNWIND_PAGE_SHIFT;
-	__u32 key, lo, hi, mid, *bound, keys[2];
+	struct row_search s = {.off = pc - m->table_base};
+	__u64 page = s.off >> UNWIND_PAGE_SHIFT;
 	struct unwind_row *row;
+	__u32 key, *bound;
 
 	if (page >= m->nr_pages)
 		return false;
 	key = m->page_first + (__u32)page;
-	bound = chunk_entry(&unwind_pages, key, keys);
+	bound = chunk_entry(&unwind_pages, key);
 	if (!bound)
 		return false;
-	lo = *bound;
-	bound = chunk_entry(&unwind_pages, key + 1, keys);
+	s.lo = *bound;
+	bound = chunk_entry(&unwind_pages, key + 1);
 	if (!bound)
 		return false;
-	hi = *bound;
-	/* lo is the last row at or below off once lo == hi. */
-	for (int i = 0; i < 9 && lo < hi; i++) {
-		mid = (lo + hi + 1) / 2;
-		row = chunk_entry(&unwind_rows, mid, keys);
-		if (!row)
-			break;
-		if (row->pc <= off)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	row = chunk_entry(&unwind_rows, lo, keys);
-	if (!row || row->pc > off)
+	s.hi = *bound;
+	bpf_loop(9, row_search_step, &s, 0);
+	row = chunk_entry(&unwind_rows, s.lo);
+	if (!row || row->pc > s.off)
 		return false;
 	*out = *row;
 	return true;
@@ -363,85 +366,17 @@ static __always_inline long read_caller(struct walk *w, __u64 cfa, __s64 fp_off,
 	return 0;
 }
 
-/* A row as its 8 bytes, which a global function can return; ROW_NONE (kind 7) is none. */
-#define ROW_NONE (~0ULL)
-
-_Static_assert(UNWIND_SIGFRAME < 7, "no row has kind 7, which ROW_NONE's bits make");
-
-static __always_inline __u64 row_bits(const struct unwind_row *row)
-{
-	__u64 bits;
-
-	__builtin_memcpy(&bits, row, sizeof(bits));
-	return bits;
-}
-
-/*
- * The row the thread found for @pc under the tables its walk began with,
- * or ROW_NONE. A global function, as row_find(): the verifier checks each
- * once, not again at every frame of every walk in every program (inlined,
- * they took alloc_session past its million instructions under --comm).
- * Their rows come back as values: a row written through a pointer here
- * took a frame of stack more than 6.1's verifier allows a walk from a
- * perf event on arm64 (find_row()).
- */
-__noinline __u64 row_recall(struct walk_cache *wc, __u64 pc)
-{
-	struct row_memo *rm;
-
-	/* The verifier knows nothing of a global function's callers. */
-	if (!wc)
-		return ROW_NONE;
-	rm = row_slot(wc, pc);
-	if (rm->pc != pc || rm->row.pc != wc->stamp)
-		return ROW_NONE;
-	return row_bits(&rm->row);
-}
-
-/* The row in effect at @pc in mapping @m, or ROW_NONE. */
-__noinline __u64 row_find(const struct unwind_mapping *m, __u64 pc)
-{
-	struct unwind_row row;
-
-	if (!m || !find_row(m, pc, &row))
-		return ROW_NONE;
-	return row_bits(&row);
-}
-
-/*
- * Remember @row for @pc, stamped with the generation read before the walk:
- * tables the loader wrote while it ran move walk_gen on after.
- */
-static __always_inline void row_keep(struct walk_cache *wc, __u64 pc, __u64 row)
-{
-	struct row_memo *rm = row_slot(wc, pc);
-
-	rm->pc = pc;
-	__builtin_memcpy(&rm->row, &row, sizeof(rm->row));
-	rm->row.pc = wc->stamp;
-}
-
 /* The row in effect at the frame's @pc, asking the loader for tables where none are. */
 static __always_inline void frame_row(struct walk *w, __u64 pc, struct unwind_row *row)
 {
-	__u64 found = row_recall(w->wc, pc);
 	struct unwind_mapping *m = NULL;
 
-	if (found != ROW_NONE) {
-		__builtin_memcpy(row, &found, sizeof(*row));
-		return;
-	}
 	if (w->last && pc >= w->last->start && pc < w->last->end)
 		m = w->last;
 	else if (w->proc)
 		m = w->last = find_mapping(w->proc, pc);
-	if (m && m->nr_pages) {
-		found = row_find(m, pc);
-		if (found != ROW_NONE) {
-			row_keep(w->wc, pc, found);
-			__builtin_memcpy(row, &found, sizeof(*row));
-		}
-	}
+	if (m && m->nr_pages)
+		find_row(m, pc, row);
 	/* Past a frame-pointer step the address may be garbage: no reason to ask. */
 	else if (!m && !(w->flags & STACK_FP)) {
 		request_tables(w->tgid, w->proc, pc);
@@ -658,7 +593,6 @@ static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_
 	};
 
 	memo_start(memo, regs);
-	wc->stamp = memo_stamp(memo_gen());
 	wc->bp_word = BP_FROM_REGS;
 	wc->tramp = uretprobe_trampoline();
 	wc->pending = URETPROBE_UNREAD;

@@ -99,45 +99,20 @@ struct pending_return {
 };
 
 /*
- * A frame's unwind row, as the thread last found it for a return address:
- * finding one takes two binary searches through maps of maps (about 150
- * ns), and a thread's walks meet the same callers over and over, most of
- * all those the walk memo cannot recall because the walk began elsewhere.
- * 256 slots answered MariaDB's threads 80 ns a walk less often than 1024.
- */
-#define ROW_SLOTS 1024
-
-/*
- * row.pc, which only the search reads, holds the low 32 bits of the
- * memo_stamp() it was found under (MEMO_EMPTY: none): 16 bytes a slot.
- * Only tables 2^32 generations apart could pass for each other.
- */
-struct row_memo {
-	__u64 pc;
-	struct unwind_row row;
-};
-
-/*
  * A thread's window on its stack and its memos: per thread, so that no
  * other walk writes them while this one reads.
  */
 struct walk_cache {
 	__u64 win_lo; /* the window holds the stack from win_lo to win_hi */
 	__u64 win_hi;
-	__u64 got[2];		   /* what the last stack_read() read */
-	__u32 slot;		   /* the memo of the walk in progress */
-	__u32 bp_word;		   /* where the walk's bp came from: BP_FROM_REGS, ... */
-	__u64 tramp;		   /* the process's uretprobe trampoline, 0 if none */
-	__u32 stamp;		   /* memo_stamp() of walk_gen as the walk began, low bits */
-	__u64 pending;		   /* the next pending return instance (cfi.bpf.h) */
-	struct pending_return ret; /* the last read: kept off the walk's full stack */
-	/*
-	 * Words, not bytes: clang loads a word cast from a byte array a byte
-	 * at a time. Two more for the widest read past a word.
-	 */
-	__u64 window[STACK_WINDOW / 8 + 2];
+	__u64 got[2];			/* what the last stack_read() read */
+	__u32 slot;			/* the memo of the walk in progress */
+	__u32 bp_word;			/* where the walk's bp came from: BP_FROM_REGS, ... */
+	__u64 tramp;			/* the process's uretprobe trampoline, 0 if none */
+	__u64 pending;			/* the next pending return instance (cfi.bpf.h) */
+	struct pending_return ret;	/* the last read: kept off the walk's full stack */
+	__u8 window[STACK_WINDOW + 16]; /* + the widest read past an offset */
 	struct stack_memo memo[MEMO_SLOTS];
-	struct row_memo rows[ROW_SLOTS];
 };
 
 struct {
@@ -264,31 +239,29 @@ static __always_inline void remember(struct stack_memo *memo, __u64 off, __u64 v
 __noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size, bool bp_first)
 {
 	struct stack_memo *memo;
-	__u64 word;
+	__u64 off;
 
 	/* The verifier knows nothing of a global function's callers. */
 	if (!wc || (size != 8 && size != 16))
 		return -1;
 	memo = &wc->memo[wc->slot & (MEMO_SLOTS - 1)];
-	/* Words off the window's 8-byte grid (no stack has them) as those outside it. */
-	if (!in_window(wc, memo, addr, size) || ((addr - wc->win_lo) & 7)) {
-		/* The memo gives up on such a walk: nothing to note. */
-		memo_give_up(memo);
+	if (!in_window(wc, memo, addr, size)) {
+		/* The memo is given up: nothing to note. */
 		if (bp_first)
 			wc->bp_word = BP_NOTED;
 		if (size == 16)
 			return bpf_probe_read_user(wc->got, 16, (void *)addr) ? -1 : 0;
 		return bpf_probe_read_user(wc->got, 8, (void *)addr) ? -1 : 0;
 	}
-	word = ((addr - wc->win_lo) / 8) & (STACK_WINDOW / 8 - 1);
-	wc->got[0] = wc->window[word];
+	off = (addr - wc->win_lo) & (STACK_WINDOW - 1);
+	__builtin_memcpy(wc->got, &wc->window[off], 8);
 	if (bp_first)
-		wc->bp_word = BP_WORD(word * 8);
+		wc->bp_word = BP_WORD(off);
 	else
-		remember(memo, word * 8, wc->got[0]);
+		remember(memo, off, wc->got[0]);
 	if (size == 16) {
-		wc->got[1] = wc->window[word + 1];
-		remember(memo, word * 8 + 8, wc->got[1]);
+		__builtin_memcpy(&wc->got[1], &wc->window[off + 8], 8);
+		remember(memo, off + 8, wc->got[1]);
 	}
 	return 0;
 }
@@ -305,7 +278,8 @@ static __always_inline void memo_bp_used(struct walk_cache *wc, struct stack_mem
 	if (word == BP_NOTED)
 		return;
 	off = (word - BP_WORD(0)) & (STACK_WINDOW - 1);
-	remember(memo, off, wc->window[off / 8]);
+	/* One aligned load, not eight: remember() gives up on an unaligned @off anyway. */
+	remember(memo, off, ((__u64 *)wc->window)[off / 8]);
 	wc->bp_word = BP_NOTED;
 }
 
@@ -345,7 +319,7 @@ __noinline __u64 memo_sum(struct walk_cache *wc, __u32 slot)
 		if (i >= memo->nr_words)
 			break;
 		word = memo->words[i] & (STACK_WINDOW / 8 - 1);
-		sum = memo_mix(sum, word, wc->window[word]);
+		sum = memo_mix(sum, word, *(__u64 *)&wc->window[word * 8]);
 	}
 	return sum;
 }
@@ -363,12 +337,6 @@ static __always_inline bool recall(struct walk_cache *wc, struct stack_memo *mem
 	if (span && bpf_probe_read_user(wc->window, span, (void *)regs->sp))
 		return false;
 	return memo_sum(wc, wc->slot) == memo->sum;
-}
-
-/* The slot of @wc's remembered rows that @pc's row goes in. */
-static __always_inline struct row_memo *row_slot(struct walk_cache *wc, __u64 pc)
-{
-	return &wc->rows[((pc * 0x9e3779b97f4a7c15ULL) >> 32) & (ROW_SLOTS - 1)];
 }
 
 /* Remember the walk in @memo as stack @id, good while walk_gen stays @gen. */

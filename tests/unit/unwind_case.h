@@ -101,16 +101,11 @@ struct unwind_case {
 /* What the walker did on a case. */
 struct case_walk {
 	struct stack_trace st;
-	bool started;		/* walk_cfi() said the walk could start */
-	bool recalled;		/* the same stop again recalled the remembered walk */
-	bool recalled_changed;	/* ... after a word the walk read had changed (must not) */
-	bool recalled_stale;	/* ... after walk_gen moved on (must not) */
-	__u32 misses;		/* CNT_UNWIND_MISSES counted */
-	__u32 row_reads;	/* rows the walk read from the tables */
-	__u32 rewalk_row_reads; /* ... walking the same stop again, the thread's rows at hand */
-	bool rewalk_same;	/* ... which found the same stack */
-	__u32 stale_row_reads;	/* ... and again after walk_gen moved on */
-	bool stale_same;	/* ... which found it too */
+	bool started;	       /* walk_cfi() said the walk could start */
+	bool recalled;	       /* the same stop again recalled the remembered walk */
+	bool recalled_changed; /* ... after a word the walk read had changed (must not) */
+	bool recalled_stale;   /* ... after walk_gen moved on (must not) */
+	__u32 misses;	       /* CNT_UNWIND_MISSES counted */
 };
 
 /* 0, or -errno with a message naming @path on stderr. */

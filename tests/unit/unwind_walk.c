@@ -19,8 +19,6 @@
 /* The case the helpers answer from: one walk at a time. */
 static struct unwind_case *cur;
 static __u32 misses;
-/* Rows read from the tables, lookups and searches alike. */
-static __u32 row_reads;
 
 struct alloctrace_config cfg;
 
@@ -44,7 +42,6 @@ static void *chunk_slot(const struct chunk_ref *ref, __u32 slot)
 		return NULL;
 	}
 	state[i] = ENTRY_READ;
-	row_reads += ref->rows;
 	return ref->rows ? (void *)&cur->rows[i] : (void *)&cur->pages[i];
 }
 
@@ -203,25 +200,6 @@ static bool recall_changed(struct walk_cache *wc, struct stack_memo *memo,
 	return recalled;
 }
 
-/*
- * The same stop walked again by the thread that walked it (@wc): the rows
- * read from the tables this time, and whether it found the same stack as
- * @first. The pending returns it reads again are not the case's count.
- */
-static __u32 rewalk(struct walk_cache *wc, const struct user_regs *regs,
-		    const struct stack_trace *first, bool *same)
-{
-	struct stack_trace st = {0};
-	__u32 pending_reads = cur->pending.reads;
-
-	row_reads = 0;
-	walk_cfi(regs, &st, wc, memo_slot(wc, regs));
-	cur->pending.reads = pending_reads;
-	*same = st.nr == first->nr && st.flags == first->flags &&
-		!memcmp(st.ips, first->ips, first->nr * sizeof(first->ips[0]));
-	return row_reads;
-}
-
 int CASE_WALK(struct unwind_case *c, struct case_walk *out)
 {
 	struct user_regs regs = {
@@ -235,12 +213,9 @@ int CASE_WALK(struct unwind_case *c, struct case_walk *out)
 	misses = 0;
 	cfg.stack_depth = c->depth;
 	*out = (struct case_walk){0};
-	row_reads = 0;
 	memo = memo_slot(wc, &regs);
 	out->started = walk_cfi(&regs, &out->st, wc, memo);
 	out->misses = misses;
-	out->row_reads = row_reads;
-	out->rewalk_row_reads = rewalk(wc, &regs, &out->st, &out->rewalk_same);
 	/* As stacks.bpf.h keeps a walk whose stack went into the map. */
 	if (memo_usable(memo)) {
 		memo_keep(memo, 1, memo_gen());
@@ -252,8 +227,6 @@ int CASE_WALK(struct unwind_case *c, struct case_walk *out)
 		memo_forget_all();
 		out->recalled_stale = recall(wc, memo_slot(wc, &regs), &regs, memo_gen());
 	}
-	memo_forget_all();
-	out->stale_row_reads = rewalk(wc, &regs, &out->st, &out->stale_same);
 	free(wc);
 	cur = NULL;
 	return 0;
