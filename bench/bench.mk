@@ -114,5 +114,6 @@ $(BENCH_BUILD)/floor: $(BENCH_FLOOR_SRCS) $(wildcard user/probe/*.h) include/all
 		$(BENCH_FLOOR_SRCS) -o $@ -lbpf -lelf -ldl
 
 # Loads alloctrace's own object (its skeleton) to ask the verifier about it.
-$(BENCH_BUILD)/verifier: bench/verifier.c build/alloctrace.skel.h | $(BENCH_BUILD)
-	$(CC) $(BENCH_CFLAGS) -O2 -Iinclude -Ibuild $< -o $@ -lbpf -lelf
+$(BENCH_BUILD)/verifier: bench/verifier.c user/bpf/uprobe_multi.c build/alloctrace.skel.h | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O2 -Iinclude -Iuser -Ibuild bench/verifier.c user/bpf/uprobe_multi.c \
+		-o $@ -lbpf -lelf

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "config.h" /* the skeleton's rodata is a struct alloctrace_config */
 #include "alloctrace.skel.h"
+#include "bpf/uprobe_multi.h"
 
 /* The statistics are a few lines; a failed load's log is printed whole. */
 #define LOG_SIZE  (1 << 20)
@@ -61,11 +62,19 @@ static void print_prog(const struct prog_log *p, unsigned long long total[2])
 /* Every program loaded, with a log buffer for its statistics each. */
 static int prepare(struct alloctrace_bpf *skel, struct prog_log *logs, int *n)
 {
+	bool session = uprobe_session__supported();
 	struct bpf_program *prog;
 
 	*n = 0;
+	/* As alloctrace loads it: a session program, only where the kernel has them (6.13+). */
+	bpf_program__set_expected_attach_type(skel->progs.alloc_session,
+					      UPROBE_SESSION_ATTACH_TYPE);
 	bpf_object__for_each_program(prog, skel->obj)
 	{
+		if (prog == skel->progs.alloc_session && !session) {
+			bpf_program__set_autoload(prog, false);
+			continue;
+		}
 		if (*n == MAX_PROGS)
 			return -E2BIG;
 		logs[*n].prog = prog;
