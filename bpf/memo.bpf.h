@@ -5,9 +5,9 @@
  * A walk remembered: where it started, which stack words it read and a
  * hash of what they held. The walk is a function of its start, those
  * words and the unwind tables, so the same start with the same words
- * under the same tables is the same stack: checking that costs one read
- * of the stack instead of a walk. Loops allocate from the same place at
- * the same depth over and over.
+ * under the same tables is the same stack: checking that costs the walk's
+ * reads of the stack without its lookups of the tables. Loops allocate
+ * from the same place at the same depth over and over.
  */
 #ifndef ALLOCTRACE_MEMO_BPF_H
 #define ALLOCTRACE_MEMO_BPF_H
@@ -29,14 +29,19 @@
 #define STACK_WINDOW 4096
 #define PAGE_SIZE    4096
 
-#define MEMO_SLOTS 8
-#define MEMO_WORDS 128
+#define MEMO_SLOTS 128
+#define MEMO_WORDS 64
+/*
+ * How far from sp a remembered walk may read: a server's stacks run deep
+ * (MariaDB's allocations 12 KiB on average, over three windows).
+ */
+#define MEMO_SPAN_MAX (64 * 1024)
 /* stack_memo.nr_words of a walk that cannot be remembered: past MEMO_WORDS, no count. */
 #define MEMO_UNUSABLE 255
 /*
  * walk_cache.bp_word: the walk's frame pointer is the registers', or was restored
- * from a stack word already in the memo, or from the word at window offset
- * off (BP_WORD(off)), which goes into the memo only if a frame uses it.
+ * from a stack word already in the memo, or from the word off bytes above
+ * sp (BP_WORD(off)), which goes into the memo only if a frame uses it.
  */
 #define BP_FROM_REGS 0
 #define BP_NOTED     1
@@ -76,7 +81,7 @@ struct stack_memo {
 	__u64 stamp; /* memo_stamp() of walk_gen when walked, or MEMO_EMPTY */
 	__u64 stack_id;
 	__u64 sum;		 /* hash of the words read, in order */
-	__u16 span;		 /* bytes from sp to the end of the last word read */
+	__u32 span;		 /* bytes from sp to the end of the farthest word read */
 	__u8 nr_words;		 /* words read so far, or MEMO_UNUSABLE */
 	__u8 flags;		 /* the stack's STACK_* flags */
 	__u8 bp_use;		 /* enum memo_bp */
@@ -84,7 +89,7 @@ struct stack_memo {
 	__u16 words[MEMO_WORDS]; /* each word read, as its offset from sp in words */
 };
 
-_Static_assert(STACK_WINDOW / 8 <= 65536, "a word's offset in the window fits in a __u16");
+_Static_assert(MEMO_SPAN_MAX / 8 <= 65536, "a word's offset from sp fits in a __u16");
 _Static_assert(MEMO_WORDS < MEMO_UNUSABLE, "MEMO_UNUSABLE is no count");
 
 /* walk_cache.pending before the walk meets a trampoline: not read yet. */
@@ -108,6 +113,7 @@ struct walk_cache {
 	__u64 got[2];			/* what the last stack_read() read */
 	__u32 slot;			/* the memo of the walk in progress */
 	__u32 bp_word;			/* where the walk's bp came from: BP_FROM_REGS, ... */
+	__u64 bp_value;			/* the word BP_WORD() names, as read */
 	__u64 tramp;			/* the process's uretprobe trampoline, 0 if none */
 	__u64 pending;			/* the next pending return instance (cfi.bpf.h) */
 	struct pending_return ret;	/* the last read: kept off the walk's full stack */
@@ -202,22 +208,19 @@ static __always_inline bool window_fill(struct walk_cache *wc, __u64 addr)
 }
 
 /* Does the window hold [@addr, @addr + @size)? It moves to @addr if not. */
-static __always_inline bool in_window(struct walk_cache *wc, struct stack_memo *memo, __u64 addr,
-				      __u32 size)
+static __always_inline bool in_window(struct walk_cache *wc, __u64 addr, __u32 size)
 {
 	if (addr >= wc->win_lo && addr + size <= wc->win_hi)
 		return true;
-	/* A memo is checked against the first window only, which starts at sp. */
-	memo_give_up(memo);
 	return window_fill(wc, addr) && addr + size <= wc->win_hi;
 }
 
-/* Note a word the walk read at @off in the window, for its memo. */
+/* Note a word the walk read @off bytes above its sp, for its memo. */
 static __always_inline void remember(struct stack_memo *memo, __u64 off, __u64 value)
 {
 	__u32 n = memo->nr_words;
 
-	if ((off & 7) || n >= MEMO_WORDS) {
+	if ((off & 7) || off >= MEMO_SPAN_MAX || n >= MEMO_WORDS) {
 		memo_give_up(memo);
 		return;
 	}
@@ -239,13 +242,14 @@ static __always_inline void remember(struct stack_memo *memo, __u64 off, __u64 v
 __noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size, bool bp_first)
 {
 	struct stack_memo *memo;
-	__u64 off;
+	__u64 off, at;
 
 	/* The verifier knows nothing of a global function's callers. */
 	if (!wc || (size != 8 && size != 16))
 		return -1;
 	memo = &wc->memo[wc->slot & (MEMO_SLOTS - 1)];
-	if (!in_window(wc, memo, addr, size)) {
+	if (!in_window(wc, addr, size)) {
+		memo_give_up(memo);
 		/* The memo is given up: nothing to note. */
 		if (bp_first)
 			wc->bp_word = BP_NOTED;
@@ -254,14 +258,20 @@ __noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size, bool bp
 		return bpf_probe_read_user(wc->got, 8, (void *)addr) ? -1 : 0;
 	}
 	off = (addr - wc->win_lo) & (STACK_WINDOW - 1);
+	at = addr - memo->sp;
 	__builtin_memcpy(wc->got, &wc->window[off], 8);
-	if (bp_first)
-		wc->bp_word = BP_WORD(off);
-	else
-		remember(memo, off, wc->got[0]);
+	if (!bp_first) {
+		remember(memo, at, wc->got[0]);
+	} else if (at < MEMO_SPAN_MAX) {
+		wc->bp_word = BP_WORD(at);
+		wc->bp_value = wc->got[0];
+	} else {
+		memo_give_up(memo);
+		wc->bp_word = BP_NOTED;
+	}
 	if (size == 16) {
 		__builtin_memcpy(&wc->got[1], &wc->window[off + 8], 8);
-		remember(memo, off + 8, wc->got[1]);
+		remember(memo, at + 8, wc->got[1]);
 	}
 	return 0;
 }
@@ -269,7 +279,7 @@ __noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size, bool bp
 /* A frame uses the walk's bp: the memo must hold what it came from. */
 static __always_inline void memo_bp_used(struct walk_cache *wc, struct stack_memo *memo)
 {
-	__u32 word = wc->bp_word, off;
+	__u32 word = wc->bp_word;
 
 	if (word == BP_FROM_REGS) {
 		memo_note_bp(memo, MEMO_BP_DEPENDS);
@@ -277,9 +287,7 @@ static __always_inline void memo_bp_used(struct walk_cache *wc, struct stack_mem
 	}
 	if (word == BP_NOTED)
 		return;
-	off = (word - BP_WORD(0)) & (STACK_WINDOW - 1);
-	/* One aligned load, not eight: remember() gives up on an unaligned @off anyway. */
-	remember(memo, off, ((__u64 *)wc->window)[off / 8]);
+	remember(memo, word - BP_WORD(0), wc->bp_value);
 	wc->bp_word = BP_NOTED;
 }
 
@@ -302,41 +310,50 @@ static __always_inline void memo_start(struct stack_memo *memo, const struct use
 }
 
 /*
- * The hash of the words memo @slot of @wc names, as the window holds them
- * now. A global function: its loop is checked once, and runs without a
- * callback per word.
+ * Do the words memo @slot of @wc names still hold what the walk read? The
+ * window moves over the stack as the walk's did. A global function: its
+ * loop is checked once, and runs without a callback per word.
  */
-__noinline __u64 memo_sum(struct walk_cache *wc, __u32 slot)
+__noinline bool memo_holds(struct walk_cache *wc, __u32 slot)
 {
 	struct stack_memo *memo;
-	__u64 sum = MEMO_SEED;
+	__u64 sum = MEMO_SEED, at;
 	__u32 word;
 
 	if (!wc)
-		return 0;
+		return false;
 	memo = &wc->memo[slot & (MEMO_SLOTS - 1)];
 	for (__u32 i = 0; i < MEMO_WORDS; i++) {
 		if (i >= memo->nr_words)
 			break;
-		word = memo->words[i] & (STACK_WINDOW / 8 - 1);
-		sum = memo_mix(sum, word, *(__u64 *)&wc->window[word * 8]);
+		word = memo->words[i];
+		at = memo->sp + word * 8;
+		if (!in_window(wc, at, 8))
+			return false;
+		sum = memo_mix(sum, word,
+			       *(__u64 *)&wc->window[(at - wc->win_lo) & (STACK_WINDOW - 1)]);
 	}
-	return sum;
+	return sum == memo->sum;
 }
 
 /* Does the stack still hold what the walk @memo remembers read from @regs on? */
 static __always_inline bool recall(struct walk_cache *wc, struct stack_memo *memo,
 				   const struct user_regs *regs, __u64 gen)
 {
-	__u32 span = memo->span;
-
 	if (memo->stamp != memo_stamp(gen) || memo->ip != regs->ip || memo->sp != regs->sp ||
 	    (memo->bp_use == MEMO_BP_DEPENDS && memo->bp != regs->bp) ||
-	    (memo->lr_used && memo->lr != regs->lr) || span > STACK_WINDOW)
+	    (memo->lr_used && memo->lr != regs->lr))
 		return false;
-	if (span && bpf_probe_read_user(wc->window, span, (void *)regs->sp))
+	/* Only what the walk read: a shallow one reads less than a window. */
+	if (memo->span < STACK_WINDOW) {
+		if (memo->span && bpf_probe_read_user(wc->window, memo->span, (void *)regs->sp))
+			return false;
+		wc->win_lo = regs->sp;
+		wc->win_hi = regs->sp + memo->span;
+	} else if (!window_fill(wc, regs->sp)) {
 		return false;
-	return memo_sum(wc, wc->slot) == memo->sum;
+	}
+	return memo_holds(wc, wc->slot);
 }
 
 /* Remember the walk in @memo as stack @id, good while walk_gen stays @gen. */

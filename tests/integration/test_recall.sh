@@ -2,7 +2,9 @@
 # Remembered stack walks (--unwind cfi): a thread's walk is reused only
 # while the stack still holds the words it read. tests/workloads/twins.c
 # calls one malloc site with the same stack pointer from twin callers, in
-# runs (where the memo holds) and alternating (where it must not); every
+# runs (where the memo holds) and alternating (where it must not), the far
+# ones telling apart only beyond a 6,000-byte frame (the memo's words span
+# windows of the stack); every
 # block must land on its own caller's stack, with and without frame
 # pointers, and the memo must have answered for the runs. rbpdata saves a
 # different rbp on the stack at each call from one place, which no frame
@@ -39,15 +41,19 @@ for w in twins twins-nofp; do
 		"$(stack_of "$r" grab middle deep_left run main)"
 	expect_eq "$w: deep_right" '[[560,10,10],[1680,30,30]]' \
 		"$(stack_of "$r" grab middle deep_right run main)"
-	expect_eq "$w: grab has exactly those 8 stacks" 8 "$(fn_stacks "$r" grab)"
+	expect_eq "$w: far_left" '[[320,10,10],[1280,40,40]]' \
+		"$(stack_of "$r" grab far_middle far_left run main)"
+	expect_eq "$w: far_right" '[[720,10,10],[1440,20,20]]' \
+		"$(stack_of "$r" grab far_middle far_right run main)"
+	expect_eq "$w: grab has exactly those 12 stacks" 12 "$(fn_stacks "$r" grab)"
 	expect_eq "$w: complete stacks" '[]' \
 		"$(jq -c '[.stacks[] | select(.frames[0].function == "grab")
 			| .stack_flags // [] | .[]] | unique' <<<"$r")"
 	# Each run of n calls walks once and recalls n - 1 times:
-	# 99 + 59 + 49 + 29. The alternating calls must walk every time.
+	# 99 + 59 + 49 + 29 + 39 + 19. The alternating calls must walk every time.
 	expect_true "$w: the memo answered for the runs" \
 		"stacks_recalled=$(report_get "$r" .counters.stacks_recalled)" \
-		test "$(report_get "$r" .counters.stacks_recalled)" -ge 236
+		test "$(report_get "$r" .counters.stacks_recalled)" -ge 294
 done
 
 run_tool rbpdata 60 --unwind cfi --format json -T 0 -- "$WL/rbpdata"

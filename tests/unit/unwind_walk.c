@@ -180,23 +180,27 @@ void send_event(void *ev, __u64 size, struct proc_state *ps)
 }
 
 /*
- * Change the first word the walk remembered, ask the memo again, and put
- * the word back: a remembered walk must not answer for another stack.
+ * Change each word the walk remembered in turn, ask the memo again, and
+ * put the word back: a remembered walk must not answer for another stack,
+ * whichever window of the walk's the word was in.
  */
 static bool recall_changed(struct walk_cache *wc, struct stack_memo *memo,
 			   const struct user_regs *regs)
 {
-	__u64 addr = regs->sp + memo->words[0] * 8ULL;
-	struct case_memory *m = (struct case_memory *)memory_at(cur, addr, 8);
-	__u8 *byte;
-	bool recalled;
+	bool recalled = false;
 
-	if (!m || cur->mem_fd >= 0)
-		return false;
-	byte = m->bytes + (addr - m->addr);
-	*byte ^= 0x40;
-	recalled = recall(wc, memo_slot(wc, regs), regs, memo_gen());
-	*byte ^= 0x40;
+	for (__u32 i = 0; i < memo->nr_words && !recalled; i++) {
+		__u64 addr = regs->sp + memo->words[i] * 8ULL;
+		struct case_memory *m = (struct case_memory *)memory_at(cur, addr, 8);
+		__u8 *byte;
+
+		if (!m || cur->mem_fd >= 0)
+			return false;
+		byte = m->bytes + (addr - m->addr);
+		*byte ^= 0x40;
+		recalled = recall(wc, memo_slot(wc, regs), regs, memo_gen());
+		*byte ^= 0x40;
+	}
 	return recalled;
 }
 

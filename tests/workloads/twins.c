@@ -4,9 +4,10 @@
  * different callers. alloctrace remembers each thread's stack walks by
  * where they start (instruction, stack and frame pointer); here only the
  * return addresses further up tell the callers apart, so a remembered walk
- * that did not check them would give blocks to the wrong caller. The exact
- * counts are in test_unwind.sh. Built twice: with frame pointers at -O0
- * (twins) and without at -O2 (twins-nofp).
+ * that did not check them would give blocks to the wrong caller; in the
+ * far group they are past a frame bigger than the walk's first window on
+ * the stack. The exact counts are in test_recall.sh. Built twice: with
+ * frame pointers at -O0 (twins) and without at -O2 (twins-nofp).
  *
  * Exits 3 if two calls of a group did not run grab() at the same stack
  * address: then the program does not test what it means to.
@@ -17,7 +18,7 @@
 #define KEEP_MAX 512
 #include "workload.h"
 
-enum group { SHALLOW, DEEP, NR_GROUPS };
+enum group { SHALLOW, DEEP, FAR, NR_GROUPS };
 
 static uintptr_t grab_frame[NR_GROUPS];
 static volatile int sink;
@@ -67,6 +68,28 @@ NOINLINE void deep_right(void)
 	sink++;
 }
 
+/* A frame wider than the walk's 4 KiB window: the callers differ beyond it. */
+NOINLINE void far_middle(size_t size)
+{
+	volatile char pad[6000];
+
+	pad[0] = (char)size;
+	grab(size, FAR);
+	sink += pad[0];
+}
+
+NOINLINE void far_left(void)
+{
+	far_middle(32);
+	sink++;
+}
+
+NOINLINE void far_right(void)
+{
+	far_middle(72);
+	sink++;
+}
+
 /* One call site for every path, so that each starts from the same stack pointer. */
 NOINLINE void run(void (*path)(void), int n)
 {
@@ -90,6 +113,12 @@ int main(void)
 	for (int i = 0; i < 10; i++) {
 		run(deep_left, 1);
 		run(deep_right, 1);
+	}
+	run(far_left, 40);
+	run(far_right, 20);
+	for (int i = 0; i < 10; i++) {
+		run(far_left, 1);
+		run(far_right, 1);
 	}
 	return 0;
 }
