@@ -572,13 +572,14 @@ static long unwind_step(__u32 i, struct walk *w)
 
 /*
  * Walk with the unwind tables from the user registers @regs into @st;
- * false if it cannot start. @wc: the thread's window and memos. @memo: the
- * slot to remember the walk in; the walk fills it but for its stack id
- * (memo_keep()), or gives it up if it cannot be remembered.
+ * false if it cannot start. @wc: the thread's window and its memo of the
+ * walk, which the walk fills but for its stack id (memo_keep()), or gives
+ * up if it cannot be remembered.
  */
 static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_trace *st,
-				     struct walk_cache *wc, struct stack_memo *memo)
+				     struct walk_cache *wc)
 {
+	struct stack_memo *memo = &wc->memo;
 	struct walk w = {
 	    .st = st,
 	    .ip = regs->ip,
@@ -611,7 +612,7 @@ static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_
 }
 #else
 static __always_inline bool walk_cfi(const struct user_regs *regs, struct stack_trace *st,
-				     struct walk_cache *wc, struct stack_memo *memo)
+				     struct walk_cache *wc)
 {
 	return false;
 }

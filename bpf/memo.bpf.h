@@ -104,21 +104,29 @@ struct pending_return {
 };
 
 /*
- * A thread's window on its stack and its memos: per thread, so that no
- * other walk writes them while this one reads.
+ * A thread's window on its stack and the memo of its walk in progress:
+ * per thread, so that no other walk writes them while this one reads.
  */
 struct walk_cache {
 	__u64 win_lo; /* the window holds the stack from win_lo to win_hi */
 	__u64 win_hi;
 	__u64 got[2];			/* what the last stack_read() read */
-	__u32 slot;			/* the memo of the walk in progress */
 	__u32 bp_word;			/* where the walk's bp came from: BP_FROM_REGS, ... */
 	__u64 bp_value;			/* the word BP_WORD() names, as read */
 	__u64 tramp;			/* the process's uretprobe trampoline, 0 if none */
 	__u64 pending;			/* the next pending return instance (cfi.bpf.h) */
 	struct pending_return ret;	/* the last read: kept off the walk's full stack */
 	__u8 window[STACK_WINDOW + 16]; /* + the widest read past an offset */
-	struct stack_memo memo[MEMO_SLOTS];
+	struct stack_memo memo;
+};
+
+/*
+ * A thread's remembered walks, one slot per hash of where they start.
+ * Apart from its walk cache: 24 KiB the kernel may not find at once, and
+ * without them walks still run, only none is recalled.
+ */
+struct walk_memos {
+	struct stack_memo slot[MEMO_SLOTS];
 };
 
 struct {
@@ -128,16 +136,30 @@ struct {
 	__type(value, struct walk_cache);
 } walk_caches SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct walk_memos);
+} walk_memos SEC(".maps");
+
 /*
  * Changes whenever a remembered walk may no longer be right: the loader
  * wrote unwind tables or dropped stacks, or a process ran exec.
  */
 __u64 walk_gen = 0;
 
-/* This thread's window and memos, or NULL when there is no memory for them. */
+/* This thread's window, or NULL when there is no memory for it. */
 static __always_inline struct walk_cache *thread_walk_cache(void)
 {
 	return bpf_task_storage_get(&walk_caches, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* This thread's remembered walks, or NULL when there is no memory for them. */
+static __always_inline struct walk_memos *thread_memos(void)
+{
+	return bpf_task_storage_get(&walk_memos, bpf_get_current_task_btf(), 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
@@ -247,7 +269,7 @@ __noinline int stack_read(struct walk_cache *wc, __u64 addr, __u32 size, bool bp
 	/* The verifier knows nothing of a global function's callers. */
 	if (!wc || (size != 8 && size != 16))
 		return -1;
-	memo = &wc->memo[wc->slot & (MEMO_SLOTS - 1)];
+	memo = &wc->memo;
 	if (!in_window(wc, addr, size)) {
 		memo_give_up(memo);
 		/* The memo is given up: nothing to note. */
@@ -291,15 +313,13 @@ static __always_inline void memo_bp_used(struct walk_cache *wc, struct stack_mem
 	wc->bp_word = BP_NOTED;
 }
 
-/* The memo slot of a walk from @regs, made the one a walk writes. */
-static __always_inline struct stack_memo *memo_slot(struct walk_cache *wc,
+/* The slot in @memos of a walk from @regs, NULL without @memos. */
+static __always_inline struct stack_memo *memo_slot(struct walk_memos *memos,
 						    const struct user_regs *regs)
 {
 	__u64 h = (regs->ip ^ (regs->sp << 16)) * 0x9e3779b97f4a7c15ULL;
-	__u32 slot = (h >> 32) & (MEMO_SLOTS - 1);
 
-	wc->slot = slot;
-	return &wc->memo[slot];
+	return memos ? &memos->slot[(h >> 32) & (MEMO_SLOTS - 1)] : NULL;
 }
 
 /* Empty @memo for a walk from @regs about to fill it. */
@@ -310,19 +330,17 @@ static __always_inline void memo_start(struct stack_memo *memo, const struct use
 }
 
 /*
- * Do the words memo @slot of @wc names still hold what the walk read? The
- * window moves over the stack as the walk's did. A global function: its
- * loop is checked once, and runs without a callback per word.
+ * Do the words @memo names still hold what its walk read? @wc's window
+ * moves over the stack as the walk's did. A global function: its loop is
+ * checked once, and runs without a callback per word.
  */
-__noinline bool memo_holds(struct walk_cache *wc, __u32 slot)
+__noinline bool memo_holds(struct walk_cache *wc, const struct stack_memo *memo)
 {
-	struct stack_memo *memo;
 	__u64 sum = MEMO_SEED, at;
 	__u32 word;
 
-	if (!wc)
+	if (!wc || !memo)
 		return false;
-	memo = &wc->memo[slot & (MEMO_SLOTS - 1)];
 	for (__u32 i = 0; i < MEMO_WORDS; i++) {
 		if (i >= memo->nr_words)
 			break;
@@ -353,14 +371,16 @@ static __always_inline bool recall(struct walk_cache *wc, struct stack_memo *mem
 	} else if (!window_fill(wc, regs->sp)) {
 		return false;
 	}
-	return memo_holds(wc, wc->slot);
+	return memo_holds(wc, memo);
 }
 
-/* Remember the walk in @memo as stack @id, good while walk_gen stays @gen. */
-static __always_inline void memo_keep(struct stack_memo *memo, __u64 id, __u64 gen)
+/* Keep the walk in progress @walked in @slot as stack @id, good while walk_gen stays @gen. */
+static __always_inline void memo_keep(struct stack_memo *slot, const struct stack_memo *walked,
+				      __u64 id, __u64 gen)
 {
-	memo->stack_id = id;
-	memo->stamp = memo_stamp(gen);
+	*slot = *walked;
+	slot->stack_id = id;
+	slot->stamp = memo_stamp(gen);
 }
 
 #endif

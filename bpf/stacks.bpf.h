@@ -89,6 +89,40 @@ static __always_inline void count_stack(__u32 flags)
 }
 
 /*
+ * The id of the stack a remembered walk from @regs says, if the stack
+ * still holds it, else STACK_ID_NONE. Global functions, it and
+ * remember_walk(): what they do with the thread's memos, or without them,
+ * is checked once, not again with every state of the walk around them.
+ */
+__noinline __u64 recalled_stack(struct walk_cache *wc, const struct user_regs *regs, __u64 gen)
+{
+	struct stack_memo *kept;
+
+	if (!wc || !regs)
+		return STACK_ID_NONE;
+	kept = memo_slot(thread_memos(), regs);
+	if (!kept || !recall(wc, kept, regs, gen))
+		return STACK_ID_NONE;
+	count(CNT_STACKS_RECALLED);
+	count_stack(kept->flags);
+	return kept->stack_id;
+}
+
+/* Keep @wc's walk from @regs, whose stack went into the map as @id, under the tables of @gen. */
+__noinline int remember_walk(struct walk_cache *wc, const struct user_regs *regs, __u64 id,
+			     __u64 gen)
+{
+	struct stack_memo *kept;
+
+	if (!wc || !regs || !memo_usable(&wc->memo) || id == STACK_ID_NONE)
+		return 0;
+	kept = memo_slot(thread_memos(), regs);
+	if (kept)
+		memo_keep(kept, &wc->memo, id, gen);
+	return 0;
+}
+
+/*
  * Walk the user stack into @st and return its id in the stack map. @regs
  * are the user registers where the walk starts. Unless @need_frames, a
  * remembered walk that still holds answers with its id and leaves @st alone.
@@ -96,22 +130,18 @@ static __always_inline void count_stack(__u32 flags)
 static __always_inline __u64 capture_stack(void *ctx, const struct user_regs *regs,
 					   struct stack_trace *st, bool need_frames)
 {
-	struct stack_memo *memo = NULL;
 	struct walk_cache *wc = NULL;
 	__u64 gen = memo_gen(), id;
 	bool ok;
 
 	if (cfg.unwind_cfi) {
 		wc = thread_walk_cache();
-		memo = wc ? memo_slot(wc, regs) : NULL;
-		if (memo && !need_frames && recall(wc, memo, regs, gen)) {
-			count(CNT_STACKS_RECALLED);
-			count_stack(memo->flags);
-			return memo->stack_id;
-		}
+		id = need_frames ? STACK_ID_NONE : recalled_stack(wc, regs, gen);
+		if (id != STACK_ID_NONE)
+			return id;
 	}
 	/* Without its cache (no memory for it) a thread's stacks come from frame pointers. */
-	ok = wc ? walk_cfi(regs, st, wc, memo) : walk_fp(ctx, st);
+	ok = wc ? walk_cfi(regs, st, wc) : walk_fp(ctx, st);
 	if (!ok) {
 		st->nr = 0;
 		count(CNT_STACK_ERRORS);
@@ -120,8 +150,7 @@ static __always_inline __u64 capture_stack(void *ctx, const struct user_regs *re
 	count_stack(st->flags);
 	id = stack_id_of(st);
 	/* Remembered once its stack is in the map, under the tables it was walked with. */
-	if (wc && memo_usable(memo) && id != STACK_ID_NONE)
-		memo_keep(memo, id, gen);
+	remember_walk(wc, regs, id, gen);
 	return id;
 }
 

@@ -198,7 +198,7 @@ static bool recall_changed(struct walk_cache *wc, struct stack_memo *memo,
 			return false;
 		byte = m->bytes + (addr - m->addr);
 		*byte ^= 0x40;
-		recalled = recall(wc, memo_slot(wc, regs), regs, memo_gen());
+		recalled = recall(wc, memo, regs, memo_gen());
 		*byte ^= 0x40;
 	}
 	return recalled;
@@ -209,29 +209,34 @@ int CASE_WALK(struct unwind_case *c, struct case_walk *out)
 	struct user_regs regs = {
 	    .ip = c->regs.ip, .sp = c->regs.sp, .bp = c->regs.bp, .lr = c->regs.lr};
 	struct walk_cache *wc = calloc(1, sizeof(*wc));
+	struct walk_memos *memos = calloc(1, sizeof(*memos));
 	struct stack_memo *memo;
+	int err = 0;
 
-	if (!wc)
-		return -ENOMEM;
+	if (!wc || !memos) {
+		err = -ENOMEM;
+		goto out;
+	}
 	cur = c;
 	misses = 0;
 	cfg.stack_depth = c->depth;
 	*out = (struct case_walk){0};
-	memo = memo_slot(wc, &regs);
-	out->started = walk_cfi(&regs, &out->st, wc, memo);
+	out->started = walk_cfi(&regs, &out->st, wc);
 	out->misses = misses;
 	/* As stacks.bpf.h keeps a walk whose stack went into the map. */
-	if (memo_usable(memo)) {
-		memo_keep(memo, 1, memo_gen());
-		memo = memo_slot(wc, &regs);
+	if (memo_usable(&wc->memo)) {
+		memo = memo_slot(memos, &regs);
+		memo_keep(memo, &wc->memo, 1, memo_gen());
 		out->recalled = recall(wc, memo, &regs, memo_gen()) && memo->stack_id == 1;
 		if (out->recalled)
 			out->recalled_changed = recall_changed(wc, memo, &regs);
 		/* New tables or an exec: every remembered walk is stale. */
 		memo_forget_all();
-		out->recalled_stale = recall(wc, memo_slot(wc, &regs), &regs, memo_gen());
+		out->recalled_stale = recall(wc, memo, &regs, memo_gen());
 	}
+out:
+	free(memos);
 	free(wc);
 	cur = NULL;
-	return 0;
+	return err;
 }
