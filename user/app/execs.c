@@ -122,11 +122,15 @@ static void describe_allocator(const struct session *s, const struct allocator *
 		    "faults), "
 		    "no probes",
 		    chosen(&s->opts->choice).s);
-	else if (s->opts->big_only && pid)
+	else if (s->opts->alloc.big_only && pid && allocator__probes(a, FUNC_MMAP))
 		say("tracing pid %d (%s): blocks of %llu bytes or more from mmap, mremap and brk, "
-		    "no probes in %s",
+		    "by probes on the C library's, none in the allocator in %s",
 		    pid, comm, (unsigned long long)s->opts->big, a->objs[0].name);
-	else if (s->opts->big_only)
+	else if (s->opts->alloc.big_only && pid)
+		say("tracing pid %d (%s): blocks of %llu bytes or more from mmap, mremap and brk, "
+		    "at the system call, no probes in %s",
+		    pid, comm, (unsigned long long)s->opts->big, a->objs[0].name);
+	else if (s->opts->alloc.big_only)
 		say("tracing every process: blocks of %llu bytes or more from mmap, mremap and brk",
 		    (unsigned long long)s->opts->big);
 	else if (pid && !probes)
@@ -184,54 +188,60 @@ static void arm_retry(struct session *s)
 	timerfd_settime(s->retry_fd, 0, &its, NULL);
 }
 
-/* The end of an exec: @p (NULL if it could not be kept) re-probed, or why not (@err). */
-static void exec_end(struct session *s, struct proc *p, pid_t pid, int err)
+/* The event of a look for @p's allocator that gave @err (look()). */
+static struct exec_event looked(const struct session *s, const struct proc *p, int err)
 {
-	int probes = 0;
-
-	if (!err) {
-		probes = probe_allocator(s, p, false);
-		err = probes < 0 ? probes : 0;
-	}
-	if (p)
-		p->trace = err ? PROC_NO_ALLOCATOR : PROC_REPROBED;
-	if (!err) {
-		describe_allocator(s, p->allocator, pid, p->comm, p->named, probes);
-		/* Its new mappings, while it lives (a launched command is still held). */
-		proc__symbolizer(&s->procs, p, true);
-		return;
-	}
-	/* With several processes, the others are still traced. */
-	if (s->multi)
-		return;
-	pr_err("cannot trace pid %d after its exec: %s", pid, strerror(-err));
-	s->failed = true;
-	s->done = true;
+	return (struct exec_event){
+	    .kind = EXEC_EV_LOOKED,
+	    .err = err,
+	    .gone = err == -EAGAIN && kill(p->pid, 0) && errno == ESRCH,
+	    .late = err == -EAGAIN && clock_seconds(CLOCK_MONOTONIC) >= p->exec_deadline,
+	    .named = p->named,
+	    .multi = s->multi,
+	};
 }
 
 /*
- * The one transition of @p after its exec, from what looking for its
- * allocator gave (@err: 0 found, -EAGAIN not mapped yet, else why none):
- * pending until its deadline, then re-probed or without an allocator.
+ * Follow @p (NULL if its record could not be kept) through its exec from
+ * @ev on: each step exec_fsm__step() decides, performed here, until one
+ * asks neither a look (of @launched, if run here) nor a probe.
  */
-static void exec_advance(struct session *s, struct proc *p, int err)
+static void exec_run(struct session *s, struct proc *p, pid_t pid, struct target *launched,
+		     struct exec_event ev)
 {
-	/* Gone, and its end is told by its pidfd or its last report. */
-	bool gone = err == -EAGAIN && kill(p->pid, 0) && errno == ESRCH;
+	struct exec_step st;
+	int probes = 0;
 
-	if (gone) {
-		p->trace = PROC_NO_ALLOCATOR;
-		return;
+	for (;;) {
+		/* Without a record, the only event is its execve, whatever the state. */
+		st = exec_fsm__step(p ? p->trace : PROC_EXEC_SEEN, &ev);
+		if (p)
+			p->trace = st.trace;
+		if (st.acts & EXEC_ACT_TELL_NONE)
+			no_allocator(pid, p->comm, st.err);
+		if (st.acts & EXEC_ACT_GIVE_UP) {
+			pr_err("cannot trace pid %d after its exec: %s", pid, strerror(-st.err));
+			s->failed = true;
+			s->done = true;
+		}
+		if (st.acts & EXEC_ACT_DESCRIBE) {
+			describe_allocator(s, p->allocator, pid, p->comm, p->named, probes);
+			/* Its new mappings, while it lives (a launched command is still held). */
+			proc__symbolizer(&s->procs, p, true);
+		}
+		if (st.acts & EXEC_ACT_LOOK) {
+			ev = looked(s, p, wait_allocator(s, pid, launched, p->allocator));
+		} else if (st.acts & EXEC_ACT_PROBE) {
+			probes = probe_allocator(s, p, false);
+			ev = (struct exec_event){
+			    .kind = EXEC_EV_PROBED,
+			    .err = probes < 0 ? probes : 0,
+			    .multi = s->multi,
+			};
+		} else {
+			return;
+		}
 	}
-	if (err == -EAGAIN && clock_seconds(CLOCK_MONOTONIC) < p->exec_deadline) {
-		p->trace = PROC_ALLOC_PENDING;
-		return;
-	}
-	if (err == -EAGAIN)
-		err = -ENOENT;
-	if (p->named)
-		no_allocator(p->pid, p->comm, err);
-	exec_end(s, p, p->pid, err);
 }
 
 void execs__retry(struct session *s)
@@ -240,9 +250,24 @@ void execs__retry(struct session *s)
 		struct proc *p = s->procs.procs[i];
 
 		if (p->trace == PROC_ALLOC_PENDING)
-			exec_advance(s, p, look(s, p->pid, p->allocator));
+			exec_run(s, p, p->pid, NULL, looked(s, p, look(s, p->pid, p->allocator)));
 	}
 	arm_retry(s);
+}
+
+/* Process @pid's record, as its entry in the maps is now, with room for its allocator. */
+static struct proc *entry_proc(struct session *s, pid_t pid, int *err)
+{
+	struct proc_state st;
+	struct proc *p;
+
+	*err = tracer__proc_state(s->tracer, pid, &st);
+	if (!*err)
+		*err = collect__update_proc(s, pid, &st);
+	p = *err ? NULL : procs__find(&s->procs, pid);
+	if (!*err && (!p || !allocator_slot(p)))
+		*err = -ENOMEM;
+	return *err ? NULL : p;
 }
 
 /*
@@ -253,19 +278,13 @@ void execs__retry(struct session *s)
 static struct proc *forget_image(struct session *s, pid_t pid, int *err)
 {
 	struct proc *p = procs__find(&s->procs, pid);
-	struct proc_state st;
 
-	if (!s->multi) {
-		*err = tracer__reset(s->tracer);
-		if (!*err && p)
-			*err = proc__new_image(&s->procs, p, 0);
-	} else {
-		/* Its record follows the new image now, so its mappings are read in time. */
-		*err = tracer__proc_state(s->tracer, pid, &st);
-		if (!*err)
-			*err = collect__update_proc(s, pid, &st);
-		p = procs__find(&s->procs, pid);
-	}
+	/* With several, its record follows the new image now, so its mappings are read in time. */
+	if (s->multi)
+		return entry_proc(s, pid, err);
+	*err = tracer__reset(s->tracer);
+	if (!*err && p)
+		*err = proc__new_image(&s->procs, p, 0);
 	if (!*err && (!p || !allocator_slot(p)))
 		*err = -ENOMEM;
 	return *err ? NULL : p;
@@ -296,12 +315,10 @@ void execs__reattach(struct session *s, pid_t pid, struct target *t)
 	if (p) {
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 		p->named = t;
-		p->trace = PROC_EXEC_SEEN;
 		p->exec_deadline = clock_seconds(CLOCK_MONOTONIC) + EXEC_PATIENCE;
-		exec_advance(s, p, wait_allocator(s, pid, launched, p->allocator));
-	} else {
-		exec_end(s, NULL, pid, err);
 	}
+	exec_run(s, p, pid, launched,
+		 (struct exec_event){.kind = EXEC_EV_EXECVE, .err = err, .multi = s->multi});
 	arm_retry(s);
 	if (launched && !s->done)
 		target__resume(launched);
@@ -411,6 +428,68 @@ int execs__attach_all(struct session *s)
 	proc_choice__for_each(&s->opts->choice, getpid(), prepare_running, s);
 	describe_allocator(s, s->all_alloc, 0, NULL, true, probes);
 	return EXIT_OK;
+}
+
+/* @path starting with @from starts with @to instead. */
+static void rebase_path(char *path, size_t size, const char *from, const char *to)
+{
+	char rest[PATH_MAX];
+
+	if (strncmp(path, from, strlen(from)))
+		return;
+	snprintf(rest, sizeof(rest), "%s", path + strlen(from));
+	snprintf(path, size, "%s%s", to, rest);
+}
+
+/*
+ * @a, its parent's allocator, named through child @pid's /proc entry:
+ * false when a name is gone. The parent's objects were named by the
+ * map_files range each had when it was found, and ld.so may split that
+ * range afterwards (arm64's 64 KiB-aligned segments on 4 KiB pages: the
+ * gap between two is made PROT_NONE), leaving no entry of that name.
+ */
+static bool inherit_allocator(struct allocator *a, pid_t pid, pid_t parent)
+{
+	char from[32], to[32];
+
+	snprintf(from, sizeof(from), "/proc/%d/", parent);
+	snprintf(to, sizeof(to), "/proc/%d/", pid);
+	for (size_t i = 0; i < a->nr_objs; i++) {
+		rebase_path(a->objs[i].path, sizeof(a->objs[i].path), from, to);
+		if (access(a->objs[i].path, F_OK))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * --follow-forks: @pid, a child of @parent that has not run yet (held at
+ * its first ptrace stop), gets its own probes on its parent's allocator:
+ * the same files at the same addresses, named through its own /proc
+ * entry, or found again when those names are gone. Its unwind tables it
+ * inherited at the fork (the BPF side).
+ */
+void execs__adopt(struct session *s, pid_t pid, pid_t parent)
+{
+	struct proc *pp = procs__find(&s->procs, parent), *p;
+	int err = 0, probes;
+
+	p = entry_proc(s, pid, &err);
+	if (p && pp && pp->allocator && pp->allocator->nr_objs) {
+		*p->allocator = *pp->allocator;
+		if (!inherit_allocator(p->allocator, pid, parent))
+			err = look(s, pid, p->allocator);
+	} else if (p) {
+		err = look(s, pid, p->allocator);
+	}
+	probes = err ? err : probe_allocator(s, p, false);
+	if (probes < 0) {
+		pr_warn("child %d of process %d: its allocator is not probed: %s", pid, parent,
+			strerror(-probes));
+		return;
+	}
+	p->trace = PROC_ATTACHED;
+	describe_allocator(s, p->allocator, pid, p->comm, false, probes);
 }
 
 /*

@@ -4,7 +4,7 @@
 
 #include <sys/types.h>
 #include "app/state.h"
-#include "bpf/tracer.h"
+#include "tracer/tracer.h"
 
 /*
  * Which allocator is probed in which process, and following execs: each
@@ -18,6 +18,12 @@ int execs__attach(struct session *s, struct target *t);
 
 /* --all: probe the C library's allocator for every process. An exit code. */
 int execs__attach_all(struct session *s);
+
+/*
+ * --follow-forks: @pid, a child of @parent, stopped before it ran: its own
+ * probes on its parent's allocator, before it is resumed.
+ */
+void execs__adopt(struct session *s, pid_t pid, pid_t parent);
 
 /* Process @pid (@t if named on the command line) ran execve: probe its new program. */
 void execs__reattach(struct session *s, pid_t pid, struct target *t);

@@ -17,6 +17,7 @@
 #include "lib/util.h"
 #include "proc/procfs.h"
 #include "proc/target.h"
+#include "proc/target_fsm.h"
 
 #define PF_KTHREAD 0x00200000
 /*
@@ -32,35 +33,13 @@
  */
 #define THREADS_EXIT_PATIENCE 5.0
 
-/*
- * A thread of a launched target other than its first, traced since it
- * was made (PTRACE_O_TRACECLONE): its registers, read while it was held
- * for a check or at its exit stop (@exited), are roots of the checks.
- */
-struct task {
-	pid_t tid;
-	int pending; /* a stop met while interrupting: target__update()'s to handle */
-	bool interrupted;
-	bool has_regs;
-	bool exited; /* at its exit stop with the process's group exit */
-	struct arch_regs regs;
-};
-
 struct target {
 	pid_t pid;
 	int pidfd; /* attached targets: readable once the process is gone */
 	bool launched;
-	bool resumed;	   /* launched and let go past the loader */
-	bool at_exit_stop; /* held in its exit stop until target__resume() */
-	int hold_signal;   /* a signal that stops it for target__release() to answer */
-	bool held;	   /* stopped as that signal reached it */
-	bool interrupted;  /* held in a stop of ours until target__continue() */
-	int pending;	   /* a stop met while interrupting: target__update()'s to handle */
-	pid_t held_tid;	   /* the thread held (the hold signal) */
-	pid_t *forked;	   /* children it made, traced since: for target__take_forked() */
-	size_t nr_forked, forked_cap;
-	struct task *tasks; /* its other threads */
-	size_t nr_tasks, tasks_cap;
+	bool resumed;		/* launched and let go past the loader */
+	bool awaited;		/* its threads' exit stops awaited at this exit stop */
+	struct tfsm fsm;	/* launched targets: its threads' states */
 	struct arch_regs *regs; /* target__thread_registers()'s */
 	char comm[32];
 	struct target_exit exit;
@@ -315,7 +294,9 @@ struct target *target__launch(char *const argv[])
 	close(go[0]);
 	close(errp[1]);
 	go[0] = errp[1] = -1;
-	err = start_child(t, argv, go, errp);
+	err = tfsm_init(&t->fsm, t->pid, true);
+	if (!err)
+		err = start_child(t, argv, go, errp);
 	if (!err)
 		read_comm(t);
 out:
@@ -383,33 +364,219 @@ int target__run_until(struct target *t, int (*found)(void *ctx), void *ctx)
 	}
 }
 
+/*
+ * The thin layer under target_fsm.c: it performs the actions the state
+ * machine asks and tells it each thread's stops.
+ */
+static int perform_one(struct target *t, const struct tfsm_action *a)
+{
+	struct tfsm_thread *k;
+	long ret = 0;
+
+	switch (a->kind) {
+	case TACT_CONT:
+		ret = ptrace(PTRACE_CONT, a->tid, 0, a->sig);
+		break;
+	case TACT_LISTEN:
+		ret = ptrace(PTRACE_LISTEN, a->tid, 0, 0);
+		break;
+	case TACT_INTERRUPT:
+		ret = ptrace(PTRACE_INTERRUPT, a->tid, 0, 0);
+		break;
+	case TACT_DETACH:
+		pr_warn("process %d: its thread or child %d is not followed: %s", t->pid, a->tid,
+			strerror(ENOMEM));
+		ret = ptrace(PTRACE_DETACH, a->tid, 0, 0);
+		break;
+	case TACT_REGS:
+		k = tfsm_thread(&t->fsm, a->tid);
+		if (k && !arch_regs_get(a->tid, &k->regs))
+			k->has_regs = true;
+		break;
+	case TACT_NONE:
+		break;
+	}
+	return ret ? -errno : 0;
+}
+
+/* Every action asked: 0, or the first one's error. */
+static int perform(struct target *t)
+{
+	struct tfsm_action a;
+	int err, first = 0;
+
+	while (tfsm_next(&t->fsm, &a)) {
+		err = perform_one(t, &a);
+		if (err) {
+			tfsm_failed(&t->fsm, &a);
+			first = first ? first : err;
+		}
+	}
+	return first;
+}
+
+static bool stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* A wait status of thread @tid as an event; @regs holds an exit stop's registers. */
+static void to_event(pid_t tid, int status, struct tfsm_event *ev, struct arch_regs *regs)
+{
+	unsigned long msg = 0;
+	int event = status >> 16;
+
+	*ev = (struct tfsm_event){.tid = tid, .kind = TEV_OTHER, .status = status};
+	if (!WIFSTOPPED(status)) {
+		ev->kind = TEV_GONE;
+		return;
+	}
+	ev->sig = WSTOPSIG(status);
+	if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+	    event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_EXEC) {
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg))
+			return;
+		ev->msg = msg;
+	}
+	switch (event) {
+	case 0:
+		ev->kind = TEV_SIGNAL;
+		break;
+	case PTRACE_EVENT_STOP:
+		ev->kind = stop_signal(ev->sig) ? TEV_GROUP_STOP : TEV_TRAP;
+		break;
+	case PTRACE_EVENT_CLONE:
+		ev->kind = TEV_CLONE;
+		break;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		ev->kind = TEV_FORK;
+		break;
+	case PTRACE_EVENT_EXEC:
+		ev->kind = TEV_EXEC;
+		break;
+	case PTRACE_EVENT_EXIT:
+		ev->kind = TEV_EXIT;
+		ev->regs = arch_regs_get(tid, regs) ? NULL : regs;
+		break;
+	}
+}
+
+static void step(struct target *t, const struct tfsm_event *ev)
+{
+	tfsm_step(&t->fsm, ev);
+	perform(t);
+	if (t->fsm.gone && !t->exit.exited)
+		record_exit(t, t->fsm.status);
+	if (ev->kind == TEV_EXEC)
+		read_comm(t);
+}
+
+/*
+ * Thread @tid's next stop, waited for with @flags: 1 when one was
+ * handled, 0 when there was none, -errno when it is not ours to wait for
+ * (gone in an exec, or reaped): told as its end, but for the first thread.
+ */
+static int wait_thread(struct target *t, pid_t tid, int flags)
+{
+	struct tfsm_event ev;
+	struct arch_regs regs;
+	int status, err = 0;
+	pid_t ret;
+
+	ret = waitpid(tid, &status, flags | __WALL);
+	if (!ret)
+		return 0;
+	if (ret < 0) {
+		err = -errno;
+		if (tid == t->pid)
+			return err;
+		status = 0;
+	}
+	to_event(tid, status, &ev, &regs);
+	step(t, &ev);
+	return ret < 0 ? err : 1;
+}
+
+/* One look at each thread, the first one last: its end is told once the others are reaped. */
+static void update_pass(struct target *t)
+{
+	struct tfsm_event ev;
+	pid_t tid;
+
+	while (tfsm_take_pending(&t->fsm, &ev))
+		step(t, &ev);
+	for (size_t i = 1; i < t->fsm.nr_threads; i++) {
+		tid = t->fsm.threads[i].tid;
+		if (t->fsm.threads[i].state != TS_GONE && t->fsm.threads[i].state != TS_EARLY)
+			wait_thread(t, tid, WNOHANG);
+	}
+	if (!t->fsm.gone)
+		wait_thread(t, t->pid, WNOHANG);
+}
+
+/*
+ * The first thread is at its exit stop. When the process is ending (not
+ * that thread alone), wait for its other threads, which exit_group or the
+ * fatal signal is killing, to stop at theirs and give their registers.
+ */
+static void await_tasks(struct target *t)
+{
+	double deadline = clock_seconds(CLOCK_MONOTONIC) + THREADS_EXIT_PATIENCE;
+
+	t->awaited = true;
+	while (tfsm_awaiting_exits(&t->fsm) && clock_seconds(CLOCK_MONOTONIC) < deadline) {
+		update_pass(t);
+		if (tfsm_awaiting_exits(&t->fsm))
+			usleep(1000);
+	}
+}
+
+/*
+ * SIGCHLDs coalesce, and a stop one tells may be that of a thread noted
+ * only in this pass (its parent's clone event came with it, or after it):
+ * look again until a pass finds no stop at all, so that none waits for a
+ * later SIGCHLD.
+ */
+static enum target_state update_launched(struct target *t)
+{
+	size_t before;
+
+	do {
+		before = t->fsm.stops;
+		update_pass(t);
+	} while (t->fsm.stops != before && !t->fsm.gone);
+	if (t->fsm.at_exit && !t->awaited)
+		await_tasks(t);
+	return t->exit.exited ? TARGET_GONE : tfsm_state(&t->fsm);
+}
+
 int target__resume(struct target *t)
 {
 	if (!t->launched || t->exit.exited)
 		return 0;
-	if (ptrace(PTRACE_CONT, t->pid, 0, 0))
-		return -errno;
+	tfsm_resume(&t->fsm);
 	t->resumed = true;
-	t->at_exit_stop = false;
-	return 0;
+	t->awaited = false;
+	return perform(t);
 }
 
 void target__set_hold_signal(struct target *t, int sig)
 {
-	t->hold_signal = sig;
+	t->fsm.hold_signal = sig;
 }
 
 int target__release(struct target *t, bool deliver)
 {
-	if (!t->held)
+	if (!t->fsm.held_tid)
 		return 0;
-	t->held = false;
-	return ptrace(PTRACE_CONT, t->held_tid, 0, deliver ? t->hold_signal : 0) ? -errno : 0;
+	tfsm_release(&t->fsm, deliver);
+	return perform(t);
 }
 
 pid_t target__held_tid(const struct target *t)
 {
-	return t->held ? t->held_tid : 0;
+	return t->launched ? t->fsm.held_tid : 0;
 }
 
 int target__fd(const struct target *t)
@@ -428,189 +595,26 @@ static enum target_state update_attached(struct target *t)
 	return TARGET_RUNNING;
 }
 
-static bool stop_signal(int sig)
-{
-	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
-/*
- * The process or thread an event stop of thread @tid made, traced from its
- * first instruction, into *@id, and @arr (of @nr entries of @size) grown
- * for it; NULL when there is none to keep. One that cannot be kept is let
- * go rather than left stopped for nobody.
- */
-static void *note_new(struct target *t, pid_t tid, void *arr, size_t *cap, size_t nr, size_t size,
-		      const char *what, pid_t *id)
-{
-	unsigned long msg;
-	void *a;
-
-	if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg))
-		return NULL;
-	a = array__grow(arr, cap, nr, size);
-	if (!a) {
-		pr_warn("process %d: its %s %lu is not followed: %s", t->pid, what, msg,
-			strerror(ENOMEM));
-		ptrace(PTRACE_DETACH, (pid_t)msg, 0, 0);
-	}
-	*id = msg;
-	return a;
-}
-
-/* A child made (the options of target__follow_forks()): kept for the session to adopt. */
-static void note_forked(struct target *t, pid_t tid)
-{
-	pid_t child, *f = note_new(t, tid, t->forked, &t->forked_cap, t->nr_forked, sizeof(*f),
-				   "child", &child);
-
-	if (!f)
-		return;
-	t->forked = f;
-	t->forked[t->nr_forked++] = child;
-}
-
-/* A thread made: let go from its first stop, and heard from until it is gone. */
-static void note_thread(struct target *t, pid_t tid)
-{
-	pid_t thread;
-	struct task *k =
-	    note_new(t, tid, t->tasks, &t->tasks_cap, t->nr_tasks, sizeof(*k), "thread", &thread);
-
-	if (!k)
-		return;
-	t->tasks = k;
-	t->tasks[t->nr_tasks++] = (struct task){.tid = thread};
-}
-
-/*
- * Thread @k at its exit stop: its registers are roots of the process's
- * last check when exit_group (its own or another thread's) or a fatal
- * signal ended it, not when it ended alone (SYS_exit: pthread_exit, or its
- * start routine returned), which leaves the program without them.
- */
-static void task_exit(struct task *k)
-{
-	k->has_regs = !arch_regs_get(k->tid, &k->regs) && k->regs.syscall != SYS_exit;
-	k->exited = k->has_regs;
-}
-
-/* A stop of the hold signal in thread @tid: the session's to answer, one at a time. */
-static bool hold(struct target *t, pid_t tid, int status)
-{
-	if (status >> 16 || !t->hold_signal || WSTOPSIG(status) != t->hold_signal)
-		return false;
-	t->held = true;
-	t->held_tid = tid;
-	return true;
-}
-
-/* One stop of thread @i (not the first): it runs on, but for the hold signal. */
-static enum target_state handle_task_stop(struct target *t, size_t i, int status)
-{
-	pid_t tid = t->tasks[i].tid;
-	int event = status >> 16;
-
-	if (t->held && !event) {
-		t->tasks[i].pending = status; /* after the one held */
-		return TARGET_RUNNING;
-	}
-	switch (event) {
-	case PTRACE_EVENT_FORK:
-	case PTRACE_EVENT_VFORK:
-		note_forked(t, tid);
-		break;
-	case PTRACE_EVENT_CLONE:
-		note_thread(t, tid);
-		break;
-	case PTRACE_EVENT_EXIT:
-		task_exit(&t->tasks[i]);
-		break;
-	case PTRACE_EVENT_STOP:
-		if (stop_signal(WSTOPSIG(status))) {
-			ptrace(PTRACE_LISTEN, tid, 0, 0);
-			return TARGET_RUNNING;
-		}
-		break;
-	}
-	if (hold(t, tid, status))
-		return TARGET_HELD;
-	ptrace(PTRACE_CONT, tid, 0, event ? 0 : WSTOPSIG(status));
-	return TARGET_RUNNING;
-}
-
-/* The threads' stops since the last look; gone ones forgotten, but for their exit registers. */
-static enum target_state poll_tasks(struct target *t)
-{
-	enum target_state state = TARGET_RUNNING;
-	size_t i, out = 0;
-	int status;
-	pid_t ret;
-
-	for (i = 0; i < t->nr_tasks && state == TARGET_RUNNING; i++) {
-		status = t->tasks[i].pending;
-		t->tasks[i].pending = 0;
-		if (status)
-			state = handle_task_stop(t, i, status);
-		while (state == TARGET_RUNNING && t->tasks[i].tid && !t->tasks[i].pending) {
-			ret = waitpid(t->tasks[i].tid, &status, WNOHANG | __WALL);
-			if (!ret)
-				break;
-			if (ret > 0 && WIFSTOPPED(status))
-				state = handle_task_stop(t, i, status);
-			else
-				t->tasks[i].tid = 0; /* exited and reaped, or gone in an exec */
-		}
-	}
-	for (i = 0; i < t->nr_tasks; i++)
-		if (t->tasks[i].tid || t->tasks[i].exited)
-			t->tasks[out++] = t->tasks[i];
-	t->nr_tasks = out;
-	return state;
-}
-
-/*
- * The first thread is at its exit stop. When the process is ending (not
- * that thread alone), wait for its other threads, which exit_group or the
- * fatal signal is killing, to stop at theirs and give their registers.
- */
-static void await_tasks(struct target *t)
-{
-	double deadline = clock_seconds(CLOCK_MONOTONIC) + THREADS_EXIT_PATIENCE;
-	struct arch_regs first;
-	bool waiting = true;
-
-	if (!arch_regs_get(t->pid, &first) && first.syscall == SYS_exit)
-		return;
-	while (waiting && clock_seconds(CLOCK_MONOTONIC) < deadline) {
-		poll_tasks(t);
-		waiting = false;
-		for (size_t i = 0; i < t->nr_tasks; i++)
-			waiting |= t->tasks[i].tid && !t->tasks[i].exited;
-		if (waiting)
-			usleep(1000);
-	}
-}
-
 size_t target__thread_registers(struct target *t, const struct arch_regs **regs, bool *at_exit)
 {
-	struct arch_regs *r = realloc(t->regs, (t->nr_tasks + 1) * sizeof(*r));
+	struct arch_regs *r = realloc(t->regs, (t->fsm.nr_threads + 1) * sizeof(*r));
 	size_t n = 0;
 
 	*regs = NULL;
-	*at_exit = t->at_exit_stop;
+	*at_exit = t->fsm.at_exit;
 	if (!r)
 		return 0;
 	t->regs = r;
-	for (size_t i = 0; i < t->nr_tasks; i++)
-		if (t->tasks[i].has_regs)
-			r[n++] = t->tasks[i].regs;
+	for (size_t i = 1; i < t->fsm.nr_threads; i++)
+		if (t->fsm.threads[i].has_regs)
+			r[n++] = t->fsm.threads[i].regs;
 	*regs = r;
 	return n;
 }
 
 pid_t target__take_forked(struct target *t)
 {
-	return t->nr_forked ? t->forked[--t->nr_forked] : 0;
+	return t->launched ? tfsm_take_forked(&t->fsm) : 0;
 }
 
 int target__follow_forks(struct target *t)
@@ -630,83 +634,13 @@ struct target *target__adopt(pid_t pid)
 	if (!t)
 		return NULL;
 	t->launched = t->resumed = true;
+	if (tfsm_init(&t->fsm, pid, false)) {
+		free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
 	read_comm(t);
 	return t;
-}
-
-/* A new program image: the threads gone in its exec held no root of it. */
-static void forget_exited(struct target *t)
-{
-	size_t out = 0;
-
-	for (size_t i = 0; i < t->nr_tasks; i++)
-		if (t->tasks[i].tid)
-			t->tasks[out++] = (struct task){.tid = t->tasks[i].tid};
-	t->nr_tasks = out;
-}
-
-/* One ptrace stop of a running launched target: pass signals on, keep job control. */
-static enum target_state handle_stop(struct target *t, int status)
-{
-	int event = status >> 16;
-
-	switch (event) {
-	case PTRACE_EVENT_FORK:
-	case PTRACE_EVENT_VFORK:
-		note_forked(t, t->pid);
-		break;
-	case PTRACE_EVENT_CLONE:
-		note_thread(t, t->pid);
-		break;
-	case PTRACE_EVENT_EXIT:
-		t->at_exit_stop = true;
-		await_tasks(t);
-		return TARGET_EXITING;
-	case PTRACE_EVENT_STOP:
-		/* Group stop (SIGSTOP, SIGTSTP): stay stopped until SIGCONT... */
-		if (stop_signal(WSTOPSIG(status))) {
-			ptrace(PTRACE_LISTEN, t->pid, 0, 0);
-			return TARGET_RUNNING;
-		}
-		/* ...which ends it with this trap: run again. */
-		ptrace(PTRACE_CONT, t->pid, 0, 0);
-		return TARGET_RUNNING;
-	case PTRACE_EVENT_EXEC:
-		read_comm(t);
-		forget_exited(t);
-		return TARGET_EXECED;
-	}
-	if (hold(t, t->pid, status))
-		return TARGET_HELD;
-	ptrace(PTRACE_CONT, t->pid, 0, event ? 0 : WSTOPSIG(status));
-	return TARGET_RUNNING;
-}
-
-/* Hold its other threads too, each one's registers read; a stop met first is target__update()'s. */
-static void interrupt_tasks(struct target *t)
-{
-	struct task *k;
-	int status;
-
-	for (size_t i = 0; i < t->nr_tasks; i++) {
-		k = &t->tasks[i];
-		if (!k->tid)
-			continue;
-		if (!k->pending) {
-			if (ptrace(PTRACE_INTERRUPT, k->tid, 0, 0) ||
-			    waitpid(k->tid, &status, __WALL) != k->tid)
-				continue;
-			if (!WIFSTOPPED(status)) {
-				k->tid = 0; /* gone, and reaped */
-				continue;
-			}
-			if (status >> 16 == PTRACE_EVENT_STOP && !stop_signal(WSTOPSIG(status)))
-				k->interrupted = true;
-			else
-				k->pending = status;
-		}
-		k->has_regs |= !arch_regs_get(k->tid, &k->regs);
-	}
 }
 
 /*
@@ -718,80 +652,31 @@ static void interrupt_tasks(struct target *t)
  */
 int target__interrupt(struct target *t)
 {
-	int status, event, err;
+	pid_t tid;
+	int err;
 
-	if (!t->launched || !t->resumed || t->exit.exited || t->at_exit_stop || t->held ||
-	    t->pending)
+	if (!t->launched || !t->resumed || t->exit.exited || tfsm_interrupt(&t->fsm))
 		return -EAGAIN;
-	if (ptrace(PTRACE_INTERRUPT, t->pid, 0, 0))
-		return -errno;
-	for (;;) {
-		err = wait_stop(t, &status);
-		if (err)
+	err = perform(t);
+	if (err)
+		return err;
+	while ((tid = tfsm_waiting(&t->fsm))) {
+		err = wait_thread(t, tid, 0);
+		if (err < 0 && tid == t->pid) {
+			tfsm_failed(&t->fsm,
+				    &(struct tfsm_action){.kind = TACT_INTERRUPT, .tid = tid});
 			return err;
-		event = status >> 16;
-		if (event == PTRACE_EVENT_STOP && !stop_signal(WSTOPSIG(status))) {
-			t->interrupted = true;
-			interrupt_tasks(t);
-			return 0;
 		}
-		if (event || (t->hold_signal && WSTOPSIG(status) == t->hold_signal)) {
-			t->pending = status;
-			return -EAGAIN;
-		}
-		if (ptrace(PTRACE_CONT, t->pid, 0, WSTOPSIG(status)))
-			return -errno;
 	}
+	return tfsm_interrupt_result(&t->fsm);
 }
 
 int target__continue(struct target *t)
 {
-	struct task *k;
-
-	if (!t->interrupted)
+	if (!t->launched || !t->fsm.interrupted)
 		return 0;
-	t->interrupted = false;
-	for (size_t i = 0; i < t->nr_tasks; i++) {
-		k = &t->tasks[i];
-		k->has_regs &= k->exited;
-		if (k->interrupted)
-			ptrace(PTRACE_CONT, k->tid, 0, 0);
-		k->interrupted = false;
-	}
-	return ptrace(PTRACE_CONT, t->pid, 0, 0) ? -errno : 0;
-}
-
-static enum target_state update_launched(struct target *t)
-{
-	enum target_state state = TARGET_RUNNING;
-	int status;
-	pid_t ret;
-
-	/* waitpid() reports a stop once: until resumed, say it again. */
-	if (t->at_exit_stop)
-		return TARGET_EXITING;
-	if (t->held)
-		return TARGET_HELD;
-	if (t->pending) {
-		status = t->pending;
-		t->pending = 0;
-		state = handle_stop(t, status);
-	}
-	/* Its threads first: the first one's end is told only once they are reaped. */
-	if (state == TARGET_RUNNING)
-		state = poll_tasks(t);
-	while (!t->exit.exited && state == TARGET_RUNNING) {
-		ret = waitpid(t->pid, &status, WNOHANG | __WALL);
-		if (ret <= 0)
-			break;
-		if (WIFSTOPPED(status)) {
-			state = handle_stop(t, status);
-			continue;
-		}
-		record_exit(t, status);
-		state = TARGET_GONE;
-	}
-	return t->exit.exited ? TARGET_GONE : state;
+	tfsm_continue(&t->fsm);
+	return perform(t);
 }
 
 enum target_state target__update(struct target *t)
@@ -827,8 +712,7 @@ void target__free(struct target *t)
 	}
 	if (t->pidfd >= 0)
 		close(t->pidfd);
-	free(t->forked);
-	free(t->tasks);
+	tfsm_free(&t->fsm);
 	free(t->regs);
 	free(t);
 }
