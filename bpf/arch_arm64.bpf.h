@@ -49,4 +49,38 @@
 /* The tables give arm64 no PLT rows (UNWIND_CFA_PLT): its stubs keep sp. */
 #define PLT_CFA(sp, ip, cut) (sp)
 
+/*
+ * The general registers as the probes' cookies number them
+ * (COOKIE_ARG_SHIFT: x0-x30), each REG(number, pt_regs field).
+ */
+#define ARCH_REGS4(REG, n)                                                                         \
+	REG(n, regs[n]);                                                                           \
+	REG(n + 1, regs[n + 1]);                                                                   \
+	REG(n + 2, regs[n + 2]);                                                                   \
+	REG(n + 3, regs[n + 3])
+#define ARCH_REGS(REG)                                                                             \
+	ARCH_REGS4(REG, 0);                                                                        \
+	ARCH_REGS4(REG, 4);                                                                        \
+	ARCH_REGS4(REG, 8);                                                                        \
+	ARCH_REGS4(REG, 12);                                                                       \
+	ARCH_REGS4(REG, 16);                                                                       \
+	ARCH_REGS4(REG, 20);                                                                       \
+	ARCH_REGS4(REG, 24);                                                                       \
+	REG(28, regs[28]);                                                                         \
+	REG(29, regs[29]);                                                                         \
+	REG(30, regs[30])
+
+/* The syscall a task is in, and its sixth argument, which libbpf 1.1 has no macro for. */
+#define SYSCALL_NR(regs)   BPF_CORE_READ(regs, syscallno)
+#define SYSCALL_ARG6(regs) BPF_CORE_READ(regs, regs[5])
+
+/* The system calls --big-only follows (the generic table, include/uapi/asm-generic/unistd.h). */
+#define NR_MMAP	  222
+#define NR_MUNMAP 215
+#define NR_BRK	  214
+#define NR_MREMAP 216
+
+/* Fault registers from the user's mode (PSR_MODE_EL0t), not the kernel's own. */
+#define USER_MODE(regs) (((regs)->pstate & 0xf) == 0)
+
 #endif

@@ -71,7 +71,11 @@ static void check_placement(const uint8_t *code, size_t len, const struct placem
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct placement_need needs[] = { { 1, true }, { 3, true }, { 6, false } };
+	static const struct placement_need needs[] = {
+		{ .nr_args = 1, .keep_sp = true },
+		{ .nr_args = 3, .keep_sp = true },
+		{ .nr_args = 6 },
+	};
 	uint8_t *code = malloc(size ? size : 1);
 	struct placement p;
 

@@ -44,8 +44,9 @@
 		heap: {
 			held: 'outstanding', Held: 'Outstanding', block: 'block', Blocks: 'Blocks',
 			allocs: 'Allocs', Allocations: 'Allocations', leakers: 'Top leakers',
-			leakersNote: 'Stacks still holding memory at the last report, most bytes ' +
-				'first, each named by the function that called the allocator.',
+			leakersNote: 'Stacks still holding memory at the last report, those growing ' +
+				'steadily first (largest growth first), then most bytes first, each named by ' +
+				'the function that called the allocator.',
 			timeline: 'Outstanding memory over the run',
 			flameNote: 'Callers on top, the allocator\'s caller at the bottom of each tower; ' +
 				'width is the share of what is still held.',
@@ -58,7 +59,8 @@
 			allocs: 'First touches', Allocations: 'First touches',
 			leakers: 'Top growing stacks',
 			leakersNote: 'Stacks whose first-touched pages are still resident at the last ' +
-				'report, most bytes first, each named by the function that touched them.',
+				'report, those growing steadily first (largest growth first), then most ' +
+				'bytes first, each named by the function that touched them.',
 			timeline: 'Resident growth over the run',
 			flameNote: 'Callers on top, the function that first touched the pages at the ' +
 				'bottom of each tower; width is the share of what is still resident.',
@@ -132,7 +134,19 @@
 			v /= 1024;
 			i++;
 		}
-		return v.toFixed(1) + ' ' + units[i];
+		return fixed1(v) + ' ' + units[i];
+	}
+
+	/*
+	 * v with one decimal as C's "%.1f" prints it: an exact tie (3.25)
+	 * rounds to even, where toFixed() rounds it up. A size in a binary
+	 * unit is a dyadic fraction, so its ties are exact in floating point.
+	 */
+	function fixed1(v) {
+		const t = v * 10;
+		const f = Math.floor(t);
+
+		return ((t - f === 0.5 ? f + (f % 2) : Math.round(t)) / 10).toFixed(1);
 	}
 
 	/* Axis labels: no ".0", "0" for nothing. */
@@ -741,6 +755,41 @@
 			b.outstanding_allocs - a.outstanding_allocs);
 	}
 
+	/*
+	 * The stacks growing steadily first, the largest growth first, as the
+	 * report's "growing" list has them (its stacks may be past the cut of
+	 * "stacks"), then the others in @stacks' order.
+	 */
+	function growingFirst(stacks, growing) {
+		const key = (s) => JSON.stringify(s.frames);
+		const listed = new Set(stacks.map(key));
+		const lead = stacks.filter((s) => s.trend === 'growing')
+			.concat((growing || []).filter((s) => !listed.has(key(s))))
+			.sort((a, b) => b.growth_bytes - a.growth_bytes);
+		return lead.concat(stacks.filter((s) => s.trend !== 'growing'));
+	}
+
+	/*
+	 * The trend as the text report says it beside a stack: "growing +20.0
+	 * KiB", "stable", "shrinking -4.0 KiB"; a stack too new for a trend,
+	 * its growth since the last report, "+4.0 KiB since the last report".
+	 */
+	function trendText(s) {
+		const g = s.growth_bytes || 0;
+		const size = (g > 0 ? '+' : '-') + fmtSize(Math.abs(g));
+
+		if (!s.trend)
+			return '';
+		if (s.trend === 'new')
+			return g > 0 ? size + ' since the last report' : 'new';
+		return s.trend + (g ? ' ' + size : '');
+	}
+
+	/* A stack's held bytes, "about" when they are a sampled estimate (--growth). */
+	function heldText(s) {
+		return (s.resident_bytes_stderr ? 'about ' : '') + fmtSize(s.outstanding_bytes);
+	}
+
 	/* Whether the report carries --leak-check's verdicts. */
 	function hasVerdicts(report) {
 		return !!(report.leak_check && !report.leak_check.error);
@@ -754,10 +803,13 @@
 
 	function drawLeakers(container, report, colors) {
 		const verdicts = hasVerdicts(report);
-		/* With verdicts, as the text report: definitely lost bytes first. */
+		/*
+		 * With verdicts, as the text report: definitely lost bytes first;
+		 * without, the stacks growing steadily first.
+		 */
 		const stacks = verdicts ? byBytes(report.stacks).sort((a, b) =>
 			(b.definitely_lost_bytes || 0) - (a.definitely_lost_bytes || 0))
-			: byBytes(report.stacks);
+			: growingFirst(byBytes(report.stacks), report.growing);
 		const total = report.totals.outstanding_bytes;
 		/* Bars compare the stacks with the biggest; the text is the share of all. */
 		const max = Math.max(0, ...stacks.map((s) => s.outstanding_bytes));
@@ -771,7 +823,9 @@
 			['Function', 'mono', (s) => frameName(s.frames[0])],
 			['Module', 'module', (s) => moduleCell(s.frames[0], colors)],
 			['Source', 'mono', (s) => frameSource(s.frames[0])],
-			[U.Held, 'num', (s) => fmtSize(s.outstanding_bytes)],
+			[U.Held, 'num', (s) => heldText(s)],
+			['Trend', 'trend', (s) => el('span', { class: s.trend === 'growing' ? 'growing'
+				: null, text: trendText(s) })],
 			['Share', 'num', (s) => el('span', null, el('span', { class: 'share' },
 				el('span', { style: 'width:' + (max ? (100 * s.outstanding_bytes / max)
 					.toFixed(1) : 0) + '%' })), fmtPercent(s.outstanding_bytes, total))],
@@ -876,12 +930,17 @@
 				fmtClock(report.time, false)].filter((x) => x).join('; ')),
 			stat('Duration', fmtDuration(Math.max(dur, 0)), plural(data.reports, 'report') +
 				(data.interval ? ', every ' + data.interval + ' s' : '')),
-			stat(U.Held, fmtSize(t.outstanding_bytes), fmtCount(t.outstanding_bytes) +
-				' bytes in ' + plural(t.outstanding_allocs, U.block), 'stat-held'),
+			stat(U.Held, (report.sampled ? 'about ' : '') + fmtSize(t.outstanding_bytes),
+				fmtCount(t.outstanding_bytes) + ' bytes in ' + plural(t.outstanding_allocs,
+					U.block) + (report.sampled ? ', standard error ' +
+					fmtSize(report.resident_bytes_stderr || 0) : ''), 'stat-held'),
 			stat('Stacks holding memory', fmtCount(report.stacks_holding)),
-			stat(U.Allocations, fmtCount(t.allocs), report.growth ? null : fmtCount(t.frees) +
-				' frees, ' + fmtCount(t.untracked_frees) + ' untracked frees'),
-			stat('Peak ' + U.held, peak ? fmtSize(peak[1]) : '?', peak ?
+			stat(U.Allocations, fmtCount(t.allocs), report.growth ? (report.sampled ?
+				'recorded; ' + fmtCount(c.pages_sampled_out || 0) + ' sampled out' : null)
+				: fmtCount(t.frees) + ' frees, ' + fmtCount(t.untracked_frees) +
+				' untracked frees'),
+			stat('Peak ' + U.held, peak ? (report.sampled ? 'about ' : '') + fmtSize(peak[1])
+				: '?', peak ?
 				'at +' + fmtDuration(peak[0] - data.start) : null),
 			stat('RSS', lastRss ? fmtSize(lastRss[3]) : 'unknown', lastRss ?
 				(lastRss !== pts[pts.length - 1] ? 'at ' + fmtClock(lastRss[0], false) + ', ' : '') +
@@ -949,6 +1008,7 @@
 	function byProcess(report) {
 		const stacks = [];
 		const threads = [];
+		const growing = [];
 		let holding = 0;
 
 		for (const p of report.processes) {
@@ -957,6 +1017,7 @@
 			const under = (s) => Object.assign({}, s, { frames: (s.frames.length ? s.frames
 				: [{ function: '[stack unknown]', inlined: false }]).concat([root]) });
 			stacks.push(...p.stacks.map(under));
+			growing.push(...(p.growing || []).map(under));
 			for (const th of p.threads || [])
 				threads.push(Object.assign({}, th, { stacks: (th.stacks || []).map(under) }));
 			holding += p.stacks_holding;
@@ -966,6 +1027,7 @@
 				: report.processes.length + ' processes',
 			pid: report.processes.map((p) => p.pid).join(', '),
 			stacks: stacks,
+			growing: growing,
 			stacks_holding: holding,
 			threads: threads,
 		});
@@ -1027,8 +1089,9 @@
 		const sampledOut = report.growth && report.counters ?
 			report.counters.pages_sampled_out || 0 : 0;
 		document.getElementById('title-mode').textContent = (U.mode || '') +
-			(sampledOut ? '; sampled estimates (' + sampledOut.toLocaleString('en-US') +
-				' faults sampled out)' : '');
+			(report.sampled ? '; sampled estimates, standard error ' +
+				fmtSize(report.resident_bytes_stderr || 0) + ' (' +
+				sampledOut.toLocaleString('en-US') + ' faults sampled out)' : '');
 		document.getElementById('title-mode').hidden = !U.mode;
 		document.getElementById('timeline-title').textContent = U.timeline;
 		document.getElementById('timeline-note').textContent = U.timelineNote;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "probe/placement.h"
+#include "arch/arch.h"
 #include "probe/x86_insn.h"
 #include "placement_fixtures.h"
 #include "placement_fixtures_arm64.h"
@@ -703,6 +704,43 @@ static void test_entry(void **state)
 	assert_memory_equal(p.arg_reg, abi, sizeof(abi));
 }
 
+/*
+ * placement__stepped_due(): a stepped function is due once its calls reach
+ * PLACEMENT_STEP_WARN_CALLS, never twice, and a function not stepped never.
+ */
+static void test_stepped_due(void **state __attribute__((unused)))
+{
+	static const struct {
+		uint64_t calls[3], stepped, said, due;
+	} cases[] = {
+	    {{0, 0, 0}, 0x7, 0, 0},
+	    {{PLACEMENT_STEP_WARN_CALLS - 1, 0, 0}, 0x1, 0, 0},
+	    {{PLACEMENT_STEP_WARN_CALLS, 0, 0}, 0x1, 0, 0x1},
+	    {{PLACEMENT_STEP_WARN_CALLS, 0, 0}, 0x1, 0x1, 0},
+	    {{PLACEMENT_STEP_WARN_CALLS * 9, 5, PLACEMENT_STEP_WARN_CALLS}, 0x6, 0, 0x4},
+	    {{PLACEMENT_STEP_WARN_CALLS, 0, PLACEMENT_STEP_WARN_CALLS}, 0x5, 0x4, 0x1},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(
+		    placement__stepped_due(cases[i].calls, 3, cases[i].stepped, cases[i].said),
+		    cases[i].due);
+}
+
+/*
+ * The registry (arch/machines.h): each machine's decoder by its ELF
+ * machine, none for one it lacks, and the loader's own the one it probes.
+ */
+static void test_machines(void **state __attribute__((unused)))
+{
+	assert_ptr_equal(insn_arch_of(EM_X86_64), &insn_x86);
+	assert_ptr_equal(insn_arch_of(EM_AARCH64), &insn_arm64);
+	assert_null(insn_arch_of(EM_RISCV));
+	assert_ptr_equal(placement__native(), insn_arch_of(arch_elf_machine));
+	assert_non_null(placement__native());
+	assert_string_equal(placement__step_cost(), placement__native()->step_cost);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +763,8 @@ int main(void)
 	    cmocka_unit_test(test_arm64_move_return),
 	    cmocka_unit_test(test_arm64_exits),
 	    cmocka_unit_test(test_arm64_track_sp),
+	    cmocka_unit_test(test_stepped_due),
+	    cmocka_unit_test(test_machines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

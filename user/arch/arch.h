@@ -7,10 +7,13 @@
  * (ptrace's NT_PRSTATUS regset, in the kernel's layout), the stack and
  * instruction pointers among them, the system-call instruction and
  * convention a call injected into it uses, the restart of a call it was
- * interrupted in, the ABI's red zone. One file each architecture
- * implements it (arch_x86.c, arch_arm64.c): the Makefile compiles ARCH's,
- * and a new architecture is a new file.
+ * interrupted in, the ABI's red zone, its ELF machine and the kernel's
+ * hooks it has. One file each architecture implements it (arch_x86.c,
+ * arch_arm64.c): the Makefile compiles ARCH's, the loader's one choice of
+ * architecture. What the loader knows of other machines too (the traced
+ * objects') is machines.h's.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -33,6 +36,27 @@ extern const struct arch_syscall_insn arch_syscall_insn;
 
 /* Bytes below the stack pointer that a function may use without moving it. */
 extern const unsigned int arch_red_zone;
+
+/* The loader's own ELF machine (EM_X86_64, ...): its row of machines.h (ARCH_MACHINES). */
+extern const unsigned int arch_elf_machine;
+
+/*
+ * --growth's hook: the kernel's page_fault_user tracepoint, where its
+ * error code says whether the page was present (x86's); else the
+ * page-fault software event.
+ */
+extern const bool arch_growth_tracepoint;
+
+/* Registers as DWARF numbers them, as many as arch_regs_dwarf() gives at most. */
+#define ARCH_DWARF_REGS 32
+
+/*
+ * @r's general registers by their DWARF numbers from 0, as a CFI
+ * unwinder (libdwfl's) takes a thread's first frame: x86-64 rax, rdx,
+ * rcx, rbx, rsi, rdi, rbp, rsp, r8-r15 and rip, its return address
+ * column (17); arm64 x0-x30 and sp (32). How many, into @out.
+ */
+unsigned int arch_regs_dwarf(const struct arch_regs *r, uint64_t out[ARCH_DWARF_REGS]);
 
 /* A stopped thread's registers; -ENOEXEC for a 32-bit (compat) thread. 0 or -errno. */
 int arch_regs_get(pid_t tid, struct arch_regs *r);

@@ -29,6 +29,17 @@ _Static_assert(offsetof(struct user_pt_regs, pstate) == REG_PSTATE * 8, "user_pt
 const struct arch_syscall_insn arch_syscall_insn = {{0x01, 0x00, 0x00, 0xd4}, 4, 4};
 /* AAPCS64 has none: below sp is free for a signal frame at any instant. */
 const unsigned int arch_red_zone = 0;
+const unsigned int arch_elf_machine = EM_AARCH64;
+/* No page_fault_user tracepoint: the page-fault event, its page looked at. */
+const bool arch_growth_tracepoint = false;
+
+/* x0-x30 and sp are DWARF's 0-31, in user_pt_regs' own order; the pc has no number. */
+unsigned int arch_regs_dwarf(const struct arch_regs *r, uint64_t out[ARCH_DWARF_REGS])
+{
+	for (unsigned int i = 0; i <= REG_SP; i++)
+		out[i] = r->w[i];
+	return REG_SP + 1;
+}
 
 static int system_call(pid_t tid, int request, int *nr)
 {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* x86-64: struct user_regs_struct; `syscall`, its number in rax. */
+#include <elf.h>
 #include <stddef.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -16,6 +17,22 @@ _Static_assert(sizeof(struct user_regs_struct) <= sizeof(((struct arch_regs *)0)
 
 const struct arch_syscall_insn arch_syscall_insn = {{0x0f, 0x05}, 2, 1};
 const unsigned int arch_red_zone = 128;
+const unsigned int arch_elf_machine = EM_X86_64;
+const bool arch_growth_tracepoint = true;
+
+/* The psABI's DWARF numbering (its figure 3.36): 16 is the return address, rip. */
+unsigned int arch_regs_dwarf(const struct arch_regs *r, uint64_t out[ARCH_DWARF_REGS])
+{
+	static const unsigned char order[] = {
+	    REG(rax), REG(rdx), REG(rcx), REG(rbx), REG(rsi), REG(rdi), REG(rbp), REG(rsp), REG(r8),
+	    REG(r9),  REG(r10), REG(r11), REG(r12), REG(r13), REG(r14), REG(r15), REG(rip),
+	};
+
+	_Static_assert(sizeof(order) <= ARCH_DWARF_REGS, "ARCH_DWARF_REGS holds x86-64's");
+	for (unsigned int i = 0; i < sizeof(order); i++)
+		out[i] = r->w[order[i]];
+	return sizeof(order);
+}
 
 /* The call a thread is in is orig_rax, -1 in user code. */
 int arch_regs_get(pid_t tid, struct arch_regs *r)

@@ -22,8 +22,6 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
 struct exporter {
 	const struct export_ops *ops;
 	void *state;
@@ -40,12 +38,17 @@ struct exporter {
 static const struct export_kind_entry {
 	void *(*new)(void);
 	const struct export_ops *ops;
-} export_kinds[] = {
-    [EXPORT_FOLDED] = {folded_bytes_new, &folded_ops},
-    [EXPORT_FOLDED_COUNT] = {folded_count_new, &folded_ops},
-    [EXPORT_PPROF] = {pprof_new, &pprof_ops},
-    [EXPORT_HTML] = {html_new, &html_ops},
+} export_kinds[NR_EXPORTS] = {
+#define EXPORT_KIND(id, option, ctor, ops, help) [EXPORT_##id] = {ctor, &ops},
+#include "export/kinds.def"
+#undef EXPORT_KIND
 };
+
+/* The option and its help are cli/options.c's: a row must give both. */
+#define EXPORT_KIND(id, option, ctor, ops, help)                                                   \
+	_Static_assert(sizeof(option) > 1 && sizeof(help) > 1, #id ": no option or no help");
+#include "export/kinds.def"
+#undef EXPORT_KIND
 
 /* @e without its output, which the caller opens; NULL with errno set, told. */
 static struct exporter *exporter__alloc(enum export_kind kind, const char *path)
@@ -53,7 +56,7 @@ static struct exporter *exporter__alloc(enum export_kind kind, const char *path)
 	struct exporter *e;
 	int err;
 
-	if ((unsigned int)kind >= ARRAY_SIZE(export_kinds) || !path) {
+	if ((unsigned int)kind >= NR_EXPORTS || !path) {
 		pr_err("cannot export to %s: %s", path ? path : "(null)", strerror(EINVAL));
 		errno = EINVAL;
 		return NULL;
@@ -94,6 +97,11 @@ struct exporter *exporter__new(enum export_kind kind, const char *path)
 		return NULL;
 	/* Last, so that a failure above leaves no file behind. */
 	return exporter__opened(e, out_file__create(&e->out, path));
+}
+
+bool exporter__per_block(const struct exporter *e)
+{
+	return e->ops->per_block;
 }
 
 /*

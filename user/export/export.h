@@ -8,13 +8,13 @@
  * File outputs written beside the live report: they see every report of
  * the run (with all stacks holding memory, uncut by --top) and every big
  * allocation, and write their file when the run ends (folded, pprof) or
- * keep it current (see each kind).
+ * keep it current (see each kind). One line each of export/kinds.def.
  */
 enum export_kind {
-	EXPORT_FOLDED,	     /* folded stacks weighted by outstanding bytes */
-	EXPORT_FOLDED_COUNT, /* folded stacks weighted by outstanding blocks */
-	EXPORT_PPROF,	     /* gzipped profile.proto */
-	EXPORT_HTML,	     /* one self-contained page */
+#define EXPORT_KIND(id, option, ctor, ops, help) EXPORT_##id,
+#include "export/kinds.def"
+#undef EXPORT_KIND
+	NR_EXPORTS,
 };
 
 struct exporter;
@@ -39,6 +39,9 @@ struct exporter *exporter__new_pprof_dir(const char *dir, unsigned int keep);
 void exporter__free(struct exporter *e);
 /* The run failed before tracing: the same as exporter__free(). */
 void exporter__discard(struct exporter *e);
+
+/* Does @e need the reports made from the live blocks one by one? */
+bool exporter__per_block(const struct exporter *e);
 
 /* Both 0 or -errno. */
 int exporter__report(struct exporter *e, const struct report *r);

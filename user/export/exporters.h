@@ -12,7 +12,8 @@
  * and freed by .free.
  *
  * A report or an alert, and every string and frame it points to, lives
- * only during the call: a kind copies whatever it keeps.
+ * only during the call: a kind copies whatever it keeps. Each kind is a
+ * line of kinds.def, which names its constructor and its ops.
  */
 struct export_ops {
 	/*
@@ -23,6 +24,11 @@ struct export_ops {
 	 */
 	int (*report)(void *state, const struct report *r);
 	bool by_process;
+	/*
+	 * Its reports must be made from the live blocks one by one (each
+	 * stack's threads), which costs reading the live table every report.
+	 */
+	bool per_block;
 	/* Every big allocation, as it comes; NULL to ignore them. 0 or -errno. */
 	int (*big_alloc)(void *state, const struct big_alloc *a);
 	/*

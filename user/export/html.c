@@ -436,6 +436,7 @@ static int html_finish(void *state, FILE *f)
 }
 
 const struct export_ops html_ops = {
+    .per_block = true,
     .report = html_report,
     .big_alloc = html_big_alloc,
     .finish = html_finish,

@@ -6,8 +6,10 @@
  * reports already scaled up, and say its rate in the period.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -169,7 +171,7 @@ struct builder {
 	bool growth;	  /* no block size label: a page is a page */
 	uint64_t space, bytes, pid;
 	/* Whether the numbers, and the stacks, are complete; what --growth counts. */
-	uint64_t comments[3];
+	uint64_t comments[4];
 	int err;
 };
 
@@ -526,6 +528,7 @@ static int pprof__encode(const struct pprof *p, const struct report *r, struct p
 	    .location_ids = PAIR_IDS,
 	    .function_ids = PAIR_IDS,
 	};
+	char sampled[80];
 	size_t i;
 	int err;
 
@@ -543,10 +546,14 @@ static int pprof__encode(const struct pprof *p, const struct report *r, struct p
 								     : "stacks_complete: true");
 	}
 	if (r->growth)
-		b.comments[2] =
-		    builder__string(&b, r->totals && r->totals->counters[CNT_PAGES_SAMPLED_OUT]
-					    ? GROWTH_SAMPLED_COMMENT
-					    : GROWTH_COMMENT);
+		b.comments[2] = builder__string(&b, report__sampled(r) ? GROWTH_SAMPLED_COMMENT
+								       : GROWTH_COMMENT);
+	/* As the JSON report's mark: the values are estimates, with their standard error. */
+	if (report__sampled(r)) {
+		snprintf(sampled, sizeof(sampled), "sampled: true; resident_bytes_stderr: %" PRIu64,
+			 report__stderr_bytes(r));
+		b.comments[3] = builder__string(&b, sampled);
+	}
 	builder__encode(&b, r, p->start, out);
 	/* The buffers gathered apart passed their failures on to @out. */
 	err = b.err ? b.err : out->err;

@@ -7,6 +7,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "probe/allocator.h"
+#include "probe/alloc_choice.h"
 #include "probe/elfsym.h"
 #include "probe/linkmap.h"
 #include "lib/log.h"
@@ -24,7 +25,7 @@ struct func_desc {
 };
 
 static const struct func_desc funcs[FUNC_MAX] = {
-#define ALLOC_FUNC(id, group, kind, nr_args, symbol, display, entry)                               \
+#define ALLOC_FUNC(id, group, kind, nr_args, args, symbol, display)                                \
 	[FUNC_##id] = {symbol, display, FUNC_GROUP_##group, FUNC_KIND_##kind, nr_args},
 #include "alloc_funcs.def"
 #undef ALLOC_FUNC
@@ -48,6 +49,17 @@ int allocator_opts__parse_spec(struct allocator_opts *opts, char *arg)
 	return *arg ? 0 : -EINVAL;
 }
 
+bool allocator__probes(const struct allocator *a, enum alloc_func func)
+{
+	for (size_t o = 0; o < a->nr_objs; o++) {
+		for (size_t i = 0; i < a->objs[o].nr_sites; i++) {
+			if (a->objs[o].sites[i].func == func)
+				return true;
+		}
+	}
+	return false;
+}
+
 bool alloc_func_has_return_probe(enum alloc_func func)
 {
 	return func < FUNC_MAX && funcs[func].kind != FUNC_KIND_FREES;
@@ -69,7 +81,7 @@ static void place_exits(struct elf_file *ef, uint64_t vaddr, uint64_t size,
 	uint8_t body[PLACEMENT_BODY_MAX];
 
 	if (size <= sizeof(body) && elf_file__read(ef, vaddr, body, size) == (long)size)
-		placement__move_return(PLACEMENT_NATIVE, body, size, need, out);
+		placement__move_return(placement__native(), body, size, need, out);
 }
 
 void allocator__place(struct elf_file *ef, uint64_t vaddr, uint64_t size, enum alloc_func func,
@@ -83,12 +95,12 @@ void allocator__place(struct elf_file *ef, uint64_t vaddr, uint64_t size, enum a
 	long len = elf_file__read(ef, vaddr, code, sizeof(code));
 
 	if (len >= 0) {
-		placement__walk(PLACEMENT_NATIVE, code, len, &need, out);
+		placement__walk(placement__native(), code, len, &need, out);
 		if (out->stepped && need.keep_sp)
 			place_exits(ef, vaddr, size, need, out);
 		return;
 	}
-	placement__entry(PLACEMENT_NATIVE, out);
+	placement__entry(placement__native(), out);
 	snprintf(out->why, sizeof(out->why), "single-stepped: cannot read its code: %s",
 		 strerror((int)-len));
 }
@@ -106,12 +118,6 @@ static int fill_site(struct elf_file *ef, struct probe_site *site, enum alloc_fu
 	return 0;
 }
 
-enum site_set {
-	SITES_ALLOCATOR, /* everything but mmap */
-	SITES_NEW,	 /* operator new and new[] only */
-	SITES_MMAP,
-};
-
 static bool in_set(enum alloc_func f, enum site_set set)
 {
 	switch (set) {
@@ -121,6 +127,8 @@ static bool in_set(enum alloc_func f, enum site_set set)
 		return funcs[f].group == FUNC_GROUP_CXX && funcs[f].kind == FUNC_KIND_ALLOCS;
 	case SITES_MMAP:
 		return funcs[f].group == FUNC_GROUP_MMAP;
+	case SITES_BIG:
+		return funcs[f].group == FUNC_GROUP_MMAP || funcs[f].group == FUNC_GROUP_BRK;
 	}
 	return false;
 }
@@ -146,13 +154,7 @@ static int add_sites(struct probe_object *obj, struct elf_file *ef, const uint64
 	return 0;
 }
 
-/* Symbol names to look for, with the prefix on the C entry points. */
-struct symbol_names {
-	char buf[FUNC_MAX][128];
-	const char *names[FUNC_MAX];
-};
-
-static void symbol_names__init(struct symbol_names *sn, const char *prefix)
+void symbol_names__init(struct symbol_names *sn, const char *prefix)
 {
 	for (int f = 0; f < FUNC_MAX; f++) {
 		bool prefixed = funcs[f].group == FUNC_GROUP_C && prefix;
@@ -287,9 +289,7 @@ struct search {
 	const struct allocator_opts *opts;
 	struct symbol_names sn;
 	struct allocator *out;
-	struct probe_object *alloc_obj;
-	bool new_seen; /* operator new found, wherever it is */
-	struct probe_object *mmap_obj;
+	struct alloc_choice choice;
 	bool denied; /* an object we may not open */
 	bool unsafe; /* an object its path does not lead to, or no regular file */
 };
@@ -303,37 +303,34 @@ static struct probe_object *new_object(struct search *s, const struct candidate 
 	return obj;
 }
 
-/* Take from one object what the search still lacks. 0 or -errno. */
+/* Take from one object what the search still lacks (alloc_choice__object()). 0 or -errno. */
 static int inspect(struct search *s, const struct candidate *c, struct elf_file *ef)
 {
-	struct probe_object *here = NULL; /* this object's entry, once made */
-	uint64_t addrs[FUNC_MAX], sizes[FUNC_MAX];
+	static const char *const glibc[] = {"gnu_get_libc_version"};
+	uint64_t addrs[FUNC_MAX], sizes[FUNC_MAX], libc_version = 0;
+	struct alloc_candidate obj = {.glibc = false};
+	struct probe_object *here;
+	struct alloc_take take;
 	int err = 0;
 
 	if (elf_file__find_funcs(ef, s->sn.names, FUNC_MAX, addrs, sizes) <= 0)
 		return 0;
-	if (!s->alloc_obj && addrs[FUNC_MALLOC] && addrs[FUNC_FREE]) {
-		here = s->alloc_obj = new_object(s, c);
-		err = add_sites(here, ef, addrs, sizes, SITES_ALLOCATOR);
-	}
-	/* The first operator new in lookup order is the one calls reach. */
-	if (!err && !s->new_seen && addrs[FUNC_NEW]) {
-		s->new_seen = true;
-		if (!here) {
-			here = new_object(s, c);
-			err = add_sites(here, ef, addrs, sizes, SITES_NEW);
-		}
-	}
-	if (!err && s->opts->mmap && !s->mmap_obj && addrs[FUNC_MMAP]) {
-		s->mmap_obj = here ? here : new_object(s, c);
-		err = add_sites(s->mmap_obj, ef, addrs, sizes, SITES_MMAP);
+	for (int f = 0; f < FUNC_MAX; f++)
+		obj.defines[f] = addrs[f];
+	if (s->opts->big_only)
+		obj.glibc =
+		    elf_file__find_funcs(ef, glibc, 1, &libc_version, NULL) > 0 && libc_version;
+	take = alloc_choice__object(&s->choice, &obj);
+	if (!take.entry)
+		return 0;
+	here = new_object(s, c);
+	if (take.why_not_big)
+		pr_debug("%s: %s", here->name, take.why_not_big);
+	for (int set = 0; set < SITES_MAX && !err; set++) {
+		if (take.sets & 1u << set)
+			err = add_sites(here, ef, addrs, sizes, set);
 	}
 	return err;
-}
-
-static bool search__done(const struct search *s)
-{
-	return s->alloc_obj && (!s->opts->mmap || s->mmap_obj);
 }
 
 static int search_candidates(struct search *s, pid_t pid, struct candidate *order, size_t nr)
@@ -341,8 +338,7 @@ static int search_candidates(struct search *s, pid_t pid, struct candidate *orde
 	struct elf_file *ef;
 	int err = 0;
 
-	/* Past the allocator only for operator new: C programs have none. */
-	for (size_t i = 0; i < nr && !err && !(search__done(s) && s->new_seen); i++) {
+	for (size_t i = 0; i < nr && !err && !alloc_choice__finished(&s->choice); i++) {
 		ef = open_candidate(pid, &order[i]);
 		if (!ef && (errno == ESTALE || errno == ENOEXEC)) {
 			s->unsafe = true;
@@ -380,7 +376,7 @@ static int search_forced(struct search *s)
 	}
 	err = inspect(s, &c, ef);
 	elf_file__close(ef);
-	if (!err && !s->alloc_obj) {
+	if (!err && s->choice.allocator < 0) {
 		pr_err("--allocator %s: it defines no %smalloc and %sfree", c.path,
 		       s->opts->prefix ? s->opts->prefix : "",
 		       s->opts->prefix ? s->opts->prefix : "");
@@ -427,6 +423,7 @@ int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocat
 
 	memset(out, 0, sizeof(*out));
 	symbol_names__init(&s.sn, opts->prefix);
+	alloc_choice__init(&s.choice, opts);
 	if (opts->path && (err = search_forced(&s)))
 		return err;
 	err = proc_maps__read(pid, &pm);
@@ -441,16 +438,15 @@ int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocat
 	}
 	nr = lookup_order(pid, &pm, order, &out->final, &from_link_map);
 	err = search_candidates(&s, pid, order, nr);
-	if (!err && !search__done(&s))
-		/* A static executable may have no mmap symbol: go on without. */
-		err = s.alloc_obj && out->final ? 0 : -ENOENT;
+	if (!err)
+		err = alloc_choice__verdict(&s.choice, out->final);
 	if (err == -ENOENT && s.denied)
 		err = no_access(pid, "the objects mapped by");
 	else if (err == -ENOENT && s.unsafe)
 		err = no_safe_allocator(pid);
 	if (!err) {
 		/* The allocator leads: reports and --verbose name objs[0]. */
-		size_t i = s.alloc_obj - out->objs;
+		size_t i = s.choice.allocator;
 		struct probe_object first = out->objs[0];
 
 		out->objs[0] = out->objs[i];

@@ -41,13 +41,17 @@ struct allocator_opts {
 	const char *path;   /* --allocator: use this object, wherever symbols lead */
 	const char *prefix; /* prefix of the C entry points, e.g. "je_" */
 	bool mmap;	    /* also probe mmap, munmap and mremap */
+	bool big_only;	    /* probe only the C library's mmap, munmap, mremap and brk */
 };
 
 /*
  * What to probe in a process: its allocator; the C++ runtime's operator
  * new when the allocator does not define it (libstdc++'s calls malloc, but
  * a stack taken at malloc's return skips new's caller: libstdc++ keeps no
- * frame pointer); with --mmap, its mmap.
+ * frame pointer); with --mmap, its mmap. With --big-only the allocator's
+ * own functions are not probed (its objects only name its frames), only
+ * the C library's mmap, munmap, mremap and brk, when it is glibc (see
+ * allocator.c: big_sites_usable()); none found: the system-call fallback.
  */
 struct allocator {
 	struct probe_object objs[3];
@@ -65,6 +69,14 @@ struct allocator {
  */
 int allocator__find(pid_t pid, const struct allocator_opts *opts, struct allocator *out);
 
+/* Symbol names to look for: each function's, with @prefix on the C entry points. */
+struct symbol_names {
+	char buf[FUNC_MAX][128];
+	const char *names[FUNC_MAX];
+};
+
+void symbol_names__init(struct symbol_names *sn, const char *prefix);
+
 struct elf_file;
 
 /*
@@ -78,6 +90,9 @@ void allocator__place(struct elf_file *ef, uint64_t vaddr, uint64_t size, enum a
 
 /* "PATH[:PREFIX]" of --allocator into @opts (pointing into @arg). 0 or -EINVAL. */
 int allocator_opts__parse_spec(struct allocator_opts *opts, char *arg);
+
+/* Does @a probe @func anywhere? */
+bool allocator__probes(const struct allocator *a, enum alloc_func func);
 
 /* The name reports use, e.g. "malloc", "operator new". */
 const char *alloc_func_name(enum alloc_func func);

@@ -300,4 +300,5 @@ const struct insn_arch insn_arm64 = {
     .ra = LR,
     .arg_regs = {0, 1, 2, 3, 4, 5},
     .no_step = "simulate",
+    .step_cost = "two exceptions a call instead of one",
 };

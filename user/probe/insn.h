@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "arch/machines.h"
 
 /* Probe placement's own limit: an argument per register, 32 registers at most. */
 #define INSN_ARGS	  6
@@ -30,7 +31,8 @@ struct insn {
 
 /*
  * What probe placement (placement.c) knows of an architecture: each
- * decoder (x86_insn.c, arm64_insn.c) defines one.
+ * decoder (x86_insn.c, arm64_insn.c) defines one, its row of
+ * arch/machines.h naming it.
  */
 struct insn_arch {
 	const char *name;
@@ -46,9 +48,14 @@ struct insn_arch {
 	int ra;			     /* the return-address register, -1 for none (on the stack) */
 	uint8_t arg_regs[INSN_ARGS]; /* where the C ABI passes integer arguments */
 	const char *no_step;	     /* what the kernel does instead: "emulate", "simulate" */
+	const char *step_cost;	     /* what a single-stepped probe costs, for the warning */
 };
 
-extern const struct insn_arch insn_x86;
-extern const struct insn_arch insn_arm64;
+#define INSN_ARCH_DECLARE(e_machine, cfi, insn) extern const struct insn_arch insn;
+ARCH_MACHINES(INSN_ARCH_DECLARE)
+#undef INSN_ARCH_DECLARE
+
+/* The decoder of ELF machine @machine (arch/machines.h), or NULL. */
+const struct insn_arch *insn_arch_of(unsigned int machine);
 
 #endif

@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "probe/placement.h"
+#include "arch/arch.h"
+#include "arch/machines.h"
 
 _Static_assert(PLACEMENT_CODE_MAX >= PLACEMENT_SPAN + 15, "room for the last instruction");
 
@@ -167,6 +169,7 @@ static void choose(const struct walk *w, const struct insn *insn, size_t off, st
 {
 	char regs[64] = "";
 	size_t used = 0;
+	int n;
 
 	out->offset = off;
 	out->stepped = false;
@@ -176,8 +179,12 @@ static void choose(const struct walk *w, const struct insn *insn, size_t off, st
 		used += snprintf(regs + used, sizeof(regs) - used, "%s%s", i ? ", " : "",
 				 w->arch->reg_name(out->arg_reg[i]));
 	}
-	snprintf(out->why, sizeof(out->why), "%s at +%zu, %sd%s%s; args in %s", insn->name, off,
-		 w->arch->no_step, *w->skipped ? "; past " : "", w->skipped, *regs ? regs : "none");
+	n = snprintf(out->why, sizeof(out->why), "%s at +%zu, %sd%s%s; args in %s", insn->name, off,
+		     w->arch->no_step, *w->skipped ? "; past " : "", w->skipped,
+		     *regs ? regs : "none");
+	/* A long list of instructions skipped is cut, and says so. */
+	if (n >= (int)sizeof(out->why))
+		strcpy(out->why + sizeof(out->why) - sizeof("..."), "...");
 }
 
 /* Append @name to the list in @buf, as much as fits. */
@@ -186,6 +193,21 @@ static void append_name(char *buf, size_t size, const char *name)
 	size_t used = strlen(buf);
 
 	snprintf(buf + used, size - used, "%s%s", used ? ", " : "", name);
+}
+
+#define INSN_CELL(e_machine, cfi, insn) &insn,
+ARCH_MACHINE_COLUMN(struct insn_arch, insn_arch_of, INSN_CELL)
+
+const struct insn_arch *placement__native(void)
+{
+	return insn_arch_of(arch_elf_machine);
+}
+
+const char *placement__step_cost(void)
+{
+	const struct insn_arch *native = placement__native();
+
+	return native ? native->step_cost : "an extra exception a call";
 }
 
 void placement__entry(const struct insn_arch *arch, struct placement *out)
@@ -410,4 +432,15 @@ void placement__move_return(const struct insn_arch *arch, const uint8_t *code, s
 	}
 	*out = moved;
 	add_why(out, "; returns at %u exit%s", out->nr_exits, out->nr_exits == 1 ? "" : "s");
+}
+
+uint64_t placement__stepped_due(const uint64_t *calls, size_t nr, uint64_t stepped, uint64_t said)
+{
+	uint64_t due = 0;
+
+	for (size_t f = 0; f < nr && f < 64; f++) {
+		if ((stepped & ~said & 1ULL << f) && calls[f] >= PLACEMENT_STEP_WARN_CALLS)
+			due |= 1ULL << f;
+	}
+	return due;
 }

@@ -495,4 +495,5 @@ const struct insn_arch insn_x86 = {
     .ra = -1,
     .arg_regs = {X86_REG_RDI, X86_REG_RSI, X86_REG_RDX, X86_REG_RCX, X86_REG_R8, X86_REG_R9},
     .no_step = "emulate",
+    .step_cost = "about 5.5 us a call instead of 0.4-1 us",
 };

@@ -18,6 +18,7 @@
 #include <string.h>
 #include "unwind/cfi.h"
 #include "unwind/cfi_arch.h"
+#include "arch/machines.h"
 #include "lib/util.h"
 
 #define PAGE_SIZE_ (1ULL << UNWIND_PAGE_SHIFT)
@@ -475,21 +476,14 @@ int cfi_table__build(Elf *elf, struct cfi_table *t)
 	return err;
 }
 
-int cfi_table__build_native(Elf *elf, struct cfi_table *t)
+int cfi_table__build_for(Elf *elf, unsigned int machine, struct cfi_table *t)
 {
-#if defined(__x86_64__)
-	const unsigned int native = EM_X86_64;
-#elif defined(__aarch64__)
-	const unsigned int native = EM_AARCH64;
-#else
-	const unsigned int native = EM_NONE;
-#endif
 	GElf_Ehdr eh;
 
 	memset(t, 0, sizeof(*t));
 	if (!gelf_getehdr(elf, &eh))
 		return -ENOEXEC;
-	return eh.e_machine == native ? cfi_table__build(elf, t) : -ENOTSUP;
+	return eh.e_machine == machine ? cfi_table__build(elf, t) : -ENOTSUP;
 }
 
 void cfi_table__release(struct cfi_table *t)
@@ -499,12 +493,5 @@ void cfi_table__release(struct cfi_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-const struct cfi_arch *cfi_arch_of(unsigned int machine)
-{
-	static const struct cfi_arch *const known[] = {&cfi_x86_64, &cfi_arm64};
-
-	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
-		if (known[i]->machine == machine)
-			return known[i];
-	return NULL;
-}
+#define CFI_CELL(e_machine, cfi, insn) &cfi,
+ARCH_MACHINE_COLUMN(struct cfi_arch, cfi_arch_of, CFI_CELL)

@@ -30,11 +30,11 @@ struct cfi_table {
  */
 int cfi_table__build(Elf *elf, struct cfi_table *t);
 /*
- * As cfi_table__build(), for objects of the loader's own machine only,
- * the BPF walker's: another's (code a qemu-user guest maps) gets
- * -ENOTSUP, and its frames frame pointers.
+ * As cfi_table__build(), for objects of ELF machine @machine only (the
+ * loader's own, the BPF walker's): another's (code a qemu-user guest
+ * maps) gets -ENOTSUP, and its frames frame pointers.
  */
-int cfi_table__build_native(Elf *elf, struct cfi_table *t);
+int cfi_table__build_for(Elf *elf, unsigned int machine, struct cfi_table *t);
 void cfi_table__release(struct cfi_table *t);
 
 /* The addresses one FDE covers, [start, end). */

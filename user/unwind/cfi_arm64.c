@@ -14,8 +14,9 @@
 #include "unwind/cfi_arch.h"
 
 const struct cfi_arch cfi_arm64 = {
-    .machine = EM_AARCH64,
     .sp = 31, /* sp */
     .fp = 29, /* x29 */
     .ra = 30, /* x30, the link register */
+    /* x19-x29 */
+    .callee_saved = ((1ULL << 30) - 1) & ~((1ULL << 19) - 1),
 };

@@ -19,10 +19,11 @@ static bool plt_expression(const Dwarf_Op *ops, size_t nops, struct unwind_row *
 }
 
 const struct cfi_arch cfi_x86_64 = {
-    .machine = EM_X86_64,
     .sp = 7,  /* rsp */
     .fp = 6,  /* rbp */
     .ra = 16, /* the return address column */
     .ra_fixed = -1,
+    /* rbx, rbp, r12-r15 */
+    .callee_saved = 1 << 3 | 1 << 6 | 0xf << 12,
     .cfa_expression = plt_expression,
 };
