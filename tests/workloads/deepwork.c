@@ -18,7 +18,9 @@
  *                         DIR/done and exits 0 at the next SIGUSR1.
  *
  * No stdio. SIGALRM ends it LIFETIME seconds after it started (a churn
- * CHURN_LIFETIME: its children take minutes in a TCG guest).
+ * CHURN_LIFETIME: its children take minutes in a TCG guest). A busy one
+ * must outlive test_pidlist.sh, which checks that the one it does not
+ * name still runs at its end: 150 s in a TCG guest beside another.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -29,7 +31,7 @@
 
 #define NOINLINE __attribute__((noinline))
 
-#define LIFETIME	120
+#define LIFETIME	600
 #define CHURN_LIFETIME	1500
 #define DEPTH	 24
 #define PAR	 4

@@ -41,22 +41,45 @@ static struct proc *proc_of(struct session *s, pid_t pid, uint32_t gen)
 	return p && p->gen == gen ? p : NULL;
 }
 
+/* A drained process's statistics are in its profile already. */
 static struct profile *profile_of(void *ctx, pid_t pid, uint32_t gen)
 {
 	struct proc *p = proc_of(ctx, pid, gen);
 
-	return p ? p->profile : NULL;
+	return p && p->drain != DRAIN_DONE ? p->profile : NULL;
 }
 
+/*
+ * --growth: a page recorded at sampling period P has the size of P pages
+ * (bpf/faults.bpf.h): it is one page of weight P, so that the pages and
+ * the bytes of every figure are the same estimate and its variance is
+ * known (profile__add_block()).
+ */
 static int add_block(void *ctx, const struct alloc_key *key, const struct alloc_info *info)
 {
 	struct block_pass *bp = ctx;
 	struct proc *p = proc_of(bp->s, key->tgid, key->gen);
+	uint64_t size = bp->s->opts->growth ? GROWTH_PAGE_SIZE : info->size;
+	double weight = bp->s->opts->growth ? (double)(info->size / GROWTH_PAGE_SIZE)
+					    : sample_weight(bp->s, info->size);
 
 	if (!p || !filter__block(bp->s->filter, p->pid, info, bp->now_ns))
 		return 0;
-	return profile__add_block(p->profile, info->stack_id, info->size,
-				  sample_weight(bp->s, info->size), info->tid, key->addr);
+	return profile__add_block(p->profile, info->stack_id, size, weight, info->tid, key->addr);
+}
+
+/*
+ * --growth: a stack's first touches count recorded faults, each of P
+ * pages; its estimate is the pages its bytes stand for, as its resident
+ * pages are.
+ */
+static void scale_pages(struct profile *prof)
+{
+	for (size_t i = 0; i < profile__nr_stacks(prof); i++) {
+		struct stack_stats *st = &profile__stack(prof, i)->stats;
+
+		st->allocs = st->alloc_bytes / GROWTH_PAGE_SIZE;
+	}
 }
 
 /*
@@ -156,6 +179,7 @@ static int sum_procs(struct session *s, double time)
 
 	profile_totals__set_counters(&s->totals, s->counters);
 	s->totals.outstanding_bytes = s->totals.outstanding_allocs = 0;
+	s->totals.outstanding_var = 0;
 	for (size_t i = 0; i < s->procs.nr && !err; i++) {
 		struct proc *p = s->procs.procs[i];
 
@@ -166,6 +190,7 @@ static int sum_procs(struct session *s, double time)
 			filter_modules(s, p);
 		s->totals.outstanding_bytes += profile__totals(p->profile)->outstanding_bytes;
 		s->totals.outstanding_allocs += profile__totals(p->profile)->outstanding_allocs;
+		s->totals.outstanding_var += profile__totals(p->profile)->outstanding_var;
 		err = history__update(p->history, p->profile, time);
 	}
 	return err;
@@ -179,12 +204,16 @@ static int collect_procs(struct session *s, double time)
 
 	for (size_t i = 0; i < s->procs.nr; i++) {
 		p = s->procs.procs[i];
+		if (p->drain == DRAIN_DONE)
+			continue;
 		profile__clear(p->profile);
 		profile__set_counters(p->profile, p->counters);
 	}
 	err = tracer__collect(s->tracer, profile_of, s);
 	for (size_t i = 0; i < s->procs.nr && !err && s->opts->sample; i++)
 		scale_samples(s, s->procs.procs[i]->profile);
+	for (size_t i = 0; i < s->procs.nr && !err && s->opts->growth; i++)
+		scale_pages(s->procs.procs[i]->profile);
 	if (!err && s->per_block)
 		err = count_blocks(s);
 	return err ? err : sum_procs(s, time);
@@ -240,4 +269,73 @@ void collect__forget_gone(struct session *s)
 	if (err)
 		pr_err("cannot clear the BPF maps of processes gone: %s", strerror(-err));
 	s->stale = false;
+	/* The report read what they left, and they are gone. */
+	s->nr_ended = 0;
+}
+
+double collect__drain_due(const struct session *s)
+{
+	if (!s->nr_ended)
+		return -1;
+	if (s->nr_ended >= DRAIN_BATCH)
+		return 0;
+	return fmax(0, s->drained_at + DRAIN_PERIOD - clock_seconds(CLOCK_MONOTONIC));
+}
+
+void collect__note_ended(void *ctx, const struct task_event *ev)
+{
+	struct session *s = ctx;
+	pid_t *ended = array__grow(s->ended, &s->ended_cap, s->nr_ended, sizeof(*ended));
+
+	/* Unnoted, its entries wait for the next report, as they would have. */
+	if (!ended)
+		return;
+	s->ended = ended;
+	s->ended[s->nr_ended++] = (pid_t)ev->tgid;
+}
+
+static struct profile *draining_profile_of(void *ctx, pid_t pid, uint32_t gen)
+{
+	struct proc *p = proc_of(ctx, pid, gen);
+
+	return p && p->drain == DRAIN_NOW ? p->profile : NULL;
+}
+
+/*
+ * A server that forks a child per request ends thousands of them between
+ * two reports: their entries would fill the stack map, which then has
+ * room for the stacks of the processes alive, not of every child ended
+ * within an interval. Each one is still reported once, at the next report,
+ * from its profile.
+ */
+int collect__drain_ended(struct session *s)
+{
+	struct proc_state st;
+	struct proc *p;
+	size_t n = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < s->nr_ended && !err; i++) {
+		/* Reported and forgotten already, or the pid is another's now. */
+		if (tracer__proc_state(s->tracer, s->ended[i], &st) || !(st.flags & PROC_EXITED))
+			continue;
+		err = collect__update_proc(s, s->ended[i], &st);
+		p = err ? NULL : procs__find(&s->procs, s->ended[i]);
+		if (!p || p->drain != DRAIN_NO)
+			continue;
+		profile__clear(p->profile);
+		profile__set_counters(p->profile, p->counters);
+		p->drain = DRAIN_NOW;
+		s->ended[n++] = p->pid;
+	}
+	s->nr_ended = 0;
+	if (!err && n)
+		err = tracer__take(s->tracer, draining_profile_of, s);
+	/* Even half read: what was taken is in the profile alone. */
+	for (size_t i = 0; i < n; i++)
+		procs__find(&s->procs, s->ended[i])->drain = DRAIN_DONE;
+	s->drained_at = clock_seconds(CLOCK_MONOTONIC);
+	if (err)
+		pr_err("cannot read the BPF maps of processes ended: %s", strerror(-err));
+	return err;
 }

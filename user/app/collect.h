@@ -4,7 +4,7 @@
 
 #include <sys/types.h>
 #include "app/state.h"
-#include "bpf/tracer.h"
+#include "tracer/tracer.h"
 
 /*
  * Reading the BPF maps into the processes' profiles: the per-process
@@ -24,5 +24,26 @@ struct proc *collect__proc_seen(struct session *s, pid_t pid);
 
 /* After a report: the entries of processes ended and images replaced go. */
 void collect__forget_gone(struct session *s);
+
+/* The tracer's on_exit: process ev->tgid ended, its statistics are final. */
+void collect__note_ended(void *ctx, const struct task_event *ev);
+
+/*
+ * Seconds between looks at the processes ended: at most this long their
+ * statistics stay in the maps, or until DRAIN_BATCH of them wait (a
+ * server forking thousands of children a second).
+ */
+#define DRAIN_PERIOD 0.2
+#define DRAIN_BATCH  32
+
+/* Seconds until collect__drain_ended() is due: 0 now, -1 nothing to drain. */
+double collect__drain_due(const struct session *s);
+
+/*
+ * The statistics of the processes ended since the last look move from
+ * the maps to their profiles, for their one report to come. 0 or -errno
+ * (said).
+ */
+int collect__drain_ended(struct session *s);
 
 #endif

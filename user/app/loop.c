@@ -12,7 +12,7 @@
 #include "app/execs.h"
 #include "app/reports.h"
 #include "app/collect.h"
-#include "bpf/tracer.h"
+#include "tracer/tracer.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -62,8 +62,13 @@ int loop__setup(struct session *s)
 
 	its.it_interval = its.it_value;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	s->retry_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	/*
+	 * Not blocking: an event handled in the same wake (an exec probed at
+	 * its loader's hold) may re-arm or disarm a timer epoll said was due,
+	 * whose read would then wait for its next expiry, or for ever.
+	 */
+	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	s->retry_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (s->epfd < 0 || s->timerfd < 0 || s->retry_fd < 0 ||
 	    timerfd_settime(s->timerfd, 0, &its, NULL))
 		return -errno;
@@ -193,6 +198,8 @@ static void adopt_forked(struct session *s, struct target *parent)
 		}
 		s->followed = f;
 		s->followed[s->nr_followed++] = t;
+		/* Its own probes before it first runs. */
+		execs__adopt(s, pid, target__pid(parent));
 		on_target_event(s, t);
 	}
 }
@@ -269,23 +276,36 @@ static void on_fd(struct session *s, int fd)
 	tracer__consume(s->tracer);
 }
 
+/*
+ * Milliseconds epoll may wait. A launched target and every child it made
+ * are also looked at every half second, a safety net: each look drains
+ * every stop there is, and a stop must never be left waiting. Processes
+ * ended are drained from the maps within DRAIN_PERIOD.
+ */
+static int wait_ms(const struct session *s)
+{
+	double drain = collect__drain_due(s);
+
+	if (drain < 0)
+		return s->opts->argv ? 500 : -1;
+	return drain > 0 ? (int)(drain * 1000) + 1 : 0;
+}
+
 int loop__run(struct session *s)
 {
 	struct epoll_event evs[4];
 	int n;
 
 	while (!s->done) {
-		/*
-		 * A launched target is also looked at every half second:
-		 * SIGCHLDs coalesce, and a stop must never be left waiting.
-		 */
-		n = epoll_wait(s->epfd, evs, 4, s->opts->argv ? 500 : -1);
+		n = epoll_wait(s->epfd, evs, 4, wait_ms(s));
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (n == 0 && s->opts->argv)
-			on_target_event(s, s->targets[0]);
+			on_children(s);
 		for (int i = 0; i < n && !s->done; i++)
 			on_fd(s, evs[i].data.fd);
+		if (!collect__drain_due(s))
+			collect__drain_ended(s);
 	}
 	return 0;
 }

@@ -9,30 +9,24 @@
 #include "alloctrace.h"
 #include "analysis/history.h"
 #include "analysis/profile.h"
+#include "proc/exec_fsm.h"
 #include "proc/exit.h"
 #include "symbolize/symbolize.h"
 
 struct allocator;
 
 /*
- * Where a traced process is in following its execs (app/execs.c moves it
- * on): attached -> exec seen -> allocator pending (looked at again until
- * its deadline) -> re-probed or no allocator; another execve makes it
- * exec seen again.
- */
-enum proc_trace {
-	PROC_ATTACHED,	    /* its first program's allocator is probed */
-	PROC_EXEC_SEEN,	    /* ran execve: the new program not looked at yet */
-	PROC_ALLOC_PENDING, /* the new program has mapped no allocator yet */
-	PROC_REPROBED,	    /* the new program's allocator is probed */
-	PROC_NO_ALLOCATOR,  /* none found in time, or probing it failed */
-};
-
-/*
  * What a session keeps of each traced process between reports: its
  * numbers, the history behind its trends, its symbolizer, and its
  * allocator with where it is in an exec.
  */
+/* An ended process's statistics (collect__drain_ended()). */
+enum proc_drain {
+	DRAIN_NO,   /* in the maps */
+	DRAIN_NOW,  /* leaving the maps for its profile */
+	DRAIN_DONE, /* in its profile only */
+};
+
 struct proc {
 	pid_t pid;
 	pid_t ns_pid; /* its pid in a pid namespace of its own, or 0 */
@@ -42,6 +36,7 @@ struct proc {
 	char comm[32];
 	bool oom_killed;
 	struct target_exit exit;
+	enum proc_drain drain;
 	uint64_t counters[CNT_MAX];
 	struct profile *profile;
 	struct history *history;

@@ -45,7 +45,7 @@ struct session {
 	struct filter *filter;
 	bool per_block; /* reports are rebuilt from the live blocks */
 	/* A file per export kind, and --pprof-dir's. */
-	struct exporter *exporters[EXPORT_HTML + 2];
+	struct exporter *exporters[NR_EXPORTS + 1];
 	size_t nr_exporters;
 	struct metrics_server *metrics; /* --listen */
 	struct leak_result *leaks;	/* --leak-check: verdicts (app/leaks.c) */
@@ -60,6 +60,10 @@ struct session {
 	struct profile_totals totals; /* of the whole run, over every process */
 	struct exited_procs exited;   /* processes gone from the reports, and what they held */
 	bool stale;		      /* the maps hold entries of processes or images gone */
+	/* Processes ended since the last look (collect__drain_ended()), by pid. */
+	pid_t *ended;
+	size_t nr_ended, ended_cap;
+	double drained_at; /* that look's end, CLOCK_MONOTONIC seconds */
 	int write_err;
 	bool done;
 	bool failed; /* tracing stopped on an error: exit 1 */
