@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include "arch/arch.h"
 #include "leakcheck/classify.h"
+#include "leakcheck/exitframe.h"
 #include "leakcheck/heapwalk.h"
 #include "leakcheck/heuristics.h"
 #include "leakcheck/leakcheck.h"
 #include "leakcheck/roots.h"
 #include "leakcheck/snapshot.h"
+#include "lib/log.h"
 #include "lib/util.h"
 
 const char *leak_class__name(enum leak_class cls)
@@ -75,6 +79,8 @@ struct leakcheck {
 	struct leak_block *before, *blocks; /* the first collection; both */
 	size_t nr_before, nr, cap;
 	uint8_t *cls, *heur; /* each block's class, and its heuristic */
+	/* at a launched command's exit: each thread's exit() entry, sp 0 where it has none */
+	struct exit_entry *entries;
 	struct leakcheck_stats stats;
 };
 
@@ -103,6 +109,7 @@ void leakcheck__free(struct leakcheck *lc)
 	free(lc->blocks);
 	free(lc->cls);
 	free(lc->heur);
+	free(lc->entries);
 	free(lc);
 }
 
@@ -187,23 +194,37 @@ static int record(struct leakcheck *lc, const struct classifier *c)
 }
 
 /*
- * The stack bytes below each thread's stack pointer that a function can
- * be using: the ABI's red zone (x86-64's 128 bytes of a leaf function's
+ * Where each thread's live stack starts. A thread that called exit(),
+ * at a launched command's exit: where it entered it (exitframe.h).
+ * Another, at its stack pointer, less the bytes a function can be using
+ * below it: the ABI's red zone (x86-64's 128 bytes of a leaf function's
  * data; arm64 has none) of a thread stopped in user code. A thread in a
  * system call has none: its red zone holds what returned functions left
  * there, which would hide a leak.
  */
-static uint32_t *live_below(struct leakcheck *lc, const struct snapshot *s, size_t n)
+static uint64_t *live_stacks(struct leakcheck *lc, const struct snapshot *s, const uint64_t *sps,
+			     size_t n)
 {
-	uint32_t *below = calloc(n + 1, sizeof(*below));
+	uint64_t *live = calloc(n + 1, sizeof(*live));
 
-	for (size_t i = 0; below && i < n; i++) {
-		if (!arch_red_zone || snapshot__in_syscall(s, i))
+	for (size_t i = 0; live && i < n; i++) {
+		live[i] = lc->entries && lc->entries[i].sp ? lc->entries[i].sp : sps[i];
+		if (live[i] != sps[i] || !arch_red_zone || snapshot__in_syscall(s, i))
 			continue;
-		below[i] = arch_red_zone;
+		live[i] -= arch_red_zone;
 		lc->stats.assumptions |= LEAK_ASSUME_RED_ZONE;
 	}
-	return below;
+	return live;
+}
+
+/* The registers of exit()'s callers as they called it: roots. */
+static int scan_entries(const struct leakcheck *lc, struct classifier *c, size_t n)
+{
+	int err = 0;
+
+	for (size_t i = 0; lc->entries && i < n && !err; i++)
+		err = classifier__scan_words(c, lc->entries[i].regs, lc->entries[i].nr);
+	return err;
 }
 
 /* The roots: registers, then root memory, in address order. */
@@ -219,18 +240,19 @@ static int scan_roots(struct leakcheck *lc, struct snapshot *s, struct classifie
 	};
 	struct range_set roots = {};
 	const uint64_t *regs;
-	uint32_t *below;
+	uint64_t *live;
 	size_t i, nr;
 	int err;
 
 	src.sps = snapshot__stack_pointers(s, &src.nr_sps);
-	below = live_below(lc, s, src.nr_sps);
-	if (!below)
+	live = live_stacks(lc, s, src.sps, src.nr_sps);
+	if (!live)
 		return -ENOMEM;
-	src.below = below;
+	src.live = live;
 	regs = snapshot__registers(s, &nr);
-	err = roots__build(&src, &roots) ?: classifier__scan_words(c, regs, nr);
-	free(below);
+	err = roots__build(&src, &roots) ?: classifier__scan_words(c, regs, nr) ?:
+					    scan_entries(lc, c, src.nr_sps);
+	free(live);
 	for (i = 0; i < roots.n && !err; i++)
 		err = classifier__scan_range(c, roots.r[i].start, roots.r[i].end);
 	lc->stats.root_bytes = range_set__bytes(&roots);
@@ -323,6 +345,45 @@ static int scan(struct leakcheck *lc, struct snapshot *s)
 	return err;
 }
 
+/*
+ * Thread @i's exit() entry, if it called exit_group (no other thread
+ * can be in exit()) and it entered exit() higher up the same stack.
+ */
+static void find_entry(const struct leakcheck *lc, struct exit_walk *w, const struct snapshot *s,
+		       size_t i, struct exit_entry *e)
+{
+	const struct arch_regs *r = snapshot__thread_registers(s, i);
+	const struct proc_maps *maps = snapshot__maps(s);
+	uint64_t sp = arch_regs_sp(r);
+
+	if (r->syscall != SYS_exit_group || exit_walk__find(w, r, e) || e->sp <= sp ||
+	    proc_maps__find(maps, e->sp) != proc_maps__find(maps, sp)) {
+		memset(e, 0, sizeof(*e));
+		return;
+	}
+	pr_debug("leak check of process %d: thread %zu entered exit() %#" PRIx64
+		 " bytes above its stack pointer: exit()'s frames there are no roots, its caller's "
+		 "%u registers are",
+		 lc->pid, i, e->sp - sp, e->nr);
+}
+
+/* At a launched command's exit stop: where its threads entered exit(). */
+static int find_entries(struct leakcheck *lc, struct snapshot *s)
+{
+	struct leak_memory mem = {snapshot__read, s};
+	size_t n = snapshot__threads(s);
+	struct exit_walk *w;
+
+	lc->entries = calloc(n + 1, sizeof(*lc->entries));
+	w = lc->entries ? exit_walk__new(lc->pid, snapshot__maps(s), &mem) : NULL;
+	if (!w)
+		return lc->entries ? -errno : -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		find_entry(lc, w, s, i, &lc->entries[i]);
+	exit_walk__free(w);
+	return 0;
+}
+
 int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx)
 {
 	struct snapshot *s;
@@ -344,7 +405,7 @@ int leakcheck__run(struct leakcheck *lc, leakcheck_collect_fn collect, void *ctx
 	lc->stats.threads = snapshot__threads(s);
 	if (snapshot__stopped(s))
 		lc->stats.assumptions |= LEAK_ASSUME_STOPPED;
-	err = collect(ctx, lc);
+	err = (lc->opts.ours && lc->opts.at_exit ? find_entries(lc, s) : 0) ?: collect(ctx, lc);
 	if (!err) {
 		intersect(lc);
 		err = scan(lc, s);

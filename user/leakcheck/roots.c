@@ -99,8 +99,9 @@ static int exclusions(const struct root_sources *src, struct range_set *ex)
 				     src->blocks[i].addr + src->blocks[i].size);
 	for (i = 0; i < src->nr_sps && !err; i++) {
 		m = proc_maps__find(src->maps, src->sps[i]);
-		if (m && src->sps[i] - src->below[i] > m->start)
-			err = range_set__add(ex, m->start, src->sps[i] - src->below[i]);
+		if (m && src->live[i] > m->start)
+			err = range_set__add(ex, m->start,
+					     src->live[i] < m->end ? src->live[i] : m->end);
 	}
 	for (i = 0; src->heap && i < src->heap->n && !err; i++)
 		err = range_set__add(ex, src->heap->r[i].start, src->heap->r[i].end);

@@ -26,8 +26,12 @@ uint64_t range_set__bytes(const struct range_set *s);
 /* What the process's roots are made of. */
 struct root_sources {
 	const struct proc_maps *maps;
-	const uint64_t *sps;   /* each thread's stack pointer */
-	const uint32_t *below; /* and the bytes below it that are live (its red zone) */
+	const uint64_t *sps; /* each thread's stack pointer */
+	/*
+	 * and where its live stack starts: its stack pointer less its red
+	 * zone, or where it entered exit() (leakcheck/exitframe.h)
+	 */
+	const uint64_t *live;
 	size_t nr_sps;
 	const struct range_set *heap;  /* the allocator's arenas: not roots... */
 	const struct range_set *inuse; /* ...but for their untracked in-use chunks */
@@ -37,8 +41,8 @@ struct root_sources {
 
 /*
  * The root memory: every readable, writable mapping, less the tracked
- * blocks, the allocator's arenas and each thread's stack below its
- * stack pointer's live bytes, plus the arenas' untracked in-use chunks.
+ * blocks, the allocator's arenas and each thread's stack below where
+ * its live part starts, plus the arenas' untracked in-use chunks.
  * 0 or -errno.
  */
 int roots__build(const struct root_sources *src, struct range_set *out);

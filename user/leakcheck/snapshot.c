@@ -22,6 +22,7 @@
 #include "leakcheck/snapshot.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "proc/procfs.h"
 
 #define MAX_THREADS 65536
 
@@ -94,23 +95,6 @@ static int read_status(pid_t pid, int *tracer, int *seccomp)
 	}
 	fclose(f);
 	return 0;
-}
-
-/* Exited, or a zombie: nothing of it left to stop or read. */
-static bool process_gone(pid_t pid)
-{
-	char path[64], state = 'X';
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (f) {
-		/* The state follows the command's closing parenthesis. */
-		if (fscanf(f, "%*[^)]) %c", &state) != 1)
-			state = 'X';
-		fclose(f);
-	}
-	return state == 'Z' || state == 'X';
 }
 
 /*
@@ -452,7 +436,7 @@ struct snapshot *snapshot__take(pid_t pid, bool stay_stopped, bool ours,
 	      collect_registers(s);
 	if (err) {
 		snapshot__free(s);
-		errno = process_gone(pid) ? ESRCH : -err;
+		errno = proc_gone(pid) ? ESRCH : -err;
 		return NULL;
 	}
 	return s;
@@ -479,7 +463,7 @@ static int reap_in_target(struct snapshot *s)
 	s->reap_ns = snapshot_clock_ns() - t0;
 	free(r.th);
 	/* A target that exited left the child to init, which reaps it. */
-	if (ret == s->child || process_gone(s->pid))
+	if (ret == s->child || proc_gone(s->pid))
 		return 0;
 	pr_warn("snapshot of process %d: its child %d is left unreaped: %s\n", s->pid, s->child,
 		ret < 0 ? strerror(-ret) : "not a zombie yet");
@@ -551,6 +535,11 @@ unsigned int snapshot__threads(const struct snapshot *s)
 	return s->nr;
 }
 
+const struct arch_regs *snapshot__thread_registers(const struct snapshot *s, size_t i)
+{
+	return &s->th[i].regs;
+}
+
 /*
  * A syscall's number stays while the thread is in it (and at the exit
  * stop of exit_group); a thread interrupted in user code has -1. On arm64
@@ -574,7 +563,7 @@ uint64_t snapshot__pause_ns(const struct snapshot *s)
 
 bool snapshot__gone(const struct snapshot *s)
 {
-	return process_gone(s->pid);
+	return proc_gone(s->pid);
 }
 
 uint64_t snapshot__clone_ns(const struct snapshot *s)

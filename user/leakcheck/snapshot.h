@@ -50,6 +50,8 @@ const struct proc_maps *snapshot__maps(const struct snapshot *s);
 const uint64_t *snapshot__registers(const struct snapshot *s, size_t *n);
 const uint64_t *snapshot__stack_pointers(const struct snapshot *s, size_t *n);
 unsigned int snapshot__threads(const struct snapshot *s);
+/* Thread @i's registers, of the stack pointers' order. */
+const struct arch_regs *snapshot__thread_registers(const struct snapshot *s, size_t i);
 /* Thread @i (of the stack pointers' order) was stopped in a system call, not in user code. */
 bool snapshot__in_syscall(const struct snapshot *s, size_t i);
 bool snapshot__stopped(const struct snapshot *s); /* no child: the target waits */
