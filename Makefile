@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # alloctrace: BPF object -> skeleton -> loader, plus tests and workloads.
 
-# The kernel's names for the machines: x86 (x86-64) and arm64.
-HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+# The architectures alloctrace builds for, by the kernel's names (x86 is
+# x86-64), the one list: each has its architecture files
+# (docs/ARCHITECTURE.md, "Adding an architecture"), its walker replayed
+# (REPLAY_ARCHES) and a vmtest guest (scripts/vmtest.sh reads it).
+ARCHES := x86 arm64
+HOST_ARCH := $(shell scripts/host-arch.sh)
 ARCH ?= $(HOST_ARCH)
-ifeq ($(filter x86 arm64,$(ARCH)),)
-$(error ARCH=$(ARCH): alloctrace builds for x86 (x86-64) and arm64)
+ifeq ($(filter $(ARCHES),$(ARCH)),)
+$(error ARCH=$(ARCH): alloctrace builds for $(ARCHES))
 endif
 CC ?= cc
 # A cross build (ARCH=arm64 on x86-64): Debian's cross gcc, linking against
@@ -46,12 +50,22 @@ endif
 endif
 
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+# WERROR=1 (CI's builds: .ci/run) makes every warning of the loader, the
+# tests, the BPF object and the sanitizer builds an error; a developer's
+# build keeps them warnings, so that a newer compiler's new one does not
+# stop work in progress.
+WARN_FLAGS := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
+	      $(if $(filter 1,$(WERROR)),-Werror)
+CFLAGS += -std=gnu11 $(WARN_FLAGS)
 CPPFLAGS += -Iinclude -Iuser -I$(BUILD) -D_GNU_SOURCE
 # Each object records the headers it read, so a header change rebuilds
 # exactly what includes it.
 DEPFLAGS = -MMD -MP
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -Wall \
+	      $(if $(filter 1,$(WERROR)),-Werror)
+# call_args() has a case for each argument shape (include/arg_shapes.def)
+# and no default: a shape left out fails the build, not reads as another's.
+BPF_CFLAGS += -Werror=switch
 # What the core rooms link with (the unit tests and drivers link them too),
 # and the loader's whole list.
 CORE_LDLIBS := -lelf -ldw -llzma -lz -lstdc++ -lm
@@ -59,9 +73,9 @@ LDLIBS := -lbpf $(CORE_LDLIBS) -lpthread -lmicrohttpd -lcrypt
 
 # The loader's rooms, one job each (docs/ARCHITECTURE.md). The core is
 # plain C that links and is unit-tested without libbpf; only app/ (the
-# session) and bpf/ (programs, maps, probes) talk to the kernel's BPF.
+# session) and tracer/ (programs, maps, probes) talk to the kernel's BPF.
 CORE_ROOMS := lib arch cli probe proc unwind symbolize analysis report export leakcheck
-LOADER_ROOMS := bpf app
+LOADER_ROOMS := tracer app
 # Of user/arch/, the shared files and ARCH's own arch_$(ARCH).c.
 ARCH_OTHERS := $(filter-out user/arch/arch_$(ARCH).c,$(wildcard user/arch/arch_*.c))
 CORE_SRCS := $(filter-out $(ARCH_OTHERS),$(sort $(wildcard $(CORE_ROOMS:%=user/%/*.c))))
@@ -81,11 +95,11 @@ WORKLOAD_CXX := $(wildcard tests/workloads/*.cc)
 WORKLOAD_C := $(filter-out tests/workloads/plugin.c tests/workloads/ctorleak.c,$(WORKLOAD_C))
 WORKLOADS := $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
 	     $(WORKLOAD_CXX:tests/workloads/%.cc=$(BUILD)/workloads/%) \
-	     $(BUILD)/workloads/twins-nofp
+	     $(BUILD)/workloads/twins-nofp $(BUILD)/workloads/bigbrk-static
 WORKLOAD_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline -pthread
 
 .PHONY: all deps check unit integration demo install clean tests format vmtest \
-	print-format-files print-core-rooms print-arch-others format-check
+	print-format-files print-core-rooms print-arch-others print-arches format-check
 all: $(TOOL)
 
 $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
@@ -119,7 +133,8 @@ $(OBJ)/export/html.o: $(BUILD)/html_assets.h
 $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJS) | $(BUILD)/tests
+# Each with tests/unit/case_filter.c: TEST_CASE runs one case (make unit T=).
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/case_filter.c $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka $(CORE_LDLIBS)
 
 # test_cfi reads the call frame information of fixtures built beside it:
@@ -149,7 +164,12 @@ AARCH64_BINUTILS ?= aarch64-linux-gnu-
 $(BUILD)/tests/test_cfi: $(BUILD)/tests/cfi_fixture.so $(BUILD)/tests/cfi_arm64.so
 
 $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(BUILD)/workloads
-	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl
+	$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -ldl $(WORKLOAD_LDFLAGS)
+
+# Bound at load: a lazy binding's resolver, on exit()'s path, saves the
+# vector registers on the stack (2.7 KiB with AVX-512) over the dead frame
+# the workload leaves for the leak check to ignore.
+$(BUILD)/workloads/deadframe: WORKLOAD_LDFLAGS := -Wl,-z,now
 
 $(BUILD)/workloads/%: tests/workloads/%.cc | $(BUILD)/workloads
 	$(CXX) $(WORKLOAD_CFLAGS) $< -o $@
@@ -171,6 +191,11 @@ $(BUILD)/workloads/deepwork: tests/workloads/deepwork.c tests/workloads/handshak
 $(BUILD)/workloads/twins-nofp: tests/workloads/twins.c tests/workloads/workload.h | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) $< -o $@
 
+# --big-only's system-call fallback: a static program, not known as glibc.
+$(BUILD)/workloads/bigbrk-static: tests/workloads/bigbrk.c tests/workloads/handshake.h \
+				   tests/workloads/workload.h | $(BUILD)/workloads
+	$(CC) $(WORKLOAD_CFLAGS) -static $< -o $@
+
 $(BUILD)/workloads/libplugin.so: tests/workloads/plugin.c tests/workloads/clobber_fp.h | $(BUILD)/workloads
 	$(CC) $(NOFP_CFLAGS) -shared -fPIC $< -o $@
 
@@ -189,7 +214,7 @@ $(BUILD)/workloads/ctordlopen: $(BUILD)/workloads/libctorleak.so
 # test_unwind_replay, recorded by unwind_record. Every architecture's
 # walker on any host, picked by the case's "arch" line; each object keeps
 # only its walk function global (both define the BPF object's maps).
-REPLAY_ARCHES := x86 arm64
+REPLAY_ARCHES := $(ARCHES)
 REPLAY_OBJS := $(BUILD)/tests/unwind_case.o $(REPLAY_ARCHES:%=$(BUILD)/tests/unwind_walk_%.o)
 OBJCOPY ?= $(CROSS_COMPILE)objcopy
 
@@ -229,6 +254,19 @@ deps:
 # script's whole output (docs/testing.md).
 check: tests fuzz-build unit-asan tool-asan
 	TEST_JOBS='$(J)' TEST_ONLY='$(T)' TEST_VERBOSE='$(V)' ./tests/run.sh
+
+# What needs no root, as any user, in under a minute once built: the unit
+# tests (the walker replay among them), the static checks and the scripts
+# marked "# test: no root" (test_errors_cli.sh: the loader and its ASan
+# build given bad command lines). T=test_profile:CASE runs one cmocka case.
+UNIT_NEEDS := $(UNIT_TESTS) $(TOOL) tool-asan $(BUILD)/workloads/leaks \
+	      $(BUILD)/workloads/target
+unit: $(UNIT_NEEDS)
+	TEST_SET=unit TEST_JOBS='$(J)' TEST_ONLY='$(T)' TEST_VERBOSE='$(V)' ./tests/run.sh
+
+# The integration scripts alone (root).
+integration: tests fuzz-build unit-asan tool-asan
+	TEST_SET=integration TEST_JOBS='$(J)' TEST_ONLY='$(T)' TEST_VERBOSE='$(V)' ./tests/run.sh
 
 # The suite in a QEMU guest on one of Debian's kernels (KERNEL=6.1 or 6.12),
 # with what check builds; ARCH=arm64 boots Debian's arm64 kernel on an
@@ -277,6 +315,10 @@ print-core-rooms:
 
 print-arch-others:
 	@echo $(ARCH_OTHERS)
+
+# For scripts/vmtest.sh: the architectures a guest may be of.
+print-arches:
+	@echo $(ARCHES)
 
 format-check:
 	@./tests/static/test_format.sh | tee /dev/stderr | grep -q '^ok'

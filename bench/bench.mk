@@ -4,7 +4,8 @@
 # each BPF program (bench/verifier.c), then runs bench/run.sh, which
 # ends with the unwind tables of clang (bench/tables.sh, alone: `make bench-tables`),
 # the metrics endpoint during scans (bench/scrape.sh, alone: `make bench-scrape`)
-# fork churn under --comm (bench/forks.sh, alone: `make bench-forks`)
+# fork churn under --comm (bench/forks.sh, alone: `make bench-forks`),
+# programs' threads and bystanders (bench/programs.sh, alone: `make bench-programs`)
 # and the real services (bench/services.sh, alone: `make bench-services`).
 # Names are prefixed BENCH_ so that nothing here changes the main build.
 # The programs follow the main build's ARCH, CC (a cross gcc and SYSROOT
@@ -30,10 +31,11 @@ BENCH_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BENCH_ARCH) \
 BENCH_PROGS := $(BENCH_BUILD)/pairs $(BENCH_BUILD)/scale $(BENCH_BUILD)/floor \
 	       $(BENCH_BUILD)/depth-cfi $(BENCH_BUILD)/depth-fp $(BENCH_BUILD)/leakheap \
 	       $(BENCH_BUILD)/churn $(BENCH_BUILD)/verifier $(BENCH_BUILD)/forks-traced \
-	       $(BENCH_BUILD)/forks-native
+	       $(BENCH_BUILD)/forks-native $(BENCH_BUILD)/ring $(BENCH_BUILD)/threads \
+	       $(BENCH_BUILD)/bystander
 
 .PHONY: bench bench-build bench-services bench-growth bench-tables bench-verifier bench-scrape \
-	bench-forks vmbench
+	bench-forks bench-programs vmbench
 # `alloctrace` by name, not $(TOOL): this file may be included before TOOL is set.
 # The verifier's figures first: they take seconds and do not vary by round.
 bench: alloctrace bench-build build/tests/leakscan build/workloads/bigheap
@@ -57,6 +59,10 @@ bench-growth: alloctrace $(BENCH_BUILD)/churn
 bench-forks: alloctrace $(BENCH_BUILD)/forks-traced $(BENCH_BUILD)/forks-native
 	./bench/forks.sh
 
+bench-programs: alloctrace $(BENCH_BUILD)/ring $(BENCH_BUILD)/threads $(BENCH_BUILD)/bystander \
+		$(BENCH_BUILD)/floor
+	./bench/programs.sh
+
 bench-tables: alloctrace
 	./bench/tables.sh
 
@@ -76,6 +82,11 @@ $(BENCH_BUILD)/forks-traced $(BENCH_BUILD)/forks-native: bench/forks.c | $(BENCH
 # -fno-builtin: gcc may drop a malloc whose block is only freed. Frame
 # pointers: alloctrace walks them, and programs it traces are built so.
 $(BENCH_BUILD)/pairs: bench/pairs.c | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O2 -fno-builtin -fno-omit-frame-pointer -pthread $< -o $@
+
+# The programs of bench/programs.sh: a live ring and thread churn in created
+# threads, and an untraced bystander; built as pairs is.
+$(BENCH_BUILD)/ring $(BENCH_BUILD)/threads $(BENCH_BUILD)/bystander: $(BENCH_BUILD)/%: bench/%.c | $(BENCH_BUILD)
 	$(CC) $(BENCH_CFLAGS) -O2 -fno-builtin -fno-omit-frame-pointer -pthread $< -o $@
 
 # -O0 keeps the ten call sites per level apart; frame pointers for the walk.
@@ -102,18 +113,17 @@ $(BENCH_BUILD)/floor.bpf.o: bench/floor.bpf.c | $(BENCH_BUILD)
 $(BENCH_BUILD)/floor.skel.h: $(BENCH_BUILD)/floor.bpf.o
 	$(BENCH_BPFTOOL) gen skeleton $< name floor_bpf > $@
 
-# The same placement code as alloctrace's, so that "best" is where it probes.
-BENCH_FLOOR_SRCS := bench/floor.c user/probe/elfsym.c user/probe/placement.c user/probe/x86_insn.c \
-		    user/probe/arm64_insn.c user/lib/safeopen.c user/probe/allocator.c \
-		    user/probe/linkmap.c user/proc/mapfile.c user/proc/procmaps.c user/lib/log.c \
-		    user/lib/util.c user/bpf/uprobe_multi.c
+# alloctrace's own objects (the core the unit tests link, and its
+# uprobe_multi probe), so that "best" is where it probes.
+BENCH_FLOOR_OBJS := $(CORE_OBJS) $(OBJ)/tracer/uprobe_multi.o
 
-$(BENCH_BUILD)/floor: $(BENCH_FLOOR_SRCS) $(wildcard user/probe/*.h) include/alloctrace.h \
-		       $(BENCH_BUILD)/floor.skel.h
+$(BENCH_BUILD)/floor: bench/floor.c $(BENCH_FLOOR_OBJS) $(wildcard user/probe/*.h) \
+		       include/alloctrace.h $(BENCH_BUILD)/floor.skel.h
 	$(CC) $(BENCH_CFLAGS) -O2 -D_GNU_SOURCE -Iinclude -Iuser -I$(BENCH_BUILD) \
-		$(BENCH_FLOOR_SRCS) -o $@ -lbpf -lelf -ldl
+		bench/floor.c $(BENCH_FLOOR_OBJS) -o $@ -lbpf $(CORE_LDLIBS) -ldl
 
 # Loads alloctrace's own object (its skeleton) to ask the verifier about it.
-$(BENCH_BUILD)/verifier: bench/verifier.c user/bpf/uprobe_multi.c build/alloctrace.skel.h | $(BENCH_BUILD)
-	$(CC) $(BENCH_CFLAGS) -O2 -Iinclude -Iuser -Ibuild bench/verifier.c user/bpf/uprobe_multi.c \
-		-o $@ -lbpf -lelf
+$(BENCH_BUILD)/verifier: bench/verifier.c $(OBJ)/tracer/uprobe_multi.o build/alloctrace.skel.h \
+			  | $(BENCH_BUILD)
+	$(CC) $(BENCH_CFLAGS) -O2 -Iinclude -Iuser -Ibuild bench/verifier.c \
+		$(OBJ)/tracer/uprobe_multi.o -o $@ -lbpf -lelf

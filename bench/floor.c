@@ -42,7 +42,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
-#include "bpf/uprobe_multi.h"
+#include "tracer/uprobe_multi.h"
 #include "probe/allocator.h"
 #include "probe/elfsym.h"
 #include "floor.skel.h"
@@ -89,8 +89,8 @@ static int find_site(bool best, struct site *s)
 	if (elf_file__find_funcs(ef, names, 2, addrs, sizes) == 2 &&
 	    !elf_file__vaddr_to_offset(ef, addrs[0], &s->malloc_off) &&
 	    !elf_file__vaddr_to_offset(ef, addrs[1], &s->free_off)) {
-		placement__entry(PLACEMENT_NATIVE, &s->malloc_place);
-		placement__entry(PLACEMENT_NATIVE, &s->free_place);
+		placement__entry(placement__native(), &s->malloc_place);
+		placement__entry(placement__native(), &s->free_place);
 		strcpy(s->malloc_place.why, "its entry");
 		strcpy(s->free_place.why, "its entry");
 		/* where alloctrace puts them */

@@ -2,8 +2,8 @@
 # shellcheck shell=bash
 # bench/lib.sh: what the bench scripts share, sourced by each: error exit,
 # the scratch directory, free ports and waits, installing a missing peer,
-# medians and ranges, following a tracer to its exit for its peak RSS, and
-# the rounds of a script.
+# medians and ranges, per-round ratios and verdicts, following a tracer to
+# its exit for its peak RSS, bounded runs, and the rounds of a script.
 
 die() {
 	echo "bench: $*" >&2
@@ -75,6 +75,94 @@ median_of() {
 	else
 		"$1" "$2" "$3" "$4" | awk '{ print ($1 == "-" ? "-" : sprintf("%.2f", $1)) }'
 	fi
+}
+
+# values VARIANT KEY: summary of VARIANT's figures at KEY in $RESULTS, whose
+# lines are "round variant key figure".
+values() {
+	awk -v v="$1" -v t="$2" '$2 == v && $3 == t { print $4 }' "$RESULTS" | summarize
+}
+
+# ratios A B KEY [N]: summary of the per-round ratios A / B at KEY in
+# $RESULTS, or with N of the per-round differences (A - B) / N.
+ratios() {
+	awk -v a="$1" -v b="$2" -v t="$3" -v n="${4:-}" '
+		$3 == t && $2 == a { x[$1] = $4 }
+		$3 == t && $2 == b { y[$1] = $4 }
+		END { for (r in x) if (r in y) {
+			if (n != "") print (x[r] - y[r]) / n
+			else if (y[r] > 0) print x[r] / y[r] } }' "$RESULTS" | summarize
+}
+
+median_ratio() {
+	median_of ratios "$@"
+}
+
+# verdict VALUE LIMIT: PASS when VALUE <= LIMIT, n/a for "-" (not
+# measured); anything else that is no number (a failed or cut run) fails.
+verdict() {
+	awk -v v="$1" -v l="$2" 'BEGIN {
+		print (v == "-" ? "n/a" : v !~ /^-?[0-9.]+$/ ? "FAIL" : v <= l ? "PASS" : "FAIL") }'
+}
+
+target_row() {
+	local label=$1 value=$2 limit=$3
+
+	printf '%-52s %-10s %-8s %s\n' "$label" "$value" "<= $limit" "$(verdict "$value" "$limit")"
+}
+
+# rotated ROUND FUNC JOB...: FUNC ROUND JOB for each JOB (its words as
+# arguments), starting ROUND further along the list, so that no job is
+# always the first or the last of a round.
+rotated() {
+	local r=$1 fn=$2 i n
+	shift 2
+	local -a jobs=("$@")
+
+	n=${#jobs[@]}
+	for ((i = 0; i < n; i++)); do
+		# shellcheck disable=SC2086 # a job's words are its arguments
+		"$fn" "$r" ${jobs[$(((i + r) % n))]}
+	done
+}
+
+# bounded SECS BASE COMMAND...: COMMAND under timeout(1), which gives it a
+# process group of its own, stdout to BASE.out and stderr to BASE.err; its
+# status, 124 when it was cut at SECS (SIGTERM, SIGKILL 5 s later).
+bounded() {
+	local secs=$1 base=$2 pid rc
+	shift 2
+
+	timeout -k 5 "$secs" "$@" >"$base.out" 2>"$base.err" &
+	pid=$!
+	wait "$pid"
+	rc=$?
+	reap_group "$pid" "$base.err"
+	return "$rc"
+}
+
+# reap_group PGID ERRFILE [STATES]: what a bounded run left behind in its
+# group (a thread stopped for good keeps its process), ended by pid; those
+# in STATES (a regex of /proc/PID/stat states, any by default) are said in
+# ERRFILE and on stderr. 1 if any of those was left.
+reap_group() {
+	local p state left=0
+
+	for p in $(pgrep -g "$1"); do
+		state=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$p/stat" 2>/dev/null)
+		[[ -z $state || $state == Z ]] && continue
+		kill -KILL "$p" 2>/dev/null
+		[[ $state =~ ^${3:-.}$ ]] || continue
+		echo "bench: left behind: pid $p ($(cat "/proc/$p/comm" 2>/dev/null)), state $state" |
+			tee -a "$2" >&2
+		left=1
+	done
+	return "$left"
+}
+
+# elapsed START END: seconds between two $EPOCHREALTIME readings.
+elapsed() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'
 }
 
 # fmt FORMAT "median min max" -> "median [min-max]"

@@ -10,8 +10,9 @@
 # both sides of a ratio alike.
 #
 # The unwind tables of clang's libraries (bench/tables.sh) run after the
-# pair loops; --growth on a churning leaker (bench/churn.sh) and the
-# real-service part (bench/services.sh) run last.
+# pair loops; programs' threads and bystanders (bench/programs.sh), --growth
+# on a churning leaker (bench/churn.sh) and the real-service part
+# (bench/services.sh) run last.
 #
 # Environment: BENCH_QUICK=1 (about 2 minutes instead of 5),
 # BENCH_GUEST=1 (the pair loops alone, with counts that fit an emulated
@@ -212,8 +213,10 @@ measure_pairs() {
 		read -r _ ns <"$out"
 		printf '%s\t%s\t%s\t%s\n' "$r" "$v" "$t" "$ns" >>"$RESULTS"
 	else
-		local why count=${FAILED[$v]%%|*}
+		# A first failure finds no entry, which set -u refuses to expand.
+		local why count=${FAILED[$v]:-0|}
 
+		count=${count%%|*}
 		why=$(grep -v '^$' "$TMP/stderr.$v" | tail -n 1 | cut -c1-60)
 		FAILED[$v]="$((${count:-0} + 1))|$why"
 		echo "bench: $v ($t threads) failed: $why" >&2
@@ -226,35 +229,19 @@ measure_pairs() {
 # further along the list each time.
 pair_rounds() {
 	local -a jobs=()
-	local r i n v t
+	local r v t
 
 	for v in "${VARIANTS[@]}"; do
 		[[ -n ${NA[$v]:-} ]] && continue
 		for t in "${THREADS[@]}"; do jobs+=("$v $t"); done
 	done
-	n=${#jobs[@]}
 	for ((r = 1; r <= ROUNDS; r++)); do
 		echo "bench: pair cost, round $r of $ROUNDS" >&2
-		for ((i = 0; i < n; i++)); do
-			# shellcheck disable=SC2086 # "variant threads"
-			measure_pairs "$r" ${jobs[$(((i + r) % n))]}
-		done
+		rotated "$r" measure_pairs "${jobs[@]}"
 	done
 }
 
 # --- statistics --------------------------------------------------------------
-
-values() {
-	awk -v v="$1" -v t="$2" '$2 == v && $3 == t { print $4 }' "$RESULTS" | summarize
-}
-
-# Per-round ratios A/B at THREADS, summarized.
-ratios() {
-	awk -v a="$1" -v b="$2" -v t="$3" '
-		$3 == t && $2 == a { x[$1] = $4 }
-		$3 == t && $2 == b { y[$1] = $4 }
-		END { for (r in x) if ((r in y) && y[r] > 0) print x[r] / y[r] }' "$RESULTS" | summarize
-}
 
 # A variant's figure; runs that failed are said, and with no run left the
 # last failure stands in for the figure.
@@ -382,10 +369,6 @@ wait_file() {
 		((SECONDS < deadline)) || return 1
 		sleep 0.1
 	done
-}
-
-elapsed() {
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'
 }
 
 # start_traced BLOCKS STACKS TOP INTERVAL: launch the scale target under
@@ -684,21 +667,6 @@ print_programs() {
 
 # --- summary -----------------------------------------------------------------
 
-# verdict VALUE LIMIT: PASS when VALUE <= LIMIT.
-verdict() {
-	awk -v v="$1" -v l="$2" 'BEGIN { print (v == "-" ? "n/a" : v <= l ? "PASS" : "FAIL") }'
-}
-
-target_row() {
-	local label=$1 value=$2 limit=$3
-
-	printf '%-52s %-10s %-8s %s\n' "$label" "$value" "<= $limit" "$(verdict "$value" "$limit")"
-}
-
-median_ratio() {
-	median_of ratios "$@"
-}
-
 print_summary() {
 	local cpu a
 
@@ -795,8 +763,10 @@ main() {
 		[[ -s $TMP/tables.txt ]] && echo && cat "$TMP/tables.txt"
 		print_summary
 	} | tee "$B/results.txt"
-	# --growth as a production mode would run, then the same tracer on
-	# real services, which the pair loop cannot stand for.
+	# Programs' threads and untraced bystanders, --growth as a production
+	# mode would run, then the same tracer on real services, which the
+	# pair loop cannot stand for.
+	"$ROOT/bench/programs.sh"
 	"$ROOT/bench/churn.sh"
 	"$ROOT/bench/forks.sh"
 	"$ROOT/bench/scrape.sh"

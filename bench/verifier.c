@@ -19,7 +19,7 @@
 #include <bpf/libbpf.h>
 #include "config.h" /* the skeleton's rodata is a struct alloctrace_config */
 #include "alloctrace.skel.h"
-#include "bpf/uprobe_multi.h"
+#include "tracer/uprobe_multi.h"
 
 /* The statistics are a few lines; a failed load's log is printed whole. */
 #define LOG_SIZE  (1 << 20)

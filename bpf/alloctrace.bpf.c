@@ -11,6 +11,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "alloctrace.h"
+#include "arch.bpf.h"
 #include "config.bpf.h"
 #include "procs.bpf.h"
 #include "events.bpf.h"
@@ -141,68 +142,26 @@ static __always_inline void settle_old_block(const struct inflight *rec, const s
 		    : PT_REGS_PARM4(ctx))
 
 /*
- * A general register by its number as COOKIE_ARG_SHIFT gives it (x86 by
- * encoding, arm64's x0-x30). The barrier keeps each case's load apart:
- * merged into one load at a computed offset, it is a context access the
- * verifier refuses.
+ * A general register by its number as COOKIE_ARG_SHIFT gives it (the
+ * architecture's ARCH_REGS: x86 by encoding, arm64's x0-x30). The barrier keeps each case's load
+ * apart: merged into one load at a computed offset, it is a context access the verifier refuses.
  */
 #define REG_CASE(n, field)                                                                         \
 	case n:                                                                                    \
 		val = ctx->field;                                                                  \
 		barrier_var(val);                                                                  \
 		return val
-#if defined(__TARGET_ARCH_x86)
+
 static __always_inline __u64 arch_reg(const struct pt_regs *ctx, __u32 reg)
 {
 	__u64 val;
 
 	switch (reg) {
-		REG_CASE(0, ax);
-		REG_CASE(1, cx);
-		REG_CASE(2, dx);
-		REG_CASE(3, bx);
-		REG_CASE(4, sp);
-		REG_CASE(5, bp);
-		REG_CASE(6, si);
-		REG_CASE(7, di);
-		REG_CASE(8, r8);
-		REG_CASE(9, r9);
-		REG_CASE(10, r10);
-		REG_CASE(11, r11);
-		REG_CASE(12, r12);
-		REG_CASE(13, r13);
-		REG_CASE(14, r14);
-		REG_CASE(15, r15);
+		ARCH_REGS(REG_CASE);
 	}
 	return 0;
 }
-#elif defined(__TARGET_ARCH_arm64)
-#define REG_CASE4(n)                                                                               \
-	REG_CASE(n, regs[n]);                                                                      \
-	REG_CASE(n + 1, regs[n + 1]);                                                              \
-	REG_CASE(n + 2, regs[n + 2]);                                                              \
-	REG_CASE(n + 3, regs[n + 3])
-static __always_inline __u64 arch_reg(const struct pt_regs *ctx, __u32 reg)
-{
-	__u64 val;
 
-	switch (reg) {
-		REG_CASE4(0);
-		REG_CASE4(4);
-		REG_CASE4(8);
-		REG_CASE4(12);
-		REG_CASE4(16);
-		REG_CASE4(20);
-		REG_CASE4(24);
-		REG_CASE(28, regs[28]);
-		REG_CASE(29, regs[29]);
-		REG_CASE(30, regs[30]);
-	}
-	return 0;
-}
-#endif
-
-#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
 /* Where placement moved argument @i: 0 for its ABI register (see COOKIE_ARG_SHIFT). */
 #define ARG_MOVED(i) ((bpf_get_attach_cookie(ctx) >> COOKIE_ARG_SHIFT(i)) & COOKIE_ARG_MASK)
 
@@ -212,64 +171,112 @@ static __always_inline __u64 arch_reg(const struct pt_regs *ctx, __u32 reg)
  * through the switch, which costs a free probe about 20 ns.
  */
 #define ARG(i) (ARG_MOVED(i) ? arch_reg(ctx, ARG_MOVED(i) ^ ABI_ARG_REG(i)) : ABI_ARG(i))
-#else
-/* Placement moves no probe here: the arguments are where the call put them. */
-#define ARG(i) ABI_ARG(i)
-#endif
 
 /*
- * What an allocation call of @func asks for: its size, and the block it
- * takes (realloc's) or the pointer it writes to (posix_memalign's) in
- * *@ptr. False for a call that allocates nothing: calloc and reallocarray
- * fail on overflow, and file mappings are not allocations. With @func a
- * constant the switch folds away.
+ * What an allocation call whose arguments have @shape asks for: its size,
+ * and the block it takes (realloc's) or the pointer it writes to
+ * (posix_memalign's) in *@ptr. False for a call that allocates nothing:
+ * calloc and reallocarray fail on overflow, and file mappings are not
+ * allocations. No default: a shape of arg_shapes.def without its case
+ * fails the build (-Werror=switch). With @shape a constant the switch
+ * folds away.
  */
-static __always_inline bool call_args(struct pt_regs *ctx, __u32 func, __u64 *size, __u64 *ptr)
+static __always_inline bool call_args(struct pt_regs *ctx, enum arg_shape shape, __u64 *size,
+				      __u64 *ptr)
 {
 	*ptr = 0;
-	switch (func) {
-	case FUNC_CALLOC:
+	switch (shape) {
+	case ARGS_SIZE:
+		*size = ARG(0);
+		return true;
+	case ARGS_CALLOC:
 		return mul_size(ARG(0), ARG(1), size);
-	case FUNC_REALLOC:
-	case FUNC_RALLOCX:
+	case ARGS_REALLOC:
 		*ptr = ARG(0);
 		*size = ARG(1);
 		return true;
-	case FUNC_REALLOCARRAY:
+	case ARGS_REALLOCARRAY:
 		*ptr = ARG(0);
 		return mul_size(ARG(1), ARG(2), size);
-	case FUNC_MEMALIGN:
-	case FUNC_ALIGNED_ALLOC:
+	case ARGS_MEMALIGN:
 		*size = ARG(1);
 		return true;
-	case FUNC_MMAP:
+	case ARGS_MMAP:
 		*size = ARG(1);
-		return ARG(3) & MAP_ANONYMOUS;
-	case FUNC_MREMAP:
-	case FUNC_POSIX_MEMALIGN:
+		/* --big-only records big mappings only, as its system-call path does. */
+		return cfg.big_only ? big_mapping(ARG(1), ARG(2), ARG(3)) : ARG(3) & MAP_ANONYMOUS;
+	case ARGS_BRK:
+		/* The heap's end before the call, to measure its growth by. */
+		*ptr = heap_end();
+		*size = 0;
+		return true;
+	case ARGS_MREMAP:
+	case ARGS_POSIX_MEMALIGN:
 		*ptr = ARG(0);
 		*size = ARG(2);
 		return true;
-	default:
-		*size = ARG(0);
-		return true;
+	/* Releases, and an id no line has, allocate nothing. */
+	case ARGS_FREE:
+	case ARGS_BLOCK:
+	case NR_ARG_SHAPES:
+		break;
 	}
+	return false;
+}
+
+/* How @func's arguments are read: its line of alloc_funcs.def. */
+static __always_inline enum arg_shape func_shape(__u32 func)
+{
+	switch (func) {
+#define ALLOC_FUNC(id, group, kind, nr_args, args, symbol, display)                                \
+	case FUNC_##id:                                                                            \
+		return ARGS_##args;
+#include "alloc_funcs.def"
+#undef ALLOC_FUNC
+	}
+	return NR_ARG_SHAPES;
+}
+
+/*
+ * Calls on entry probes the kernel single-steps (COOKIE_STEPPED), by
+ * function, whoever made them: the loader says what they cost once they
+ * add up (tracer__warn_stepped()). Each costs microseconds, this count
+ * ~50 ns; a probe preempting another on the CPU may lose one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FUNC_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stepped_calls SEC(".maps");
+
+static __always_inline void count_stepped(__u64 cookie)
+{
+	__u32 func = COOKIE_FUNC(cookie);
+	__u64 *n;
+
+	if (!(cookie & COOKIE_STEPPED))
+		return;
+	n = bpf_map_lookup_elem(&stepped_calls, &func);
+	if (n)
+		(*n)++;
 }
 
 /*
  * Open the thread's record for an outermost call of the function its
- * probe's @cookie names, its arguments read as @func's, made by a traced
- * process; NULL for an inner call, one that allocates nothing, or an
- * untraced process.
+ * probe's @cookie names, its arguments read as @shape says, made by a
+ * traced process; NULL for an inner call, one that allocates nothing, or
+ * an untraced process.
  */
-static __always_inline struct inflight *open_alloc(struct pt_regs *ctx, __u64 cookie, __u32 func,
-						   struct owner *o)
+static __always_inline struct inflight *open_alloc(struct pt_regs *ctx, __u64 cookie,
+						   enum arg_shape shape, struct owner *o)
 {
 	__u64 sp = PT_REGS_SP(ctx) + COOKIE_SP_ADJUST(cookie), size, ptr;
 	struct inflight *rec;
 
+	count_stepped(cookie);
 	/* The owner first: probes for every process see mostly calls of others. */
-	if (!owner_of(bpf_get_current_pid_tgid(), o) || !call_args(ctx, func, &size, &ptr))
+	if (!owner_of(bpf_get_current_pid_tgid(), o) || !call_args(ctx, shape, &size, &ptr))
 		return NULL;
 	rec = thread_record(o->ps);
 	if (!rec || entry_verdict(rec, sp) == CALL_INNER)
@@ -283,24 +290,22 @@ static __always_inline struct inflight *open_alloc(struct pt_regs *ctx, __u64 co
 	return rec;
 }
 
-/* The entry program of @func's calls, for entry and return probes apart. */
-#define ENTRY_PROGRAM(name, func)                                                                  \
-	SEC("uprobe") int name(struct pt_regs *ctx)                                                \
+/*
+ * The entry program of every allocating function whose arguments have
+ * @shape, for entry and return probes apart: one a line of arg_shapes.def.
+ */
+#define ALLOC_SHAPE(id, entry, reads)                                                              \
+	SEC("uprobe") int entry(struct pt_regs *ctx)                                               \
 	{                                                                                          \
 		struct owner o;                                                                    \
-		open_alloc(ctx, bpf_get_attach_cookie(ctx), func, &o);                             \
+		open_alloc(ctx, bpf_get_attach_cookie(ctx), ARGS_##id, &o);                        \
 		return 0;                                                                          \
 	}
-
-/* Each serves every function whose arguments are read as its first one's. */
-ENTRY_PROGRAM(size_enter, FUNC_MALLOC)
-ENTRY_PROGRAM(calloc_enter, FUNC_CALLOC)
-ENTRY_PROGRAM(realloc_enter, FUNC_REALLOC)
-ENTRY_PROGRAM(reallocarray_enter, FUNC_REALLOCARRAY)
-ENTRY_PROGRAM(memalign_enter, FUNC_MEMALIGN)
-ENTRY_PROGRAM(mmap_enter, FUNC_MMAP)
-ENTRY_PROGRAM(mremap_enter, FUNC_MREMAP)
-ENTRY_PROGRAM(posix_memalign_enter, FUNC_POSIX_MEMALIGN)
+/* Those of releases are below, each its own. */
+#define RELEASE_SHAPE(id, entry, reads)
+#include "arg_shapes.def"
+#undef ALLOC_SHAPE
+#undef RELEASE_SHAPE
 
 /* What the return of an allocation call records. */
 static __always_inline int alloc_returned(struct pt_regs *ctx)
@@ -334,10 +339,15 @@ static __always_inline int alloc_returned(struct pt_regs *ctx)
 			bpf_probe_read_user(&addr, sizeof(addr), (void *)rec.ptr);
 	} else if (func_maps(func) && ret == MAP_FAILED_ADDR) {
 		addr = 0;
+	} else if (func == FUNC_BRK) {
+		addr = heap_growth(rec.ptr, heap_end(), &rec.size);
 	}
 	if (func_reallocs(func))
 		/* realloc(p, 0) may free p and return NULL: a success. */
 		settle_old_block(&rec, &o, addr || (!rec.size && !func_maps(func)));
+	/* --big-only: a small mremap's result is no block of its. */
+	if (cfg.big_only && rec.size < cfg.big_threshold)
+		addr = 0;
 	if (addr) {
 		__u64 ip = PT_REGS_IP(ctx), lr = PT_REGS_LR(ctx);
 		struct user_regs regs;
@@ -352,7 +362,7 @@ static __always_inline int alloc_returned(struct pt_regs *ctx)
 					  .lr = lr};
 
 		record_alloc(ctx, &regs, &o, pid_tgid, addr, rec.size, func,
-			     sampled(found, rec.size));
+			     func != FUNC_BRK && sampled(found, rec.size));
 	}
 	return 0;
 }
@@ -383,7 +393,7 @@ int alloc_session(struct pt_regs *ctx)
 	if (bpf_session_is_return())
 		return alloc_returned(ctx);
 	cookie = bpf_get_attach_cookie(ctx);
-	rec = open_alloc(ctx, cookie, COOKIE_FUNC(cookie), &o);
+	rec = open_alloc(ctx, cookie, func_shape(COOKIE_FUNC(cookie)), &o);
 	if (!rec)
 		return 1;
 	if (!sample_passes_by(rec))
@@ -449,6 +459,7 @@ int release_enter(struct pt_regs *ctx)
 	struct inflight *rec;
 	struct owner o;
 
+	count_stepped(cookie);
 	if (!owner_of(bpf_get_current_pid_tgid(), &o) || call_inner(sp))
 		return 0;
 	/* Most unmapped memory was never ours: only known blocks count. */
@@ -467,12 +478,12 @@ int release_enter(struct pt_regs *ctx)
 SEC("raw_tp/sys_enter")
 int BPF_PROG(big_sys_enter, struct pt_regs *regs, long id)
 {
-	struct task_struct *task;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct owner o;
 
 	if (id != NR_MMAP && id != NR_MUNMAP && id != NR_MREMAP && id != NR_BRK)
 		return 0;
-	if (!owner_of(bpf_get_current_pid_tgid(), &o))
+	if (!maybe_traced(pid_tgid) || !at_syscalls(pid_tgid >> 32) || !owner_of(pid_tgid, &o))
 		return 0;
 	switch (id) {
 	case NR_MMAP:
@@ -489,8 +500,7 @@ int BPF_PROG(big_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	}
 	/* brk: the heap's end before the call, to measure its growth by. */
-	task = bpf_get_current_task_btf();
-	note_syscall(&o, FUNC_BRK, 0, BPF_CORE_READ(task, mm, brk));
+	note_syscall(&o, FUNC_BRK, 0, heap_end());
 	return 0;
 }
 
@@ -503,8 +513,11 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
 	__u64 addr = ret, size;
 	struct owner o;
 
-	/* Before the thread's record: most syscalls on the system are not the target's. */
-	if (!maybe_traced(pid_tgid))
+	/*
+	 * Before the thread's record: most syscalls on the system are not the
+	 * target's, and a probed process's record is its probes'.
+	 */
+	if (!maybe_traced(pid_tgid) || !at_syscalls(pid_tgid >> 32))
 		return 0;
 	rec = in_flight();
 	if (!rec)
@@ -520,11 +533,9 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
 		if (size < cfg.big_threshold)
 			return 0;
 	} else if (rec->func == FUNC_BRK) {
-		/* Heap growth is reported, not tracked: glibc gives it back piecemeal. */
-		if (addr <= rec->ptr || addr - rec->ptr < cfg.big_threshold)
+		addr = heap_growth(rec->ptr, addr, &size);
+		if (!addr)
 			return 0;
-		size = addr - rec->ptr;
-		addr = rec->ptr;
 	}
 	user.ip = PT_REGS_IP_CORE(regs);
 	user.sp = PT_REGS_SP_CORE(regs);
@@ -535,15 +546,6 @@ int BPF_PROG(big_sys_exit, struct pt_regs *regs, long ret)
 		     rec->func != FUNC_BRK && !cfg.growth);
 	return 0;
 }
-
-/* The syscall a task is in, and its sixth argument, which libbpf 1.1 has no macro for. */
-#if defined(__TARGET_ARCH_x86)
-#define SYSCALL_NR(regs)   BPF_CORE_READ(regs, orig_ax)
-#define SYSCALL_ARG6(regs) BPF_CORE_READ(regs, r9)
-#else
-#define SYSCALL_NR(regs)   BPF_CORE_READ(regs, syscallno)
-#define SYSCALL_ARG6(regs) BPF_CORE_READ(regs, regs[5])
-#endif
 
 /*
  * --growth --big: a big anonymous mapping is placed. Not the syscall
@@ -700,6 +702,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	proc_adopt(ptgid, pps, child, ctgid);
 	inherit_unwind_table(ptgid, ctgid);
+	syscalls_inherit(ptgid, ctgid);
 	return 0;
 }
 
@@ -755,6 +758,13 @@ int BPF_PROG(proc_exit, struct task_struct *task)
 	ps->exit_code = BPF_CORE_READ(task, exit_code);
 	ps->flags |= PROC_EXITED;
 	drop_unwind_table(BPF_CORE_READ(task, tgid));
+	syscalls_forget(BPF_CORE_READ(task, tgid));
+	/*
+	 * Its statistics are final: the loader moves them out of the maps
+	 * now, not at the next report, and detaches its probes if its own.
+	 */
+	if (cfg.multi_proc)
+		send_task_event(EVENT_EXIT, BPF_CORE_READ(task, tgid), NULL);
 	return 0;
 }
 

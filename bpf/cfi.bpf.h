@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * CFI unwinding: walk a user stack with the unwind rows the loader made
- * from .eh_frame (user/unwind/, loaded by user/bpf/unwinder.c), reading
+ * from .eh_frame (user/unwind/, loaded by user/tracer/unwinder.c), reading
  * the stack through the walk cache's window (memo.bpf.h). What differs
  * between architectures is in arch_<name>.bpf.h (arch.bpf.h): x86-64, arm64.
  */

@@ -50,8 +50,9 @@
  *   failed or not; inner calls take none either, sampling or not, nor do
  *   the calls of processes not traced.
  *
- * - --big-only uses the same record between a syscall's entry and exit:
- *   syscalls do not nest, so any open record is the syscall's.
+ * - --big-only's system-call fallback uses the same record between a
+ *   syscall's entry and exit: syscalls do not nest, and a process it
+ *   serves has no probes, so any open record is the syscall's.
  */
 #ifndef ALLOCTRACE_INFLIGHT_BPF_H
 #define ALLOCTRACE_INFLIGHT_BPF_H

@@ -5,7 +5,7 @@
  * bucket lock, element allocation and free (about 350 ns a malloc/free
  * pair, measured). Sized by the loader, a power of two of slots
  * (cfg.live_mask + 1), and mapped by it to read and drop blocks without a
- * syscall per slot (user/bpf/live.c).
+ * syscall per slot (user/tracer/live.c).
  */
 #ifndef ALLOCTRACE_LIVE_BPF_H
 #define ALLOCTRACE_LIVE_BPF_H

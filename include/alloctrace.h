@@ -11,6 +11,7 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "arch.h"
 
 /* The kernel's own ceiling (perf_event_max_stack defaults to 127). */
 #define MAX_STACK_DEPTH	    127
@@ -24,10 +25,11 @@
 
 /*
  * Allocator entry points, one line each in alloc_funcs.def, which says
- * what each one is: its group, its kind, its symbol and its entry program.
+ * what each one is: its group, its kind, how its arguments are read, its
+ * symbol.
  */
 enum alloc_func {
-#define ALLOC_FUNC(id, group, kind, nr_args, symbol, display, entry) FUNC_##id,
+#define ALLOC_FUNC(id, group, kind, nr_args, args, symbol, display) FUNC_##id,
 #include "alloc_funcs.def"
 #undef ALLOC_FUNC
 	FUNC_MAX,
@@ -36,12 +38,37 @@ enum alloc_func {
 /* The loader keeps a set of functions in a 64-bit mask, the BPF side each kind's. */
 _Static_assert(FUNC_MAX <= 64, "a bit per enum alloc_func must fit in 64 bits");
 
+/* How a function's arguments are read (arg_shapes.def, alloc_funcs.def's args). */
+enum arg_shape {
+#define ALLOC_SHAPE(id, entry, reads)	ARGS_##id,
+#define RELEASE_SHAPE(id, entry, reads) ARGS_##id,
+#include "arg_shapes.def"
+#undef ALLOC_SHAPE
+#undef RELEASE_SHAPE
+	NR_ARG_SHAPES, /* also the shape of an id no line has: it reads nothing */
+};
+
+/* How many arguments each shape reads. */
+enum {
+#define ALLOC_SHAPE(id, entry, reads)	ARGS_##id##_READS = (reads),
+#define RELEASE_SHAPE(id, entry, reads) ARGS_##id##_READS = (reads),
+#include "arg_shapes.def"
+#undef ALLOC_SHAPE
+#undef RELEASE_SHAPE
+};
+
+/* Placement keeps a function's nr_args readable: its shape must read no more. */
+#define ALLOC_FUNC(id, group, kind, nr_args, args, symbol, display)                                \
+	_Static_assert((nr_args) >= ARGS_##args##_READS, #id ": its args read past its nr_args");
+#include "alloc_funcs.def"
+#undef ALLOC_FUNC
+
 /* Which objects and options probe a function (alloc_funcs.def). */
 enum func_group {
 	FUNC_GROUP_C,
 	FUNC_GROUP_CXX,
 	FUNC_GROUP_MMAP,
-	FUNC_GROUP_SYSCALL,
+	FUNC_GROUP_BRK,
 };
 
 /* What a function does with blocks (alloc_funcs.def). */
@@ -58,9 +85,10 @@ enum func_kind {
  * moves the stack pointer: the probe's plus this is the call's); above
  * them 5 bits per argument, the register the entry program reads it from
  * (x86 by encoding: rax 0, rcx 1, ... r15 15; arm64 x0-x30), XORed with
- * the one the ABI passes it in, so that a cookie of the id alone reads
- * each argument where the call put it. Placement may move a probe past
- * code that copies an argument to another register and reuses the first.
+ * the one the ABI passes it in (ABI_ARG_REG, arch.h), so that a cookie of
+ * the id alone reads each argument where the call put it. Placement may
+ * move a probe past code that copies an argument to another register and
+ * reuses the first.
  * A return program's cookie has COOKIE_AT_RET where it sits on a return
  * instruction, not at a return probe's trampoline.
  */
@@ -68,17 +96,13 @@ enum func_kind {
 #define COOKIE_SP_SHIFT	    16
 #define COOKIE_SP_ADJUST(c) ((__u32)(c) >> COOKIE_SP_SHIFT)
 #define COOKIE_AT_RET	    (1ULL << 62)
+/* An entry probe on an instruction the kernel single-steps: its calls are counted. */
+#define COOKIE_STEPPED	    (1ULL << 63)
 #define COOKIE_ARGS	    6
 #define COOKIE_ARG_BITS	    5
 #define COOKIE_ARG_MASK	    ((1U << COOKIE_ARG_BITS) - 1)
 #define COOKIE_ARG_SHIFT(i) (32 + COOKIE_ARG_BITS * (i))
 _Static_assert(COOKIE_ARG_SHIFT(COOKIE_ARGS) <= 62, "COOKIE_AT_RET above the arguments");
-#if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
-#define ABI_ARG_REG(i) (i)
-#else
-#define ABI_ARG_REG(i)                                                                             \
-	((i) == 0 ? 7 : (i) == 1 ? 6 : (i) == 2 ? 2 : (i) == 3 ? 1 : (i) == 4 ? 8 : 9)
-#endif
 
 /*
  * Per-CPU counters, one line each in counters.def. Everything the tool
@@ -194,6 +218,12 @@ struct stack_trace {
 };
 
 /*
+ * --growth counts pages of this size; a page recorded at sampling period P
+ * is recorded as P of them (bpf/faults.bpf.h).
+ */
+#define GROWTH_PAGE_SIZE 4096ULL
+
+/*
  * CFI unwinding (x86-64). The loader turns each object's .eh_frame into
  * rows, one per address range with its own rule, sorted by address, with
  * an index of the row in effect at the start of each "page" of text; the
@@ -295,6 +325,7 @@ enum event_type {
 	EVENT_EXEC,	   /* a traced process runs a new program */
 	EVENT_UNWIND_MISS, /* a process ran code without unwind tables */
 	EVENT_LINKMAP,	   /* a process's dynamic loader mapped or unmapped objects */
+	EVENT_EXIT,	   /* a traced process ended (cfg.multi_proc) */
 };
 
 /*
@@ -317,7 +348,7 @@ struct big_alloc_event {
 	struct stack_trace stack;
 };
 
-/* EVENT_OOM_VICTIM, EVENT_EXEC and EVENT_LINKMAP. */
+/* EVENT_OOM_VICTIM, EVENT_EXEC, EVENT_LINKMAP and EVENT_EXIT. */
 struct task_event {
 	__u32 type;
 	__u32 tgid;

@@ -48,9 +48,11 @@ struct alloctrace_config {
 	__u64 cgroup_id;       /* --cgroup: only processes in this cgroup or below (0: any) */
 	__u32 cgroup_level;    /* its depth under the root cgroup (level 0) */
 	bool follow_forks;     /* the children of traced processes too */
+	bool own_links;	       /* each process's probes its own: its end is told (EVENT_EXIT) */
 	bool block_ages;       /* --min-age: note when each block was made (a clock read) */
 	bool unwind_cfi;       /* walk stacks by the loader's CFI rows, not frame pointers */
 	bool growth;	       /* --growth: pages first touched, not blocks; mappings alert only */
+	bool big_only;	       /* --big-only: only big mappings and heap growth are recorded */
 	__u32 stack_depth;     /* frames per stack, at most MAX_STACK_DEPTH */
 	__u32 live_mask;       /* the live-block table's slots - 1 (set by the loader) */
 	__u64 max_per_proc;    /* live blocks one process may hold, 0 = no cap (multi_proc) */

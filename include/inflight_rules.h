@@ -13,19 +13,10 @@
 #include <linux/types.h>
 #endif
 #include "alloctrace.h"
+#include "arch.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
-#endif
-
-/*
- * Where the stack pointer is at the return probe relative to the entry:
- * x86 pops the return address, arm64 returns through the link register.
- */
-#if defined(__TARGET_ARCH_x86) || defined(__x86_64__)
-#define RET_SP_DELTA 8
-#else
-#define RET_SP_DELTA 0
 #endif
 
 /* How far below an open call's stack pointer a call still counts as made from inside it. */
@@ -59,7 +50,7 @@ static __always_inline __u64 funcs_of(int kind, int group)
 {
 	__u64 mask = 0;
 
-#define ALLOC_FUNC(id, group_, kind_, nr_args, symbol, display, entry)                             \
+#define ALLOC_FUNC(id, group_, kind_, nr_args, args, symbol, display)                              \
 	mask |= (__u64)(FUNC_KIND_##kind_ == kind || FUNC_GROUP_##group_ == group) << FUNC_##id;
 #include "alloc_funcs.def"
 #undef ALLOC_FUNC
@@ -118,7 +109,12 @@ static __always_inline enum call_verdict call_at_entry(__u32 mark, __u64 open_sp
 	return CALL_OPENS;
 }
 
-/* Function @func returns at @sp; the record carries @mark, @open_func and @open_sp. */
+/*
+ * Function @func returns at @sp; the record carries @mark, @open_func and
+ * @open_sp. Its stack pointer there is the entry's plus RET_SP_DELTA
+ * (arch.h): x86 pops the return address, arm64 returns through the link
+ * register.
+ */
 static __always_inline enum call_verdict call_at_return(__u32 mark, __u32 open_func, __u64 open_sp,
 							__u32 epoch, __u32 func, __u64 sp)
 {

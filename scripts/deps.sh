@@ -39,7 +39,7 @@ binutils-aarch64-linux-gnu"
 # arm64 Debian 12 with the -dev packages, also a guest's root), whose
 # arm64 package scripts run through qemu-user; qemu-system-arm boots an
 # arm64 guest. Not installed for the host's own build.
-HOST_ARCH=$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+HOST_ARCH=$("$(dirname "$0")/host-arch.sh")
 ARCH=${ARCH:-$HOST_ARCH}
 SYSROOT=${SYSROOT:-/var/cache/alloctrace/arm64-rootfs}
 CROSS=""

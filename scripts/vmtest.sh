@@ -13,8 +13,8 @@
 #
 # VERSION is a kernel series, 6.1 (Debian 12) or 6.12 (Debian 12 backports,
 # Debian 13); the newest package of that series in the apt index is used.
-# VMTEST_ARCH (x86 or arm64, make's ARCH; default the host's) chooses the
-# guest: scripts/vmtest/arch-ARCH.sh. An x86-64 guest sees the host's /
+# VMTEST_ARCH (one of the Makefile's ARCHES; default the host's) chooses
+# the guest: scripts/vmtest/arch-ARCH.sh. An x86-64 guest sees the host's /
 # read-only under a tmpfs overlay (so the worktree is there, writable, at
 # the same path); an arm64 guest runs on an arm64 Debian userland of its
 # own, with the worktree (built by make ARCH=arm64) overlaid at the same
@@ -25,10 +25,12 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-HOST_ARCH=$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+HOST_ARCH=$("$ROOT/scripts/host-arch.sh")
 VMTEST_ARCH=${VMTEST_ARCH:-$HOST_ARCH}
-[[ -f $ROOT/scripts/vmtest/arch-$VMTEST_ARCH.sh ]] || {
-	echo "vmtest: no guest for VMTEST_ARCH=$VMTEST_ARCH (x86 or arm64)" >&2
+# The Makefile's ARCHES, each with its guest in scripts/vmtest/arch-ARCH.sh.
+ARCHES=$(MAKEFLAGS= make -s --no-print-directory -C "$ROOT" print-arches)
+[[ " $ARCHES " == *" $VMTEST_ARCH "* && -f $ROOT/scripts/vmtest/arch-$VMTEST_ARCH.sh ]] || {
+	echo "vmtest: no guest for VMTEST_ARCH=$VMTEST_ARCH (one of: $ARCHES)" >&2
 	exit 1
 }
 VMDIR=$ROOT/build/vmtest
@@ -36,6 +38,11 @@ VMDIR=$ROOT/build/vmtest
 VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-5400}
 VMTEST_MEM=${VMTEST_MEM:-3G}
 VMTEST_CPUS=${VMTEST_CPUS:-2}
+# Guests a whole run boots at once, each with its share of the scripts.
+# Under TCG a guest running one script at a time keeps about one host CPU
+# busy: a second guest uses another, where a second script at once in one
+# guest pushed tool runs past their limits (docs/testing.md).
+VMTEST_SHARDS=${VMTEST_SHARDS:-1}
 # Seconds from start to the suite's first line: 20-40 under TCG here.
 VMTEST_BOOT_TIMEOUT=${VMTEST_BOOT_TIMEOUT:-300}
 # What the guest needs that Debian builds as modules: 9p over virtio for
@@ -212,26 +219,76 @@ prepare() {
 	initramfs "$1"
 }
 
+# shares N: the whole run's scripts (stdin) as "SHARD SCRIPT" lines, the
+# longest first onto the shard with the least time so far, by the last
+# times tests/run.sh kept (the host's run, in CI; 60 s for one it has not
+# timed).
+shares() {
+	{
+		cat "$ROOT/build/tests/times" 2>/dev/null || true
+		echo --
+		cat
+	} | awk '!d && $0 == "--" { d = 1; next } !d { t[$2] = $1; next }
+	     { n = $0; sub(/.*\//, "", n); print (n in t ? t[n] : 60), $0 }' |
+		sort -k1,1rn -k2 | awk -v n="$1" '{
+			best = 1
+			for (i = 2; i <= n; i++) if (load[i] < load[best]) best = i
+			load[best] += $1; print best, $2 }'
+}
+
 # run VERSION [SCRIPT...]: boot, show the guest's output as it comes,
-# report.
+# report. A whole run boots VMTEST_SHARDS guests at once and reports
+# their sum.
 run() {
-	local dir=$VMDIR/$1 out=$VMDIR/$1/out
+	local dir=$VMDIR/$1 out=$VMDIR/$1/out all i pass=0 fail=0 rc=0 line
 	prepare "$1"
 	if (($# > 1)); then
 		# A directory of its own, so that runs of single scripts can go
 		# on beside a whole run.
 		out=$(mktemp -d "$dir/out-scripts.XXXXXX")
 		printf '%s\n' "${@:2}" >"$out/scripts"
-	else
+		run_guest "$1" "$out"
+		return
+	fi
+	# The unit tests and the checks of the tree do not depend on the
+	# kernel: the host's run covers them, and HOST_ONLY's scripts.
+	all=$( (cd "$ROOT" && printf '%s\n' tests/integration/test_*.sh) |
+		grep -vxF -f <(printf 'tests/integration/%s\n' $HOST_ONLY))
+	# shellcheck disable=SC2086 # one line of names
+	echo "# vmtest: left to the host's run (HOST_ONLY, docs/testing.md):" $HOST_ONLY
+	if ((VMTEST_SHARDS <= 1)); then
 		rm -rf "$out"
 		mkdir -p "$out"
-		# The unit tests and the checks of the tree do not depend on the
-		# kernel: the host's run covers them, and HOST_ONLY's scripts.
-		(cd "$ROOT" && printf '%s\n' tests/integration/test_*.sh) |
-			grep -vxF -f <(printf 'tests/integration/%s\n' $HOST_ONLY) >"$out/scripts"
-		# shellcheck disable=SC2086 # one line of names
-		echo "# vmtest: left to the host's run (HOST_ONLY, docs/testing.md):" $HOST_ONLY
+		echo "$all" >"$out/scripts"
+		run_guest "$1" "$out"
+		return
 	fi
+	for ((i = 1; i <= VMTEST_SHARDS; i++)); do
+		rm -rf "$out.$i"
+		mkdir -p "$out.$i"
+		shares "$VMTEST_SHARDS" <<<"$all" | awk -v i="$i" '$1 == i { print $2 }' >"$out.$i/scripts"
+		# shellcheck disable=SC2046 # one line of names
+		echo "# vmtest: guest $i of $VMTEST_SHARDS:" $(xargs -n 1 basename <"$out.$i/scripts")
+		run_guest "$1" "$out.$i" >"$out.$i.run" 2>&1 &
+	done
+	for ((i = 1; i <= VMTEST_SHARDS; i++)); do
+		wait -n || rc=1
+	done
+	for ((i = 1; i <= VMTEST_SHARDS; i++)); do
+		grep -v "$COUNT" "$out.$i.run" | sed "s/^# vmtest: /# vmtest: guest $i: /" || true
+		line=$(grep "$COUNT" "$out.$i.run" | tail -n 1) || true
+		[[ -n $line ]] || { rc=1; continue; }
+		pass=$((pass + ${line%% passed*}))
+		line=${line#* passed, }
+		fail=$((fail + ${line%% failed*}))
+	done
+	echo "$pass passed, $fail failed"
+	((rc == 0 && fail == 0))
+}
+
+# run_guest VERSION OUT: one guest for the scripts OUT/scripts names.
+run_guest() {
+	local out=$2
 	# Without KVM the guest runs 3-5 times slower than the host, more on
 	# a loaded one: test_errors.sh took 1,508 s at a load average of 18.
 	echo "INTEGRATION_LIMIT=$([[ $(accel) == tcg ]] && echo 3000 || echo 300)" >"$out/env"

@@ -41,7 +41,9 @@ leftovers() {
 }
 
 # expect_clean_exit NAME: what every case must leave as it was: no process
-# that was not there before it (LEFT), no probe on the live target.
+# that was not there before it (LEFT), no probe on the live target (not
+# looked for when not root, who cannot make one: test_errors_cli.sh under
+# make unit, where the look was a third of each case's time).
 expect_clean_exit() {
 	local left
 	left=$(comm -13 <(sort <<<"$LEFT") <(leftovers | sort))
@@ -49,7 +51,7 @@ expect_clean_exit() {
 		fail "$1" "left behind: $left"
 		return 1
 	fi
-	if [[ -n "$(uprobe_links "$LIVE")" ]]; then
+	if ((EUID == 0)) && [[ -n "$(uprobe_links "$LIVE")" ]]; then
 		fail "$1" "probes left on pid $LIVE"
 		return 1
 	fi

@@ -10,6 +10,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOL=${ALLOCTRACE:-$ROOT/alloctrace}
 # shellcheck disable=SC2034 # used by the test files that source this one
 WL=$ROOT/build/workloads
+# This machine's architecture, as the Makefile's ARCHES name them.
+HOST_ARCH=$("$ROOT/scripts/host-arch.sh")
 FAILS=0
 PIDS=()
 TOOL_PIDS=()
@@ -367,6 +369,23 @@ proc_of() {
 	jq -c --argjson p "$2" '.processes[] | select(.pid == $p)' <<<"$1"
 }
 
+# valgrind_leak_classes LOG FNS: leak_classes' lines from valgrind's loss
+# records, by the function that called the allocator, for the functions
+# the extended regular expression FNS matches whole.
+valgrind_leak_classes() {
+	sed 's/^==[0-9]*== *//' "$1" | tr -d , | awk -v fns="^($2)$" '
+		/ blocks? (are|is) .* in loss record / {
+			bytes = $1; blocks = $4; kind = $0
+			sub(/.* (are|is) /, "", kind); sub(/ in loss record.*/, "", kind)
+			sub(/^still /, "", kind); want = 1; next
+		}
+		want && /^by 0x/ {
+			if ($3 ~ fns) { key = $3 " " kind; b[key] += bytes; n[key] += blocks }
+			want = 0
+		}
+		END { for (k in b) print k, b[k], n[k] }' | sort
+}
+
 # leak_classes REPORT JQ: "FUNCTION CLASS BYTES BLOCKS" of --leak-check's
 # verdicts, summed per function over the stacks JQ yields, each as
 # [FUNCTION, STACK]; classes with blocks only, sorted.
@@ -503,10 +522,11 @@ console_errors() {
 # what its instructions decide (probe placement, which probes are stepped,
 # system call numbers).
 by_arch() {
-	case $(uname -m) in
-	aarch64) echo "$2" ;;
-	*) echo "$1" ;;
-	esac
+	if [[ $HOST_ARCH == arm64 ]]; then
+		echo "$2"
+	else
+		echo "$1"
+	fi
 }
 
 # expect_page_drawn NAME PAGE: Chromium draws the HTML file PAGE without a

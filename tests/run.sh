@@ -6,8 +6,13 @@
 #
 #   tests/run.sh                   everything
 #   tests/run.sh SCRIPT...         only those scripts (paths)
+#   TEST_SET=unit                  what needs no root: the unit binaries, the
+#                                  static checks, the scripts marked
+#                                  "# test: no root" (make unit)
+#   TEST_SET=integration           the integration scripts (make integration)
 #   TEST_ONLY='NAME[:CASE]...'     only those, by name: test_leaks,
-#                                  test_leaks:static (make check T=...)
+#                                  test_leaks:static, test_profile:CASE
+#                                  (make check T=..., make unit T=...)
 #   TEST_JOBS=N                    scripts at once (make check J=N; nproc)
 #   TEST_VERBOSE=1                 each script's whole output (make check V=1)
 #
@@ -56,7 +61,9 @@ is_serial() {
 run_job() {
 	local n=$1 rc=0
 	if [[ ${KIND[n]} == unit ]]; then
-		timeout -k 5 "$UNIT_LIMIT" "${TARGET[n]}" >"$WORK/$n.out" 2>&1 || rc=$?
+		# tests/unit/case_filter.c reads it.
+		TEST_UNIT_CASE=${CASE[n]} timeout -k 5 "$UNIT_LIMIT" "${TARGET[n]}" \
+			>"$WORK/$n.out" 2>&1 || rc=$?
 	else
 		TEST_CASE=${CASE[n]} timeout -k 5 "$INTEGRATION_LIMIT" bash "${TARGET[n]}" \
 			>"$WORK/$n.out" 2>&1 || rc=$?
@@ -88,16 +95,16 @@ report() {
 	TIMING+=("$secs $name")
 	[[ ${TEST_VERBOSE:-} == 1 ]] && sed "s/^/$name: | /" "$WORK/$n.out"
 	if [[ ${KIND[n]} == unit ]]; then
-		count_unit "$name" "$rc" "$WORK/$n.out"
+		count_unit "$name" "$rc" "$WORK/$n.out" "${CASE[n]}"
 	else
 		count_script "$name" "$rc" "$WORK/$n.out" "$secs"
 	fi
 }
 
-# count_unit NAME RC OUT: cmocka's summary lines; a crash or a missing
-# summary is one failure.
+# count_unit NAME RC OUT [CASE]: cmocka's summary lines; a crash, a
+# missing summary or a CASE that matched no case is one failure.
 count_unit() {
-	local name=$1 rc=$2 out=$3 pass fail
+	local name=$1 rc=$2 out=$3 case=${4:-} pass fail
 	pass=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\..*/\1/p' "$out" | tail -n 1)
 	fail=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' "$out" | tail -n 1)
 	PASSED=$((PASSED + ${pass:-0}))
@@ -106,6 +113,9 @@ count_unit() {
 	if [[ -z "$pass$fail" ]] || ((rc != 0 && ${fail:-0} == 0)); then
 		echo "$name: exit status $rc, summary '${pass:-none} passed, ${fail:-none} failed'"
 		tail -n 5 "$out" | sed "s/^/$name: | /"
+		FAILED=$((FAILED + 1))
+	elif [[ -n $case ]] && ((${pass:-0} + ${fail:-0} == 0)); then
+		echo "$name: no case of $(basename "${name%%:*}") matches '$case'"
 		FAILED=$((FAILED + 1))
 	fi
 	echo "# $name: ${pass:-0} passed, ${fail:-0} failed"
@@ -176,17 +186,24 @@ find_test() {
 	for f in "$ROOT/tests/integration/$name.sh" "$ROOT/tests/static/$name.sh"; do
 		[[ -f $f ]] && { add_job script "$f" "$c"; return; }
 	done
-	if [[ -x $ROOT/build/tests/$name && -z $c ]]; then
-		add_job unit "$ROOT/build/tests/$name"
+	if [[ -x $ROOT/build/tests/$name ]]; then
+		add_job unit "$ROOT/build/tests/$name" "$c"
 		return
 	fi
 	echo "no test named '$1' (tests/integration/$name.sh, tests/static/$name.sh, build/tests/$name)"
 	FAILED=$((FAILED + 1))
 }
 
-# collect [SCRIPT...]: the jobs of this run.
+# no_root SCRIPT: whether the script says it needs no root, in a comment
+# line beginning "# test: no root (why)" in its header.
+no_root() {
+	grep -q '^# test: no root' "$1"
+}
+
+# collect [SCRIPT...]: the jobs of this run: those named, or TEST_SET's,
+# or everything.
 collect() {
-	local t
+	local t set=${TEST_SET:-}
 	if (($# > 0)) || [[ -n ${TEST_ONLY:-} ]]; then
 		for t in "$@"; do
 			add_job script "$t"
@@ -196,16 +213,20 @@ collect() {
 		done
 		return
 	fi
-	for t in "$ROOT"/build/tests/test_*; do
-		[[ -x "$t" && -f "$t" ]] && add_job unit "$t"
-	done
-	# Checks of the source tree itself: no root needed.
-	for t in "$ROOT"/tests/static/test_*.sh; do
-		[[ -f "$t" ]] && add_job script "$t"
-	done
+	if [[ $set != integration ]]; then
+		for t in "$ROOT"/build/tests/test_*; do
+			[[ -x "$t" && -f "$t" ]] && add_job unit "$t"
+		done
+		# Checks of the source tree itself: no root needed.
+		for t in "$ROOT"/tests/static/test_*.sh; do
+			[[ -f "$t" ]] && add_job script "$t"
+		done
+	fi
 	for t in "$ROOT"/tests/integration/test_*.sh; do
 		[[ -f "$t" ]] || continue
-		if ((EUID != 0)); then
+		if [[ $set == unit ]] && ! no_root "$t"; then
+			continue
+		elif ((EUID != 0)) && ! no_root "$t"; then
 			# uprobes and BPF maps need root: not running is not passing.
 			echo "# $(basename "$t"): skipped, not root"
 			SKIPPED=$((SKIPPED + 1))
@@ -223,9 +244,9 @@ times() {
 	if [[ -d $ROOT/build/tests && -w $ROOT/build/tests ]]; then
 		{
 			printf '%s\n' "${TIMING[@]}"
-			# Those not run this time keep their last time.
-			awk 'NR == FNR { seen[$2] = 1; next } !($2 in seen)' \
-				<(printf '%s\n' "${TIMING[@]}") "$TIMES" 2>/dev/null
+			# Those not run this time keep their last time (none the first time).
+			[[ ! -f $TIMES ]] || awk 'NR == FNR { seen[$2] = 1; next } !($2 in seen)' \
+				<(printf '%s\n' "${TIMING[@]}") "$TIMES"
 		} >"$TIMES.new" && mv "$TIMES.new" "$TIMES"
 	fi
 }

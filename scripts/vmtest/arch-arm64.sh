@@ -45,7 +45,7 @@ arch_prepare() {
 	local deb
 	command -v qemu-system-aarch64 >/dev/null ||
 		die "qemu-system-aarch64 is missing (run make ARCH=arm64 deps)"
-	[[ $(uname -m) == aarch64 ]] && return 0
+	[[ $HOST_ARCH == arm64 ]] && return 0
 	[[ -d $ARM64_ROOTFS/usr/bin ]] ||
 		die "no arm64 userland in $ARM64_ROOTFS (run make ARCH=arm64 deps)"
 	[[ -x $ARM64_DIR/busybox/bin/busybox ]] && return 0
@@ -61,7 +61,7 @@ arch_prepare() {
 # An arm64 host's KVM runs it (as for x86, not a nested paravirtual one);
 # anywhere else TCG emulates it.
 arch_accel() {
-	if [[ $(uname -m) == aarch64 && -w /dev/kvm ]]; then
+	if [[ $HOST_ARCH == arm64 && -w /dev/kvm ]]; then
 		echo kvm
 	else
 		echo tcg
@@ -69,7 +69,7 @@ arch_accel() {
 }
 
 arch_busybox() {
-	if [[ $(uname -m) == aarch64 ]]; then
+	if [[ $HOST_ARCH == arm64 ]]; then
 		echo /bin/busybox
 	else
 		echo "$ARM64_DIR/busybox/bin/busybox"
@@ -79,7 +79,7 @@ arch_busybox() {
 # On an arm64 host the guest runs on the host's own userland, as an x86-64
 # guest does on x86-64.
 arch_root() {
-	if [[ $(uname -m) == aarch64 ]]; then
+	if [[ $HOST_ARCH == arm64 ]]; then
 		echo /
 	else
 		echo "$ARM64_ROOTFS"

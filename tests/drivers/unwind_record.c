@@ -2,7 +2,7 @@
 /*
  * Records an unwind case (tests/unit/unwind_case.h) of a stopped process:
  * builds the unwind rows of its executable mappings as the loader does
- * (user/unwind/cfi.c, laid out as user/bpf/unwinder.c stores them), walks
+ * (user/unwind/cfi.c, laid out as user/tracer/unwinder.c stores them), walks
  * its stack from the registers given with the BPF walker over
  * /proc/PID/mem, and writes to stdout the memory, rows and page index
  * entries the walk read, and the frames read from stdin ("frame IP NOTE"

@@ -84,7 +84,7 @@ expect_placement() {
 	esac
 }
 
-# expect_stepped NAME X86_64 ARM64: run NAME said in its one warning line
+# expect_stepped NAME X86_64 ARM64: run NAME (with -v) said in its one start-up line
 # that the probes of the functions this architecture's argument names
 # ("a, b") sit on instructions the kernel single-steps; "" when it said
 # nothing of the kind.

@@ -4,9 +4,10 @@
 # says what each must do, with the loader and its ASan build): targets that
 # are gone, zombies, kernel threads or alloctrace itself; commands launched
 # that cannot run or have no allocator; allocator files that are not whole;
-# cgroups; an export that fails at the end of a trace; a target killed
-# while alloctrace attaches. The command line's and the export files' cases,
-# refused before anything is traced, are test_errors_cli.sh's.
+# cgroups; an export file on a read-only file system, and one that fails
+# at the end of a trace (both mount one); a target killed while alloctrace
+# attaches. The command line's and the other export files' cases, refused
+# before anything is traced, are test_errors_cli.sh's (no root).
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -61,7 +62,7 @@ CG_FILE=$(awk '$3 == "cgroup2" { print $2 "/cgroup.procs"; exit }' /proc/mounts)
 # The programs the cases launch, for leftovers.
 # shellcheck disable=SC2034 # read by errors_lib.sh's leftovers
 LAUNCHED="$STATIC $NOLIBC"
-mkdir "$TMP/small"
+mkdir "$TMP/small" "$TMP/ro"
 
 # --- the table -----------------------------------------------------------------
 
@@ -106,6 +107,15 @@ targets() {
 	expect_error 3 "--allocator a stripped library without malloc" \
 		"--allocator $TMP/nomalloc.so: it defines no malloc and free" \
 		--allocator "$TMP/nomalloc.so" -p "$LIVE"
+}
+
+# The export file cannot be created: a read-only file system, mounted in a
+# mount namespace of the tool's own.
+export_readonly() {
+	expect_run 2 "--pprof on a read-only file system" \
+		"cannot create $TMP/ro/x.pb.gz: Read-only file system" \
+		unshare -m --propagation private sh -c 'mount -t tmpfs -o ro none "$1" && shift && exec "$@"' \
+		sh "$TMP/ro" "$TOOL" --pprof "$TMP/ro/x.pb.gz" -- "$WL/leaks"
 }
 
 # The export file cannot be written at the end (a 16 KiB file system, in a
@@ -153,7 +163,7 @@ in_attach_call() {
 }
 
 # held_in_attach_call PID: still there half a second later, so held in the
-# K-th one (3 s): the feature probe's link, made before the allocator is
+# K-th one (10 s): the feature probe's link, made before the allocator is
 # looked for, takes tens of milliseconds and could be caught instead.
 held_in_attach_call() {
 	in_attach_call "$1" && sleep 0.5 && in_attach_call "$1"
@@ -161,8 +171,9 @@ held_in_attach_call() {
 
 # A target in a mount namespace of its own, run from a tmpfs only that
 # namespace sees (alloctrace reaches its files through /proc/PID/map_files),
-# killed while alloctrace attaches: strace holds alloctrace 3 s in the call
-# that makes its second link. Its objects go with it: the process exited,
+# killed while alloctrace attaches: strace holds alloctrace 10 s in the call
+# that makes its second link (3 s, and a 10 s bound to get there, were too
+# little for the ASan build under TCG beside a second guest). Its objects go with it: the process exited,
 # exit 3, and no probe stays.
 vanishing() {
 	local name="${LABEL}-p a target in another mount namespace, killed while attaching"
@@ -180,10 +191,10 @@ vanishing() {
 	LEFT=$(leftovers)
 	# LeakSanitizer cannot work under ptrace (strace): no leak check here.
 	ASAN_OPTIONS=detect_leaks=0 strace -o /dev/null -e trace=bpf \
-		-e inject=bpf:delay_enter=3000000:when="$K" \
+		-e inject=bpf:delay_enter=10000000:when="$K" \
 		"$TOOL" -p "$target" >"$TMP/$N.out" 2>"$TMP/$N.err" &
 	tracer=$!
-	wait_for 10 eval 'tool=$(pgrep -P "$tracer") && held_in_attach_call "$tool"' ||
+	wait_for 60 eval 'tool=$(pgrep -P "$tracer") && held_in_attach_call "$tool"' ||
 		fail "$name" "not seen in its attach call (killed at some other point)"
 	kill -KILL "$target"
 	RC=0
@@ -197,7 +208,7 @@ vanishing() {
 	fi
 }
 
-error_tables targets export_full vanishing
+error_tables targets export_readonly export_full vanishing
 live_target_end
 
 finish

@@ -5,13 +5,14 @@
 # of two, at most 64) is recorded, weighing P pages: the kept pages'
 # estimate is unbiased with a standard deviation of at most
 # sqrt(N * (64 - 1)) pages for N pages kept; asserted within 4 of those.
-# The report says it is a sampled estimate and counts the faults sampled
-# out. A slow workload stays exact: test_growth.sh.
+# The report says it is a sampled estimate (JSON "sampled", its standard
+# error) and counts the faults sampled out. A slow workload stays exact:
+# test_growth.sh; a burst within the bucket too (tests/workloads/burst.c).
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-require_built "$WL/faultchurn" "$ROOT/build/tests/test_pagemap"
+require_built "$WL/faultchurn" "$WL/burst" "$ROOT/build/tests/test_pagemap"
 
 N=16384
 run_tool churn 300 --growth --format json -T 0 -- "$WL/faultchurn" "$N" 2
@@ -36,6 +37,43 @@ expect_true "pagemap: a process not reaped yet is gone" \
 	"test_pagemap failed on this kernel (its output: pagemap.log)" pagemap_unit
 run_tool text 300 --growth -T 0 -- "$WL/faultchurn" 4096 0
 expect_eq "text: exit status" 0 "$RC"
-expect_match "text: says it is a sampled estimate" \
-	'about .* resident .*sampled estimate, [0-9,]+ faults sampled out' "$(cat "$TMP/text.out")"
+expect_match "text: says it is a sampled estimate, with its standard error" \
+	'about .* resident .*sampled estimate, standard error [0-9.]+ [KMG]iB .*, [0-9,]+ faults sampled out' \
+	"$(cat "$TMP/text.out")"
+expect_eq "churn: marked sampled" true "$(jq .sampled <<<"$r")"
+
+# burst_sum REPORT FIELD: FIELD summed over tests/workloads/burst.c's stacks.
+burst_sum() { fn_sum "$1" "$2" touch_burst; }
+
+# A 32 MiB buffer touched at once and kept (issue 43): 8,192 first touches
+# at once, within the bucket of each CPU, exact, and not marked sampled.
+run_tool burst 120 --growth --format json -T 0 -- "$WL/burst" 32 1
+expect_tool_ok burst || finish
+r=$(final_report "$TMP/burst.out")
+expect_eq "burst 32 MiB: resident pages exact" 8192 "$(burst_sum "$r" resident_pages)"
+expect_eq "burst 32 MiB: resident bytes exact" 33554432 "$(burst_sum "$r" resident_bytes)"
+expect_eq "burst 32 MiB: first touches exact" 8192 "$(burst_sum "$r" allocs)"
+expect_eq "burst 32 MiB: not sampled" "false 0 null" \
+	"$(jq -r '"\(.sampled) \(.counters.pages_sampled_out) \(.resident_bytes_stderr)"' <<<"$r")"
+
+# 96 MiB on one CPU, past its bucket (16,384 tokens): a labelled estimate
+# whose pages and bytes agree everywhere, within 4 of its own standard
+# errors of the truth (about 2.5% each: the 8,192 pages past the bucket,
+# recorded one in 64).
+run_tool burst96 120 --growth --format json -T 0 -- taskset -c 0 "$WL/burst" 96 1
+expect_tool_ok burst96 || finish
+r=$(final_report "$TMP/burst96.out")
+pages=$(burst_sum "$r" resident_pages)
+se=$(burst_sum "$r" resident_bytes_stderr)
+expect_eq "burst 96 MiB: marked sampled" true "$(jq .sampled <<<"$r")"
+expect_eq "burst 96 MiB: the stack's bytes are its pages'" "$((pages * 4096))" \
+	"$(burst_sum "$r" resident_bytes)"
+expect_eq "burst 96 MiB: the stack's first touches are its pages'" "$pages" \
+	"$(burst_sum "$r" allocs)"
+expect_eq "burst 96 MiB: the totals' bytes are their pages'" \
+	"$(jq '.totals.outstanding_allocs * 4096' <<<"$r")" "$(jq .totals.outstanding_bytes <<<"$r")"
+expect_true "burst 96 MiB: a standard error" "resident_bytes_stderr $se" test "$se" -gt 0
+expect_true "burst 96 MiB: within 4 standard errors of 24,576 pages" \
+	"estimate $pages pages, standard error $se bytes" \
+	awk -v p="$pages" -v se="$se" 'BEGIN { d = (p - 24576) * 4096; exit !(d <= 4 * se && -d <= 4 * se) }'
 finish

@@ -2,8 +2,10 @@
 # --html FILE: one self-contained page. The data blob holds the demo's
 # exact leaks and its big allocation; headless Chromium (offline) draws
 # the page without a script error, with both flame graphs and the
-# timeline, and a click zooms a flame graph. A screenshot is left in
-# build/test-artifacts/html.png for a person to look at.
+# timeline, and a click zooms a flame graph. On make demo's run the top
+# leakers table shows each stack's trend as the text report says it, the
+# growing stacks first. Screenshots are left in build/test-artifacts/
+# (html.png, demo.png) for a person to look at.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -136,10 +138,44 @@ if expect_page_drawn warn "$TMP/warn.html"; then
 		'stacks_cut=3 \(the walk stopped before the outermost frame\)' "$DOM"
 fi
 
+# --- make demo's run: the trend, as the text report says it (issue 43) -------
+
+# text_trends FILE: each stack of the text report's final report as
+# "FUNCTION<tab>TREND", TREND as its stack line says it ("growing +20.0
+# KiB", "stable"), the exact byte counts in parentheses left out.
+text_trends() {
+	sed -n '/final report/,$p' "$1" | awk '
+		/^  [^ ].* in [0-9,]+ blocks?, / { line = $0; next }
+		/^    #0 / && line != "" {
+			f = $2; sub(/\+0x[0-9a-f]+$/, "", f)
+			t = line; gsub(/ \([0-9,]+ bytes?\)/, "", t); sub(/^.* allocs?, /, "", t)
+			print f "\t" t; line = ""
+		}'
+}
+DEMO=$TMP/demo.html
+run_tool demo 60 -i 1 --big 1M --html "$DEMO" -- "$WL/leaky" 4
+expect_eq "demo: exit status" 0 "$RC"
+expect_eq "demo: the text report's growing stacks" "cache_page remember_request" \
+	"$(text_trends "$TMP/demo.out" | awk -F'\t' '$2 ~ /^growing/ { print $1 }' | sort | paste -sd ' ')"
+if expect_page_drawn demo "$DEMO"; then
+	rows=$(leaker_row "$DOM" "")
+	for f in cache_page remember_request load_config; do
+		expect_eq "demo: the page's trend of $f is the text report's" \
+			"$(text_trends "$TMP/demo.out" | awk -F'\t' -v f="$f" '$1 == f { print $2 }')" \
+			"$(awk -F'\t' -v f="$f" '$3 == f { print $7 }' <<<"$rows")"
+	done
+	expect_eq "demo: the growing stacks first, the largest growth first" \
+		"cache_page remember_request load_config" \
+		"$(cut -f 3 <<<"$rows" | paste -sd ' ')"
+fi
+
 mkdir -p "$ARTIFACTS"
-rm -f "$ARTIFACTS/html.png"
+rm -f "$ARTIFACTS/html.png" "$ARTIFACTS/demo.png"
 chrome shot --hide-scrollbars --screenshot="$ARTIFACTS/html.png" "file://$PAGE"
 expect_match "screenshot" 'PNG image data, 1400 x 1800' "$(file "$ARTIFACTS/html.png" 2>&1)"
+chrome demoshot --hide-scrollbars --screenshot="$ARTIFACTS/demo.png" "file://$DEMO"
+expect_match "screenshot of the demo's page" 'PNG image data, 1400 x 1800' \
+	"$(file "$ARTIFACTS/demo.png" 2>&1)"
 cp "$PAGE" "$ARTIFACTS/html.html"
 
 finish

@@ -247,11 +247,11 @@ if expect_page_drawn exit-page "$TMP/exit.html"; then
 	expect_match "HTML: the pause and what the verdicts rest on" \
 		'id="stat-leak-check"><div class="label">Leak check</div><div class="value">paused [0-9.]+ ms</div><div class="sub">[^<]* of roots scanned; assumed: untracked_blocks_as_roots, target_stopped_for_scan<' \
 		"$dom"
-	# Columns: #, function, module, source, outstanding, share, blocks, allocs,
-	# then definitely, indirectly, possibly lost and reachable.
+	# Columns: #, function, module, source, outstanding, trend, share, blocks,
+	# allocs, then definitely, indirectly, possibly lost and reachable.
 	expect_eq "HTML: the leaked list's head, definitely lost, its nodes indirectly" \
 		$'48 B in 1\t144 B in 3\t\t' \
-		"$(leaker_row "$dom" tracked | awk -F'\t' '$10 == "48 B in 1"' | cut -f 10-13)"
+		"$(leaker_row "$dom" tracked | awk -F'\t' '$11 == "48 B in 1"' | cut -f 11-14)"
 	# The table shows its first 20 rows until asked for all: the report's first 20 stacks.
 	expect_eq "HTML: every row's classes, summed, are the report's first 20 stacks'" \
 		"$(jq -r '.stacks[:20] | "\(map(.definitely_lost_bytes) | add) \(map(.indirectly_lost_bytes) | add) \(map(.possibly_lost_bytes) | add) \(map(.reachable_bytes) | add)"' <<<"$R")" \
@@ -261,10 +261,10 @@ if expect_page_drawn exit-page "$TMP/exit.html"; then
 			leaker_row "$dom" hold_untracked
 		} | awk -F'\t' '
 			function b(s) { split(s, w, " "); return w[2] == "KiB" ? w[1] * 1024 : w[1] + 0 }
-			{ for (i = 10; i <= 13; i++) t[i] += b($i) }
-			END { print t[10], t[11], t[12], t[13] }')"
+			{ for (i = 11; i <= 14; i++) t[i] += b($i) }
+			END { print t[11], t[12], t[13], t[14] }')"
 	expect_match "HTML: definitely lost stacks first, then the others" '^1+0+$' \
-		"$(leaker_row "$dom" "" | awk -F'\t' '{ printf "%d", $10 != "" }')"
+		"$(leaker_row "$dom" "" | awk -F'\t' '{ printf "%d", $11 != "" }')"
 	flame=$(sed -n '/id="flame-lost-svg"/,/<\/svg>/p' <<<"$dom")
 	expect_match "HTML: a flame graph of definitely lost bytes, 472 in all" \
 		'<text[^>]*>all: 472 bytes</text>' "$flame"

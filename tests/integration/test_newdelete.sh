@@ -9,11 +9,11 @@ set -u
 
 require_built "$WL/newdelete"
 
-run_tool newdelete 60 --format json -T 0 -- "$WL/newdelete"
+run_tool newdelete 60 --format json -T 0 -v -- "$WL/newdelete"
 expect_tool_ok newdelete || finish
 r=$(final_report "$TMP/newdelete.out")
 # libstdc++'s single-stepped overloads are named apart, never "operator new"
-# twice. Which are stepped is the architecture's: on x86-64 the nothrow
+# twice (in the start-up line -v gives). Which are stepped is the architecture's: on x86-64 the nothrow
 # ones, whose first instructions the kernel does not emulate; on arm64
 # the two whose size is overwritten before any instruction the kernel
 # simulates (the others' returns are probed on their exits, and operator

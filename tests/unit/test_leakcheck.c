@@ -97,14 +97,14 @@ static struct mapping maps[] = {
     {.start = HEAP, .end = BASE + SPACE, .read = true, .write = true, .path = "[heap]"},
 };
 
-static void run_case(const struct heap_case *hc)
+/* @live: where the thread's live stack starts (its stack pointer, less its red zone, or not). */
+static void run_case(const struct heap_case *hc, uint64_t live)
 {
 	struct leak_memory mem = {read_space, NULL};
 	struct proc_maps pm = {maps, 4};
 	struct range_set heap = {}, inuse = {}, roots = {};
 	struct leak_block blocks[8];
 	uint64_t regs[4] = {}, sp = SP;
-	uint32_t below = hc->in_syscall ? 0 : 128;
 	struct classifier *c;
 	size_t i, nr_regs = 0;
 
@@ -120,7 +120,7 @@ static void run_case(const struct heap_case *hc)
 	assert_int_equal(range_set__add(&heap, HEAP, BASE + SPACE), 0);
 	if (hc->inuse)
 		assert_int_equal(range_set__add(&inuse, hc->inuse, hc->inuse + 0x40), 0);
-	struct root_sources src = {&pm, &sp, &below, 1, &heap, &inuse, blocks, hc->nr_blocks};
+	struct root_sources src = {&pm, &sp, &live, 1, &heap, &inuse, blocks, hc->nr_blocks};
 	assert_int_equal(roots__build(&src, &roots), 0);
 	c = classifier__new(blocks, hc->nr_blocks, &mem, NULL, NULL);
 	assert_non_null(c);
@@ -144,7 +144,30 @@ static void test_heap_cases(void **state)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		run_case(&cases[i]);
+		run_case(&cases[i], cases[i].in_syscall ? SP : SP - 128);
+}
+
+/*
+ * A thread in its exit stop that entered exit() at EXIT_SP, 0x78 bytes
+ * above its stack pointer: exit()'s frames between are dead.
+ */
+#define EXIT_SP (SP + 0x78)
+
+static const struct heap_case exit_cases[] = {
+    {"pointer in exit()'s frames, above the stack pointer", 1, "D", 0, {{SP + 0x40, BLK(0)}}, true},
+    {"pointer just below where exit() was entered", 1, "D", 0, {{EXIT_SP - 8, BLK(0)}}, true},
+    {"pointers where exit() was entered and above",
+     2,
+     "RR",
+     0,
+     {{EXIT_SP, BLK(0)}, {EXIT_SP + 8, BLK(1)}},
+     true},
+};
+
+static void test_exit_entry_cases(void **state)
+{
+	for (size_t i = 0; i < sizeof(exit_cases) / sizeof(exit_cases[0]); i++)
+		run_case(&exit_cases[i], EXIT_SP);
 }
 
 static void test_overlapping_blocks(void **state)
@@ -321,10 +344,11 @@ static void test_wrapper_learning(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_heap_cases),	    cmocka_unit_test(test_overlapping_blocks),
-	    cmocka_unit_test(test_stop_flag),	    cmocka_unit_test(test_unreadable_roots),
-	    cmocka_unit_test(test_wrapper_offsets), cmocka_unit_test(test_wrapper_specs),
-	    cmocka_unit_test(test_held_at),	    cmocka_unit_test(test_wrapper_learning),
+	    cmocka_unit_test(test_heap_cases),	       cmocka_unit_test(test_exit_entry_cases),
+	    cmocka_unit_test(test_overlapping_blocks), cmocka_unit_test(test_stop_flag),
+	    cmocka_unit_test(test_unreadable_roots),   cmocka_unit_test(test_wrapper_offsets),
+	    cmocka_unit_test(test_wrapper_specs),      cmocka_unit_test(test_held_at),
+	    cmocka_unit_test(test_wrapper_learning),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -211,6 +211,26 @@ static void test_bad(void **state)
 		   "alloctrace: --all traces every process: give no -p PID or command with it\n");
 }
 
+/* Each row of export/kinds.def is an option that sets its kind's file alone. */
+static void test_export_options(void **state)
+{
+	static const char *const names[NR_EXPORTS] = {
+#define EXPORT_KIND(id, option, ctor, ops, help) [EXPORT_##id] = "--" option,
+#include "export/kinds.def"
+#undef EXPORT_KIND
+	};
+
+	for (int kind = 0; kind < NR_EXPORTS; kind++) {
+		assert_int_equal(parse(names[kind], "out", "-p", "1", NULL), 0);
+		for (int other = 0; other < NR_EXPORTS; other++) {
+			if (other == kind)
+				assert_string_equal(opts.exports[other], "out");
+			else
+				assert_null(opts.exports[other]);
+		}
+	}
+}
+
 static void test_help_and_version(void **state)
 {
 	FILE *out = tmpfile();
@@ -240,7 +260,8 @@ static void test_help_and_version(void **state)
 	}
 	fclose(out);
 	assert_int_equal(found, 4);
-	assert_int_equal(lines, 91);
+	/* A line each export kind's option. */
+	assert_int_equal(lines, 87 + NR_EXPORTS);
 	assert_int_equal(parse("-V", NULL), 1);
 }
 
@@ -251,6 +272,7 @@ int main(void)
 	    cmocka_unit_test(test_values),
 	    cmocka_unit_test(test_config),
 	    cmocka_unit_test(test_bad),
+	    cmocka_unit_test(test_export_options),
 	    cmocka_unit_test(test_help_and_version),
 	};
 

@@ -130,6 +130,42 @@ static void test_totals(void **state)
 	assert_memory_equal(t->counters, counters, sizeof(counters));
 }
 
+/*
+ * A per-block pass of pages recorded at periods P (--growth's sampling):
+ * each counts P pages and adds size^2 * P * (P - 1) to the variance, the
+ * Horvitz-Thompson estimate; a page recorded for sure (P = 1) adds none.
+ * A dropped stack takes its share out of the totals.
+ */
+static void test_block_weights(void **state)
+{
+	static const struct {
+		uint64_t stack;
+		double weight;
+	} pages[] = {{1, 1}, {1, 1}, {1, 64}, {1, 2}, {2, 8}, {2, 1}, {3, 1}};
+	struct profile *p = *state;
+	const struct profile_totals *t;
+
+	add(p, 1, 0, 0, 0);
+	add(p, 2, 0, 0, 0);
+	add(p, 3, 0, 0, 0);
+	assert_int_equal(profile__begin_blocks(p), 0);
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+		assert_int_equal(profile__add_block(p, pages[i].stack, 4096, pages[i].weight, 7,
+						    0x10000 * (i + 1)),
+				 0);
+	assert_int_equal(profile__end_blocks(p), 0);
+	t = profile__totals(p);
+	assert_int_equal(t->outstanding_allocs, 1 + 1 + 64 + 2 + 8 + 1 + 1);
+	assert_int_equal(t->outstanding_bytes, 4096 * t->outstanding_allocs);
+	assert_true(t->outstanding_var == 4096.0 * 4096 * (64 * 63 + 2 * 1 + 8 * 7));
+	assert_int_equal(profile__stack(p, 0)->stats.outstanding_allocs, 68);
+	assert_true(profile__stack(p, 0)->outstanding_var == 4096.0 * 4096 * (64 * 63 + 2));
+	assert_true(profile__stack(p, 2)->outstanding_var == 0);
+	profile__drop_stack(p, 0);
+	assert_int_equal(t->outstanding_allocs, 10);
+	assert_true(t->outstanding_var == 4096.0 * 4096 * 8 * 7);
+}
+
 static void test_clear(void **state)
 {
 	uint64_t counters[CNT_MAX] = {[CNT_ALLOCS] = 3, [CNT_LOST_ALLOCS] = 2};
@@ -324,6 +360,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_none_holding, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_totals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_clear, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_block_weights, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_copies_stats_and_ips, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ips_clamped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_ips, setup, teardown),

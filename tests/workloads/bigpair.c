@@ -24,13 +24,10 @@ NOINLINE void big_4m(void)
 int main(int argc, char **argv)
 {
 	time_t deadline = time(NULL) + 120;
+	int err = handshake_start(argc, argv, deadline);
 
-	if (argc != 2)
-		return 2;
-	block_usr1();
-	touch(argv[1], "ready");
-	if (wait_usr1(deadline))
-		return 1;
+	if (err)
+		return err;
 	big_4m();
 	leak_malloc(10, 100);
 	touch(argv[1], "done");

@@ -54,4 +54,17 @@ static int wait_usr1(time_t deadline)
 	}
 }
 
+/*
+ * The start of a workload whose only argument is DIR: DIR/ready, then
+ * SIGUSR1. 0 once told to go, else the exit code (2: usage, 1: no signal).
+ */
+static int handshake_start(int argc, char **argv, time_t deadline)
+{
+	if (argc != 2)
+		return 2;
+	block_usr1();
+	touch(argv[1], "ready");
+	return wait_usr1(deadline) ? 1 : 0;
+}
+
 #endif

@@ -127,6 +127,7 @@ void profile__clear(struct profile *p)
 	p->nr_holding = 0;
 	p->totals.outstanding_bytes = 0;
 	p->totals.outstanding_allocs = 0;
+	p->totals.outstanding_var = 0;
 	p->nr_threads = 0;
 }
 
@@ -291,9 +292,11 @@ int profile__begin_blocks(struct profile *p)
 	p->nr_holding = 0;
 	p->totals.outstanding_bytes = 0;
 	p->totals.outstanding_allocs = 0;
+	p->totals.outstanding_var = 0;
 	for (size_t i = 0; i < p->nr; i++) {
 		p->stacks[i].stats.outstanding_bytes = 0;
 		p->stacks[i].stats.outstanding_allocs = 0;
+		p->stacks[i].outstanding_var = 0;
 		err = idmap__put(&p->stack_index, p->stacks[i].stack_id, i);
 		if (err)
 			return err;
@@ -354,6 +357,7 @@ int profile__add_block(struct profile *p, uint64_t stack_id, uint64_t size, doub
 {
 	long index = idmap__get(&p->stack_index, stack_id);
 	uint64_t count = llround(weight), bytes = llround(size * weight);
+	double var = (double)size * size * weight * (weight - 1);
 	struct profile_thread *th;
 	struct thread_stack *ts;
 	struct profile_stack *s;
@@ -369,8 +373,10 @@ int profile__add_block(struct profile *p, uint64_t stack_id, uint64_t size, doub
 	}
 	s->stats.outstanding_allocs += count;
 	s->stats.outstanding_bytes += bytes;
+	s->outstanding_var += var;
 	p->totals.outstanding_bytes += bytes;
 	p->totals.outstanding_allocs += count;
+	p->totals.outstanding_var += var;
 	th = thread_of(p, tid);
 	ts = th ? thread_stack_of(p, th, index) : NULL;
 	if (!ts)
@@ -428,6 +434,8 @@ void profile__drop_stack(struct profile *p, size_t index)
 		p->nr_holding--;
 	p->totals.outstanding_bytes -= s->stats.outstanding_bytes;
 	p->totals.outstanding_allocs -= s->stats.outstanding_allocs;
+	p->totals.outstanding_var -= s->outstanding_var;
 	s->stats.outstanding_bytes = 0;
 	s->stats.outstanding_allocs = 0;
+	s->outstanding_var = 0;
 }

@@ -31,6 +31,11 @@ enum trend {
 struct profile_stack {
 	uint64_t stack_id;
 	struct stack_stats stats;
+	/*
+	 * A per-block pass's estimate of outstanding_bytes' variance (bytes^2),
+	 * 0 when every block weighed 1: see profile__add_block().
+	 */
+	double outstanding_var;
 	int64_t growth_bytes; /* since the previous report */
 	enum trend trend;
 	uint64_t sample_addr; /* one live block, from a per-block pass; 0 if none */
@@ -62,6 +67,8 @@ struct profile_thread {
 struct profile_totals {
 	uint64_t outstanding_bytes;
 	uint64_t outstanding_allocs;
+	/* of outstanding_bytes, estimated from a per-block pass's weights (bytes^2) */
+	double outstanding_var;
 	uint64_t allocs;
 	uint64_t frees;
 	uint64_t untracked_frees;
@@ -110,7 +117,14 @@ size_t profile__nr_stacks(const struct profile *p);
  * profile__end_blocks() to sort the threads.
  */
 int profile__begin_blocks(struct profile *p);
-/* @weight: how many blocks this one stands for (1 unless sampling). */
+/*
+ * @weight: how many blocks this one stands for (1 unless sampling), the
+ * inverse of the probability that it was recorded. Each adds @weight
+ * blocks of @size to the outstanding numbers and, to their variance,
+ * size^2 * weight * (weight - 1): the Horvitz-Thompson estimate of the
+ * variance of a sum of independently sampled blocks (unbiased, 0 for
+ * blocks recorded for sure).
+ */
 int profile__add_block(struct profile *p, uint64_t stack_id, uint64_t size, double weight,
 		       uint32_t tid, uint64_t addr);
 int profile__end_blocks(struct profile *p);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "app/leaks.h"
-#include "bpf/tracer.h"
+#include "tracer/tracer.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/util.h"

@@ -35,18 +35,18 @@ static bool in_allocator(const struct allocator *a, const struct frame_info *f)
 }
 
 /*
- * --big-only stacks start at the syscall: in the C library's wrapper, then
- * in the allocator (glibc's own, or jemalloc's calling glibc's mmap). What
- * a reader wants first is the code that asked the allocator for memory:
- * drop every frame up to the end of the first run in @a's objects. A stack
- * that never enters it, or is nothing but it, is kept whole.
+ * --big-only stacks start in the C library: in its mmap, mremap or brk
+ * (taken at the system call), or where they return to (taken by their
+ * return probe), then in the allocator (glibc's own, or jemalloc's calling
+ * glibc's mmap); both are @a's objects. What a reader wants first is the
+ * code that asked for memory: drop the run of frames in @a's objects the
+ * stack starts with (none when the program called mmap itself). A stack
+ * that is nothing but it is kept whole.
  */
 static size_t drop_allocator_frames(const struct allocator *a, struct frame_info *f, size_t n)
 {
 	size_t i = 0;
 
-	while (i < n && !in_allocator(a, &f[i]))
-		i++;
 	while (i < n && in_allocator(a, &f[i]))
 		i++;
 	if (i == n)
@@ -70,7 +70,8 @@ static size_t stack_frames(void *ctx, const __u64 *ips, uint32_t nr, struct fram
 		out[n++] = (struct frame_info){.addr = ips[i]};
 	}
 	/* A page is touched where the allocator hands it out or where memset fills it. */
-	if (a && (fs->s->opts->big_only || (fs->s->opts->growth && n && in_allocator(a, out))))
+	if (a &&
+	    (fs->s->opts->alloc.big_only || (fs->s->opts->growth && n && in_allocator(a, out))))
 		return drop_allocator_frames(a, out, n);
 	return n;
 }
@@ -312,7 +313,7 @@ int reports__write(struct session *s, bool final)
 	    .interval = s->opts->interval,
 	    .filter = filter__describe(s->filter),
 	    .sample_rate = s->opts->sample,
-	    .big_only = s->opts->big_only ? s->opts->big : 0,
+	    .big_only = s->opts->alloc.big_only ? s->opts->big : 0,
 	    .growth = s->opts->growth,
 	    .per_process = s->multi,
 	    .totals = &s->totals,
@@ -322,6 +323,8 @@ int reports__write(struct session *s, bool final)
 	int err;
 
 	err = collect__run(s, r.time);
+	if (!err)
+		err = tracer__warn_stepped(s->tracer);
 	if (err)
 		return err;
 	r.nr_procs_total = listed_procs(s, &list);

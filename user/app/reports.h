@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 #include "app/state.h"
-#include "bpf/tracer.h"
+#include "tracer/tracer.h"
 
 /*
  * What the session writes: the report of each interval (collected, then

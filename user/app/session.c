@@ -15,20 +15,23 @@
 #include "app/execs.h"
 #include "app/loop.h"
 #include "app/reports.h"
-#include "bpf/tracer.h"
+#include "app/collect.h"
+#include "tracer/tracer.h"
 #include "lib/log.h"
 #include "proc/access.h"
 
 static int open_tracer(struct session *s)
 {
 	struct tracer_opts topts = {
-	    .big_only = s->opts->big_only,
+	    .big_only = s->opts->alloc.big_only,
 	    .probe_mmap = s->opts->alloc.mmap,
+	    .forks_held = s->opts->argv && s->opts->follow_forks,
 	    .sizes = s->opts->maps,
 	    .on_big_alloc = on_big_alloc,
 	    .on_oom = on_oom,
 	    .on_exec = on_exec,
 	    .on_linkmap = on_linkmap,
+	    .on_exit = collect__note_ended,
 	    .ctx = s,
 	};
 
@@ -105,7 +108,7 @@ static int start(struct session *s)
 /* Create every output file now: a bad path must fail before tracing starts. */
 static int open_exporters(struct session *s)
 {
-	for (int kind = 0; kind <= EXPORT_HTML; kind++) {
+	for (int kind = 0; kind < NR_EXPORTS; kind++) {
 		const char *path = s->opts->exports[kind];
 
 		if (!path)
@@ -126,6 +129,15 @@ static int open_exporters(struct session *s)
 		return -EINVAL;
 	s->out = s->opts->output ? output__open(s->opts->output) : stdout;
 	return s->out ? 0 : -errno;
+}
+
+static bool exporters_per_block(const struct session *s)
+{
+	for (size_t i = 0; i < s->nr_exporters; i++) {
+		if (exporter__per_block(s->exporters[i]))
+			return true;
+	}
+	return false;
 }
 
 static int finish_exporters(struct session *s)
@@ -153,6 +165,7 @@ static void session__close(struct session *s)
 		target__free(s->followed[i]);
 	free(s->followed);
 	procs__release(&s->procs);
+	free(s->ended);
 	free(s->all_alloc);
 	filter__free(s->filter);
 	report_writer__free(s->writer);
@@ -187,9 +200,12 @@ int session__run(const struct options *opts)
 	if (ret)
 		goto out;
 	s.tracing = true;
-	/* Blocks one by one when a filter, the threads or a data sample need them; pages always. */
+	/*
+	 * Blocks one by one when a filter, the threads, a data sample or an
+	 * export need them; pages always.
+	 */
 	s.per_block = filter__per_block(s.filter) || opts->threads || opts->show_data ||
-		      opts->exports[EXPORT_HTML] || opts->sample || opts->growth;
+		      exporters_per_block(&s) || opts->sample || opts->growth;
 	if (loop__setup(&s) || loop__run(&s)) {
 		pr_err("event loop failed: %s", strerror(errno));
 		ret = EXIT_FAILURE_RUNTIME;

@@ -56,8 +56,8 @@ static int refuse(const char *opt, const struct refused *r, size_t n, const char
 static int check_growth(const struct options *opts, bool all)
 {
 	const struct refused r[] = {
-	    {"--big-only", opts->big_only},	 {"--sample", opts->sample},
-	    {"--mmap", opts->alloc.mmap},	 {"--all", all},
+	    {"--big-only", opts->alloc.big_only}, {"--sample", opts->sample},
+	    {"--mmap", opts->alloc.mmap},	  {"--all", all},
 	    {"--min-age", opts->filter.min_age},
 	};
 
@@ -70,7 +70,7 @@ static int check_growth(const struct options *opts, bool all)
 static int check_leak_check(const struct options *opts, bool all)
 {
 	const struct refused r[] = {
-	    {"--big-only", opts->big_only},
+	    {"--big-only", opts->alloc.big_only},
 	    {"--growth", opts->growth},
 	    {"--sample", opts->sample},
 	    {"--all", all},
@@ -96,11 +96,11 @@ int options__check(struct options *opts)
 		pr_err("--min-size is larger than --max-size: no block could count");
 		return -EINVAL;
 	}
-	if (opts->big_only && !opts->big) {
+	if (opts->alloc.big_only && !opts->big) {
 		pr_err("--big-only needs --big SIZE: the smallest block to see");
 		return -EINVAL;
 	}
-	if (opts->big_only && (opts->sample || opts->alloc.mmap)) {
+	if (opts->alloc.big_only && (opts->sample || opts->alloc.mmap)) {
 		pr_err("--big-only takes neither --sample nor --mmap: it probes no allocator");
 		return -EINVAL;
 	}

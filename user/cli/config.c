@@ -35,6 +35,7 @@ void options__config(const struct options *o, pid_t pid, const struct cgroup_ref
 	    .block_ages = o->filter.min_age > 0,
 	    .unwind_cfi = o->unwind_cfi,
 	    .growth = o->growth,
+	    .big_only = o->alloc.big_only,
 	    .stack_depth = o->stack_depth ? o->stack_depth : DEFAULT_STACK_DEPTH,
 	    .max_per_proc = o->max_per_proc,
 	    .big_threshold = o->big,

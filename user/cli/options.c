@@ -15,6 +15,8 @@
 #include "alloctrace.h"
 #include "lib/log.h"
 #include "cli/options.h"
+#include "arch/arch.h"
+#include "arch/machines.h"
 #include "leakcheck/leakcheck.h"
 
 #define VERSION "0.1.0"
@@ -190,16 +192,12 @@ static int parse_format(const char *s, enum report_format *out)
 }
 
 /*
- * CFI unwinding is built for x86-64 and arm64 (bpf/arch_<name>.bpf.h):
- * elsewhere 'auto' means frame pointers.
+ * CFI unwinding is built for the machines of arch/machines.h (with
+ * their bpf/arch_<name>.bpf.h): elsewhere 'auto' means frame pointers.
  */
 static int parse_unwind(const char *s, bool *cfi)
 {
-#if defined(__x86_64__) || defined(__aarch64__)
-	const bool have_cfi = true;
-#else
-	const bool have_cfi = false;
-#endif
+	const bool have_cfi = arch_machine_row(arch_elf_machine) >= 0;
 
 	if (!strcmp(s, "fp"))
 		*cfi = false;
@@ -512,7 +510,7 @@ static const struct option_def option_defs[] = {
      .help = "alert, with its stack, on each allocation >= SIZE (e.g. 8M)"},
     {.name = "big-only",
      .set = set_flag,
-     FIELD(big_only),
+     FIELD(alloc.big_only),
      .help = "with --big: no probes on the allocator at all; see only\n"
 	     "blocks that reach the kernel (mmap, mremap, brk), for\n"
 	     "near-zero cost on programs making many small allocations"},
@@ -684,30 +682,16 @@ static const struct option_def option_defs[] = {
      .expected = "a power of two from the page size to 1G, such as 256K",
      .help = "room for alerts not yet read, a power of two (default 256K,\n"
 	     "about 240 alerts); kernel memory: SIZE + 13K"},
-    {.name = "folded",
-     .arg = "FILE",
-     .set = set_path,
-     FIELD(exports[EXPORT_FOLDED]),
-     .expected = "a file name",
-     .help = "folded stacks by outstanding bytes (flamegraph.pl, inferno)"},
-    {.name = "folded-count",
-     .arg = "FILE",
-     .set = set_path,
-     FIELD(exports[EXPORT_FOLDED_COUNT]),
-     .expected = "a file name",
-     .help = "folded stacks by outstanding blocks"},
-    {.name = "pprof",
-     .arg = "FILE",
-     .set = set_path,
-     FIELD(exports[EXPORT_PPROF]),
-     .expected = "a file name",
-     .help = "gzipped pprof profile (go tool pprof, speedscope)"},
-    {.name = "html",
-     .arg = "FILE",
-     .set = set_path,
-     FIELD(exports[EXPORT_HTML]),
-     .expected = "a file name",
-     .help = "one self-contained page: flame graphs, timeline, alerts"},
+/* An export file's option per kind of export/kinds.def. */
+#define EXPORT_KIND(id, option, ctor, ops, help_)                                                  \
+	{.name = option,                                                                           \
+	 .arg = "FILE",                                                                            \
+	 .set = set_path,                                                                          \
+	 FIELD(exports[EXPORT_##id]),                                                              \
+	 .expected = "a file name",                                                                \
+	 .help = help_},
+#include "export/kinds.def"
+#undef EXPORT_KIND
     {.name = "pprof-dir",
      .arg = "DIR",
      .set = set_path,

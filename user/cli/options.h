@@ -47,22 +47,21 @@ struct options {
 	unsigned int count;	   /* reports to print, 0 = until stopped */
 	unsigned int top;	   /* stacks per report, 0 = all */
 	uint64_t big;		   /* big-allocation threshold in bytes, 0 = off */
-	bool big_only;		   /* --big-only: no uprobes, big blocks at the syscall */
 	bool growth;		   /* --growth: no uprobes, resident pages by first-touch stack */
 	enum report_format format;
 	unsigned int stack_depth;
-	bool unwind_cfi;	      /* --unwind: by CFI unwind tables, else frame pointers */
-	struct allocator_opts alloc;  /* --allocator, --mmap */
-	const char *exports[4];	      /* file per enum export_kind, or NULL */
-	const char *pprof_dir;	      /* --pprof-dir: a profile per report there */
-	unsigned int pprof_keep;      /* --pprof-keep: of them, the newest kept */
-	const char *output;	      /* -o: the reports' file, NULL for stdout */
-	struct listen_addr listen;    /* --listen: serve metrics */
-	struct block_filter filter;   /* which live blocks count */
-	bool threads;		      /* per-thread breakdown */
-	unsigned int show_data;	      /* bytes of one live block per stack */
-	bool leak_check;	      /* --leak-check: valgrind's classes per block */
-	unsigned int leak_heuristics; /* --leak-check-heuristics: 1 << enum leak_heuristic */
+	bool unwind_cfi;		 /* --unwind: by CFI unwind tables, else frame pointers */
+	struct allocator_opts alloc;	 /* --allocator, --mmap, --big-only */
+	const char *exports[NR_EXPORTS]; /* file per enum export_kind, or NULL */
+	const char *pprof_dir;		 /* --pprof-dir: a profile per report there */
+	unsigned int pprof_keep;	 /* --pprof-keep: of them, the newest kept */
+	const char *output;		 /* -o: the reports' file, NULL for stdout */
+	struct listen_addr listen;	 /* --listen: serve metrics */
+	struct block_filter filter;	 /* which live blocks count */
+	bool threads;			 /* per-thread breakdown */
+	unsigned int show_data;		 /* bytes of one live block per stack */
+	bool leak_check;		 /* --leak-check: valgrind's classes per block */
+	unsigned int leak_heuristics;	 /* --leak-check-heuristics: 1 << enum leak_heuristic */
 	struct leak_wrapper leak_wrappers[LEAK_MAX_WRAPPERS]; /* --leak-check-wrapper */
 	size_t nr_leak_wrappers;
 	bool no_leak_learning; /* --leak-check-wrapper none: no wrapper's offset learned */

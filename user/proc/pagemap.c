@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "proc/pagemap.h"
+#include "proc/procfs.h"
 
 #define PM_PAGE_SIZE 4096ULL
 #define PM_PRESENT   (1ULL << 63)
@@ -55,8 +56,12 @@ int pagemap__states(pid_t pid, const uint64_t *addrs, size_t n, enum page_state 
 
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Not root, a zombie's pagemap is refused (EACCES), as another
+	 * user's is: it is gone all the same.
+	 */
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return errno == ENOENT || (errno == EACCES && proc_gone(pid)) ? -ESRCH : -errno;
 	for (size_t i = 0, len; i < n && !err; i += len) {
 		len = run_length(addrs + i, n - i);
 		err = read_run(fd, addrs + i, len, states + i);

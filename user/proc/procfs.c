@@ -70,3 +70,19 @@ long proc_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 	return n < 0 ? -errno : n;
 }
+
+bool proc_gone(pid_t pid)
+{
+	char path[64], state = 'X';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (f) {
+		/* The state follows the command's closing parenthesis. */
+		if (fscanf(f, "%*[^)]) %c", &state) != 1)
+			state = 'X';
+		fclose(f);
+	}
+	return state == 'Z' || state == 'X';
+}

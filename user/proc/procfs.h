@@ -3,6 +3,7 @@
 #define ALLOCTRACE_PROCFS_H
 
 /* What /proc/PID tells of a process, read when asked. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,5 +22,8 @@ uint64_t proc_rss(pid_t pid);
 
 /* Copy up to @len bytes of process @pid's memory at @addr. Bytes read or -errno. */
 long proc_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/* Process @pid has exited, or is a zombie: nothing of it left to stop or read. */
+bool proc_gone(pid_t pid);
 
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report/assemble.h"
@@ -82,6 +83,7 @@ static int add_stack(struct report_parts *rp, const struct profile_stack *st, bo
 	    .outstanding_allocs = st->stats.outstanding_allocs,
 	    .allocs = st->stats.allocs,
 	    .alloc_bytes = st->stats.alloc_bytes,
+	    .stderr_bytes = llround(sqrt(st->outstanding_var)),
 	    .growth_bytes = st->growth_bytes,
 	    .trend = trend_name(st->trend),
 	    .stack_flags = st->flags,

@@ -190,6 +190,8 @@ static void json_stack_begin(FILE *f, const struct report_stack *s, bool residen
 			s->outstanding_bytes, s->outstanding_allocs);
 	else
 		fputc('{', f);
+	if (resident && s->stderr_bytes)
+		fprintf(f, "\"resident_bytes_stderr\":%" PRIu64 ",", s->stderr_bytes);
 	fprintf(f,
 		"\"outstanding_bytes\":%" PRIu64 ",\"outstanding_allocs\":%" PRIu64
 		",\"allocs\":%" PRIu64 ",\"alloc_bytes\":%" PRIu64,
@@ -254,7 +256,9 @@ static void json_report_end(FILE *f, const struct report *r)
 	if (r->big_only)
 		fprintf(f, ",\"big_only\":%" PRIu64, r->big_only);
 	if (r->growth)
-		fputs(",\"growth\":true", f);
+		fprintf(f, ",\"growth\":true,\"sampled\":%s", json_bool(report__sampled(r)));
+	if (report__sampled(r))
+		fprintf(f, ",\"resident_bytes_stderr\":%" PRIu64, report__stderr_bytes(r));
 	json_exit(f, &r->exit);
 	fputc('}', f);
 }

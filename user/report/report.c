@@ -5,6 +5,7 @@
  * order and the format's ops (text.c, json.c) only print them.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include "lib/util.h"
 #include "report/format.h"
@@ -129,6 +130,16 @@ static void report_writer__body(struct report_writer *w, const struct report *r)
 		report_writer__threads(w, r);
 	if (r->peak)
 		report_writer__peak(w, r->peak);
+}
+
+bool report__sampled(const struct report *r)
+{
+	return r->growth && r->totals && r->totals->counters[CNT_PAGES_SAMPLED_OUT];
+}
+
+uint64_t report__stderr_bytes(const struct report *r)
+{
+	return r->totals ? llround(sqrt(r->totals->outstanding_var)) : 0;
 }
 
 int report_writer__report(struct report_writer *w, const struct report *r)

@@ -22,6 +22,8 @@ struct report_stack {
 	uint64_t outstanding_allocs;
 	uint64_t allocs;
 	uint64_t alloc_bytes; /* every byte ever allocated from this stack */
+	/* the standard error of outstanding_bytes, an estimate; 0 when exact */
+	uint64_t stderr_bytes;
 	int64_t growth_bytes; /* outstanding bytes gained since the last report */
 	const char *trend;    /* "growing", "stable", ... or NULL to leave out */
 	uint64_t data_addr;   /* --show-data: the block the bytes come from */
@@ -140,6 +142,14 @@ struct big_alloc {
 	const struct frame_info *frames; /* the caller's, valid during the call only */
 	uint32_t stack_flags;		 /* enum stack_flags */
 };
+
+/*
+ * --growth past the fault budget: the figures are estimates (a recorded
+ * page stands for several), with the standard error of
+ * report__stderr_bytes().
+ */
+bool report__sampled(const struct report *r);
+uint64_t report__stderr_bytes(const struct report *r);
 
 struct report_writer;
 

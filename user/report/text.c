@@ -147,12 +147,14 @@ static void text_totals(FILE *f, const struct profile_totals *t, const struct re
 			text_count(t->frees).s, plural(t->frees));
 	} else if (r->growth) {
 		fprintf(f, ": %s%s resident in %s page%s; %s first touch%s",
-			t->counters[CNT_PAGES_SAMPLED_OUT] ? "about " : "",
-			text_size(t->outstanding_bytes).s, text_count(t->outstanding_allocs).s,
-			plural(t->outstanding_allocs), text_count(t->allocs).s,
-			t->allocs == 1 ? "" : "es");
-		if (t->counters[CNT_PAGES_SAMPLED_OUT])
-			fprintf(f, " recorded; sampled estimate, %s faults sampled out",
+			report__sampled(r) ? "about " : "", text_size(t->outstanding_bytes).s,
+			text_count(t->outstanding_allocs).s, plural(t->outstanding_allocs),
+			text_count(t->allocs).s, t->allocs == 1 ? "" : "es");
+		if (report__sampled(r))
+			fprintf(f,
+				" recorded; sampled estimate, standard error %s, %s faults sampled "
+				"out",
+				text_size(report__stderr_bytes(r)).s,
 				text_count(t->counters[CNT_PAGES_SAMPLED_OUT]).s);
 	} else {
 		fprintf(f, ": %s outstanding in %s block%s; ", text_size(t->outstanding_bytes).s,
@@ -337,12 +339,15 @@ static void text_unclassified(FILE *f, const struct report_stack *s)
 
 static void text_stack_begin(FILE *f, const struct report_stack *s, bool resident)
 {
-	fprintf(f, "  %s %sin %s %s%s, %s %s%s", text_size(s->outstanding_bytes).s,
-		resident ? "resident " : "", text_count(s->outstanding_allocs).s,
-		resident ? "page" : "block", plural(s->outstanding_allocs), text_count(s->allocs).s,
+	fprintf(f, "  %s%s %sin %s %s%s, %s %s%s", s->stderr_bytes ? "about " : "",
+		text_size(s->outstanding_bytes).s, resident ? "resident " : "",
+		text_count(s->outstanding_allocs).s, resident ? "page" : "block",
+		plural(s->outstanding_allocs), text_count(s->allocs).s,
 		resident ? "first touch" : "alloc",
 		resident && s->allocs != 1 ? "es" : plural(s->allocs));
 	text_trend(f, s);
+	if (s->stderr_bytes)
+		fprintf(f, ", standard error %s", text_size(s->stderr_bytes).s);
 	fputc('\n', f);
 	if (s->classified)
 		text_unclassified(f, s);
@@ -454,7 +459,8 @@ static void text_frame_function(FILE *f, const struct frame_info *fr)
 
 static void text_brief_stack(FILE *f, const struct report_stack *s)
 {
-	fprintf(f, "        %s", text_size(s->outstanding_bytes).s);
+	fprintf(f, "        %s%s", s->stderr_bytes ? "about " : "",
+		text_size(s->outstanding_bytes).s);
 	text_trend(f, s);
 	fputs(" in ", f);
 	for (size_t i = 0; i < s->nr_frames && i < BRIEF_FRAMES; i++) {

@@ -21,7 +21,7 @@ RECORD=$ROOT/scripts/record_unwind_case.sh
 NOFP=(-O2 -g -fomit-frame-pointer)
 OUT=${CASES_OUT:-${TEST_KEEP_DIR:+$TEST_KEEP_DIR/unwind_cases}}
 OUT=${OUT:-$CASES}
-if [[ $(uname -m) == aarch64 ]]; then
+if [[ $("$ROOT/scripts/host-arch.sh") == arm64 ]]; then
 	SUFFIX=_arm64
 	DEFAULT="glibc_qsort libstdcxx_new static_qsort signal_handler pacret_qsort"
 else

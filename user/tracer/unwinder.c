@@ -14,10 +14,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "unwind/cfi.h"
+#include "arch/arch.h"
 #include "lib/log.h"
 #include "symbolize/objfile.h"
 #include "proc/procmaps.h"
-#include "bpf/unwinder.h"
+#include "tracer/unwinder.h"
 #include "lib/util.h"
 
 /* An object whose rows are in the BPF arrays (or that has none). */
@@ -303,7 +304,7 @@ static void load_object(struct unwinder *u, Elf *elf, const char *path, struct u
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	err = cfi_table__build_native(elf, &t);
+	err = cfi_table__build_for(elf, arch_elf_machine, &t);
 	if (!err) {
 		clock_gettime(CLOCK_MONOTONIC, &built);
 		err = store_table(u, &t, obj);

@@ -14,9 +14,9 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "probe/linkmap.h"
-#include "bpf/tracer.h"
-#include "bpf/tracer_int.h"
-#include "bpf/uprobe_multi.h"
+#include "tracer/tracer.h"
+#include "tracer/tracer_int.h"
+#include "tracer/uprobe_multi.h"
 
 /*
  * Is the loader in @st watched already for the filter @pid? Else it is
@@ -38,10 +38,10 @@ static bool watched(struct tracer *t, const struct stat *st, pid_t pid, bool *no
 	return false;
 }
 
-static int attach_watch(struct tracer *t, const struct link_watch *w, pid_t pid)
+/* @prog at @offset of @path for the process filter @pid, its cookie @cookie. 0 or -errno. */
+static int attach_hold(struct tracer *t, struct bpf_program *prog, const char *path,
+		       uint64_t offset, uint64_t cookie, pid_t pid)
 {
-	struct bpf_program *prog = t->skel->progs.linkmap_change;
-	uint64_t cookie = (uint64_t)w->to_state;
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie);
 	struct bpf_link *link;
 	int fd, err;
@@ -50,14 +50,14 @@ static int attach_watch(struct tracer *t, const struct link_watch *w, pid_t pid)
 	if (err)
 		return err;
 	if (t->multi) {
-		fd = uprobe_multi__attach(bpf_program__fd(prog), w->path, &w->offset, &cookie, 1,
-					  pid, UPROBE_MULTI_ENTRY);
+		fd = uprobe_multi__attach(bpf_program__fd(prog), path, &offset, &cookie, 1, pid,
+					  UPROBE_MULTI_ENTRY);
 		if (fd < 0)
 			return fd;
 		t->link_fds[t->nr_link_fds++] = fd;
 		return 0;
 	}
-	link = bpf_program__attach_uprobe_opts(prog, pid, w->path, w->offset, &opts);
+	link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
 	if (!link)
 		return -errno;
 	t->links[t->nr_links++] = link;
@@ -67,13 +67,14 @@ static int attach_watch(struct tracer *t, const struct link_watch *w, pid_t pid)
 void tracer__watch_linkmap(struct tracer *t, pid_t pid)
 {
 	pid_t filter = tracer__probe_filter(t, pid);
+	size_t nr_links = t->nr_links, nr_link_fds = t->nr_link_fds;
 	struct link_watch w;
 	bool no_room = false;
 	struct stat st;
 	int err;
 
 	/* --big-only and --growth promise no uprobe: their objects' tables come on a miss. */
-	if (!t->unwinder || t->no_probes)
+	if (!t->unwinder || t->no_probes || t->syscalls)
 		return;
 	err = link_watch__find(pid, &w);
 	if (!err && stat(w.path, &st))
@@ -86,7 +87,11 @@ void tracer__watch_linkmap(struct tracer *t, pid_t pid)
 	}
 	if (watched(t, &st, filter, &no_room))
 		return;
-	err = no_room ? -ENOMEM : attach_watch(t, &w, filter);
+	err = no_room ? -ENOMEM
+		      : attach_hold(t, t->skel->progs.linkmap_change, w.path, w.offset,
+				    (uint64_t)w.to_state, filter);
+	if (!err && t->own_links && filter > 0)
+		err = tracer__own_links(t, pid, nr_links, nr_link_fds);
 	if (err) {
 		pr_warn("cannot probe the dynamic loader %s of process %d (%s): the libraries "
 			"it maps later get their unwind tables only once a stack needs them",

@@ -5,6 +5,7 @@
  * and pruning what belongs to processes or images gone.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,9 +13,12 @@
 #include <bpf/libbpf.h>
 #include "config.h" /* before the skeleton, whose rodata holds a struct alloctrace_config */
 #include "alloctrace.skel.h"
-#include "bpf/tracer.h"
-#include "bpf/tracer_int.h"
-#include "bpf/unwinder.h"
+#include "tracer/tracer.h"
+#include "tracer/tracer_int.h"
+#include "tracer/unwinder.h"
+#include "lib/log.h"
+#include "probe/allocator.h"
+#include "probe/placement.h"
 #include "proc/pagemap.h"
 
 #define WALK_BATCH 4096
@@ -123,17 +127,50 @@ int maps__zero_counters(struct tracer *t)
 	return 0;
 }
 
-int tracer__read_counters(struct tracer *t, uint64_t counters[CNT_MAX])
+/* Entries 0 to @n - 1 of the per-CPU array @map, each summed over the CPUs. 0 or -errno. */
+static int percpu_sums(struct tracer *t, struct bpf_map *map, __u32 n, uint64_t *sums)
 {
-	int fd = bpf_map__fd(t->skel->maps.counters);
+	int fd = bpf_map__fd(map);
 
-	for (__u32 key = 0; key < CNT_MAX; key++) {
-		counters[key] = 0;
+	for (__u32 key = 0; key < n; key++) {
+		sums[key] = 0;
 		if (bpf_map_lookup_elem(fd, &key, t->percpu))
 			return -errno;
 		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
-			counters[key] += t->percpu[cpu];
+			sums[key] += t->percpu[cpu];
 	}
+	return 0;
+}
+
+int tracer__warn_stepped(struct tracer *t)
+{
+	uint64_t calls[FUNC_MAX], stepped = 0, due;
+	int err;
+
+	for (size_t i = 0; i < t->nr_files; i++)
+		stepped |= t->files[i].stepped_said;
+	if (!(stepped & ~t->stepped_warned))
+		return 0;
+	err = percpu_sums(t, t->skel->maps.stepped_calls, FUNC_MAX, calls);
+	if (err)
+		return err;
+	due = placement__stepped_due(calls, FUNC_MAX, stepped, t->stepped_warned);
+	for (int f = 0; f < FUNC_MAX; f++) {
+		if (due & 1ULL << f)
+			pr_warn("%s: %" PRIu64 " calls since the start on a probe the kernel "
+				"single-steps, %s; -v says where and why",
+				alloc_func_name(f), calls[f], placement__step_cost());
+	}
+	t->stepped_warned |= due;
+	return 0;
+}
+
+int tracer__read_counters(struct tracer *t, uint64_t counters[CNT_MAX])
+{
+	int err = percpu_sums(t, t->skel->maps.counters, CNT_MAX, counters);
+
+	if (err)
+		return err;
 	/* The counters BPF never adds to. */
 	if (t->unwinder) {
 		counters[CNT_UNWIND_FULL] = unwinder__nr_full(t->unwinder);
@@ -198,6 +235,7 @@ struct stats_walk {
 	struct tracer *t;
 	profile_fn profile_of;
 	void *ctx;
+	bool take; /* the entries read leave the map */
 	struct stack_stats stats;
 	struct stack_trace trace;
 };
@@ -256,20 +294,30 @@ static int walk_stats(void *ctx, const void *key_, const void *value)
 		return 0;
 	sum_cpus(w->t, value, &w->stats);
 	tracer__read_stack(w->t, key->stack_id, &w->trace);
-	return profile__add(p, key->stack_id, &w->stats, &w->trace);
+	return profile__add(p, key->stack_id, &w->stats, &w->trace) ?: (w->take ? WALK_DELETE : 0);
 }
 
-int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx)
+static int collect_stats(struct tracer *t, profile_fn profile_of, void *ctx, bool take)
 {
 	struct stats_walk *w = malloc(sizeof(*w));
 	int err;
 
 	if (!w)
 		return -ENOMEM;
-	*w = (struct stats_walk){.t = t, .profile_of = profile_of, .ctx = ctx};
+	*w = (struct stats_walk){.t = t, .profile_of = profile_of, .ctx = ctx, .take = take};
 	err = walk_map(t->skel->maps.stack_stats, walk_stats, w);
 	free(w);
 	return err;
+}
+
+int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx)
+{
+	return collect_stats(t, profile_of, ctx, false);
+}
+
+int tracer__take(struct tracer *t, profile_fn profile_of, void *ctx)
+{
+	return collect_stats(t, profile_of, ctx, true);
 }
 
 int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx)

@@ -4,7 +4,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/libbpf.h>
-#include "bpf/live.h"
+#include "tracer/live.h"
 
 struct live_table {
 	int fd;

@@ -16,8 +16,8 @@
 #include "config.h" /* before the skeleton, whose rodata holds a struct alloctrace_config */
 #include "alloctrace.skel.h"
 #include "lib/log.h"
-#include "bpf/tracer.h"
-#include "bpf/tracer_int.h"
+#include "tracer/tracer.h"
+#include "tracer/tracer_int.h"
 
 /* The page-fault event of @cpu, every fault a sample: its fd, or -errno. */
 static int open_fault_event(int cpu)

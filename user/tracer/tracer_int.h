@@ -6,13 +6,13 @@
  * The tracer's insides, shared by its files: tracer.c loads and
  * configures the BPF object; attach.c attaches its programs to the probe
  * sites and detaches them; maps.c reads and prunes its maps for the
- * session. Nothing outside user/bpf/ includes this.
+ * session. Nothing outside user/tracer/ includes this.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "bpf/tracer.h"
+#include "tracer/tracer.h"
 
 /*
  * A file probed already for a process filter and its functions: with -1
@@ -23,7 +23,16 @@ struct probed_file {
 	ino_t ino;
 	pid_t pid;	       /* the probes' process filter, -1 for every process */
 	uint64_t funcs;	       /* bit per enum alloc_func */
-	uint64_t stepped_said; /* functions warned of as single-stepped, for the whole run */
+	uint64_t stepped_said; /* functions found single-stepped, for the whole run */
+};
+
+/* The links made for one process alone, detached when it ends (own_links). */
+struct proc_links {
+	pid_t pid;
+	int *fds;
+	size_t nr_fds;
+	struct bpf_link **links;
+	size_t nr_links;
 };
 
 enum task_tracepoint {
@@ -47,7 +56,7 @@ enum task_tracepoint {
 
 struct tracer {
 	struct alloctrace_bpf *skel;
-	struct bpf_program *entry_progs[FUNC_MAX]; /* by alloc_funcs.def's entry, NULL: none */
+	struct bpf_program *entry_progs[FUNC_MAX]; /* its args' program (arg_shapes.def) */
 	struct ring_buffer *events;
 	/* Perf-event links where the kernel has no usable uprobe_multi... */
 	struct bpf_link **links;
@@ -64,31 +73,40 @@ struct tracer {
 	size_t nr_link_fds, link_fds_cap;
 	struct probed_file *files;
 	size_t nr_files, files_cap;
+	uint64_t stepped_warned; /* functions whose stepped calls were warned of */
 	/* The dynamic loaders whose link map is watched (linkwatch.c): dev and ino. */
 	struct probed_file *watched;
 	size_t nr_watched, watched_cap;
 	size_t nr_probes;
 	unsigned int stack_depth;
 	uint32_t unwind_rows;
-	bool no_probes;	   /* --big-only, --growth: nothing on the allocator */
-	bool syscalls;	   /* the syscall tracepoints: --big-only */
+	bool no_probes;	   /* --growth: nothing on the allocator */
+	bool syscalls;	   /* --big-only: its probes, or its syscall tracepoints where they fail */
 	bool growth;	   /* the page-fault tracepoint or events */
 	bool map_search;   /* the unmapped-area tracepoint: --growth with --big */
 	bool raw_attached; /* those: once, whatever the processes */
 	pid_t pid;	   /* the one process, -1 with several */
 	/*
-	 * Each process's uprobes filtered by its pid: -p, a launched command,
-	 * whose processes are known before they are probed. With --all,
-	 * --comm, --cgroup and --follow-forks they are not, and the probes
-	 * see every process (the procs map leaves the others out).
+	 * Each process's uprobes filtered by its pid, so that no other process
+	 * holds a breakpoint: -p, a launched command, and its children with
+	 * --follow-forks, each held at its first ptrace stop until its probes
+	 * are on. With --all, --comm, --cgroup and -p with --follow-forks they
+	 * are not known before they call the allocator, or not held, and the
+	 * probes see every process (the procs map leaves the others out). With
+	 * several processes each one's links are its own (@own_links),
+	 * detached as it ends.
 	 */
 	bool per_pid;
+	bool own_links;
+	struct proc_links *procs;
+	size_t nr_procs, procs_cap;
 	int nr_cpus;
 	uint64_t *percpu; /* room for one per-CPU counter value */
 	big_alloc_fn on_big_alloc;
 	task_fn on_oom;
 	task_fn on_exec;
 	task_fn on_linkmap;
+	task_fn on_exit;
 	struct bpf_link *task_links[NR_TRACEPOINTS];
 	struct unwinder *unwinder; /* NULL unless unwinding by CFI */
 	struct live_table *live;
@@ -114,16 +132,6 @@ int tracer__reserve_link(struct tracer *t);
  */
 int pagefaults__attach(struct tracer *t);
 
-/*
- * --growth's hook: x86's page_fault_user tracepoint, whose error code says
- * whether the page was present; elsewhere the page-fault event.
- */
-#if defined(__x86_64__)
-#define GROWTH_TRACEPOINT true
-#else
-#define GROWTH_TRACEPOINT false
-#endif
-
 /* Room for one more uprobe_multi link fd. 0 or -ENOMEM. */
 int tracer__reserve_link_fd(struct tracer *t);
 
@@ -132,6 +140,12 @@ int tracer__reserve_link_fd(struct tracer *t);
  * a warning said of one is not said again after an exec.
  */
 void tracer__detach_all(struct tracer *t);
+
+/*
+ * The links made since there were @nr_links and @nr_link_fds become
+ * @pid's own (own_links). 0 or -ENOMEM, the links then still the run's.
+ */
+int tracer__own_links(struct tracer *t, pid_t pid, size_t nr_links, size_t nr_link_fds);
 
 /* Read @pid's mappings again into its unwind table, new objects' rows made. */
 void tracer__reread_mappings(struct tracer *t, pid_t pid);

@@ -13,10 +13,11 @@
 #include "config.h" /* before the skeleton, whose rodata holds a struct alloctrace_config */
 #include "alloctrace.skel.h"
 #include "lib/log.h"
-#include "bpf/tracer.h"
-#include "bpf/tracer_int.h"
-#include "bpf/unwinder.h"
-#include "bpf/uprobe_multi.h"
+#include "tracer/tracer.h"
+#include "tracer/tracer_int.h"
+#include "arch/arch.h"
+#include "tracer/unwinder.h"
+#include "tracer/uprobe_multi.h"
 #include "lib/util.h"
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -125,11 +126,12 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	struct alloctrace_bpf *skel = t->skel;
 	int err;
 
-	/* The syscall programs tax every syscall on the system: only when asked. */
+	/* Loaded for --big-only's fallback; attached, they tax every syscall on the system. */
 	bpf_program__set_autoload(skel->progs.big_sys_enter, t->syscalls);
 	bpf_program__set_autoload(skel->progs.big_sys_exit, t->syscalls);
-	bpf_program__set_autoload(skel->progs.page_fault, t->growth && GROWTH_TRACEPOINT);
-	bpf_program__set_autoload(skel->progs.page_fault_event, t->growth && !GROWTH_TRACEPOINT);
+	bpf_program__set_autoload(skel->progs.page_fault, t->growth && arch_growth_tracepoint);
+	bpf_program__set_autoload(skel->progs.page_fault_event,
+				  t->growth && !arch_growth_tracepoint);
 	bpf_program__set_autoload(skel->progs.big_map_search, t->map_search);
 	if (cfg.unwind_cfi) {
 		err = bpf_map__set_max_entries(skel->maps.unwind_rows, chunks_for(t->unwind_rows));
@@ -158,6 +160,7 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	if (err)
 		return err;
 	cfg.stack_depth = t->stack_depth;
+	cfg.own_links = t->own_links;
 	skel->rodata->cfg = cfg;
 	/* Stacks take only the room the chosen depth needs. */
 	return bpf_map__set_value_size(skel->maps.stacks, offsetof(struct stack_trace, ips) +
@@ -185,6 +188,13 @@ void tracer__reread_mappings(struct tracer *t, pid_t pid)
 		pr_debug("cannot read the mappings of process %d: %s", (int)pid, strerror(-err));
 }
 
+static void exited(struct tracer *t, const struct task_event *ev)
+{
+	tracer__detach_proc(t, (pid_t)ev->tgid);
+	if (t->on_exit)
+		t->on_exit(t->ctx, ev);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
@@ -200,6 +210,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		unwind_miss(t, data);
 	else if (type == EVENT_LINKMAP)
 		linkwatch__changed(t, data);
+	else if (type == EVENT_EXIT)
+		exited(t, data);
 	else if (type == EVENT_EXEC && t->on_exec)
 		t->on_exec(t->ctx, data);
 	return 0;
@@ -281,9 +293,16 @@ static int open_unwinder(struct tracer *t)
 	return 0;
 }
 
-/* Each function's entry program, by its name in alloc_funcs.def. */
-static const char *const entry_names[FUNC_MAX] = {
-#define ALLOC_FUNC(id, group, kind, nr_args, symbol, display, entry) [FUNC_##id] = entry,
+/* Each function's entry program: its args' (alloc_funcs.def), by name (arg_shapes.def). */
+static const char *const shape_entries[NR_ARG_SHAPES] = {
+#define ALLOC_SHAPE(id, entry, reads)	[ARGS_##id] = #entry,
+#define RELEASE_SHAPE(id, entry, reads) [ARGS_##id] = #entry,
+#include "arg_shapes.def"
+#undef ALLOC_SHAPE
+#undef RELEASE_SHAPE
+};
+static const enum arg_shape func_shapes[FUNC_MAX] = {
+#define ALLOC_FUNC(id, group, kind, nr_args, args, symbol, display) [FUNC_##id] = ARGS_##args,
 #include "alloc_funcs.def"
 #undef ALLOC_FUNC
 };
@@ -292,11 +311,11 @@ static const char *const entry_names[FUNC_MAX] = {
 static int find_entry_programs(struct tracer *t)
 {
 	for (int f = 0; f < FUNC_MAX; f++) {
-		if (!entry_names[f])
-			continue;
-		t->entry_progs[f] = bpf_object__find_program_by_name(t->skel->obj, entry_names[f]);
+		const char *name = shape_entries[func_shapes[f]];
+
+		t->entry_progs[f] = bpf_object__find_program_by_name(t->skel->obj, name);
 		if (!t->entry_progs[f]) {
-			pr_err("the BPF object has no program '%s' for %s", entry_names[f],
+			pr_err("the BPF object has no program '%s' for %s", name,
 			       alloc_func_name(f));
 			return -ENOENT;
 		}
@@ -355,17 +374,19 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	if (!t)
 		return NULL;
 	t->pid = opts->config.multi_proc ? -1 : (pid_t)opts->config.targ_tgid;
-	t->per_pid = !opts->config.follow_forks;
+	t->per_pid = !opts->config.follow_forks || opts->forks_held;
+	t->own_links = opts->config.multi_proc && t->per_pid;
 	t->stack_depth = or_default(opts->config.stack_depth, DEFAULT_STACK_DEPTH);
 	t->unwind_rows = or_default(opts->sizes.unwind_rows, DEFAULT_UNWIND_ROWS);
 	t->growth = opts->config.growth;
-	t->no_probes = opts->big_only || t->growth;
+	t->no_probes = t->growth;
 	t->syscalls = opts->big_only;
 	t->map_search = t->growth && opts->config.big_threshold;
 	t->on_big_alloc = opts->on_big_alloc;
 	t->on_oom = opts->on_oom;
 	t->on_exec = opts->on_exec;
 	t->on_linkmap = opts->on_linkmap;
+	t->on_exit = opts->on_exit;
 	t->ctx = opts->ctx;
 	t->nr_cpus = libbpf_num_possible_cpus();
 	t->multi = uprobe_multi__supported();
@@ -413,6 +434,7 @@ void tracer__free(struct tracer *t)
 	free(t->link_fds);
 	free(t->files);
 	free(t->watched);
+	free(t->procs);
 	free(t->percpu);
 	free(t->settled);
 	free(t);

@@ -4,7 +4,8 @@
  * detaching them: which probes a site takes (its entry, its return shared
  * with the entry's breakpoint or on each of its exits), their cookies, in
  * which order they go on, as perf-event or uprobe_multi links; and the
- * raw tracepoints of the modes that probe no allocator.
+ * raw tracepoints of --growth, and of --big-only where its probes cannot
+ * see a process's big blocks.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,9 +19,10 @@
 #include "config.h" /* before the skeleton, whose rodata holds a struct alloctrace_config */
 #include "alloctrace.skel.h"
 #include "lib/log.h"
-#include "bpf/tracer.h"
-#include "bpf/tracer_int.h"
-#include "bpf/uprobe_multi.h"
+#include "tracer/tracer.h"
+#include "tracer/tracer_int.h"
+#include "arch/arch.h"
+#include "tracer/uprobe_multi.h"
 #include "lib/util.h"
 
 /* Links closed at once, each from a thread of its own. */
@@ -68,9 +70,108 @@ static void detach_since(struct tracer *t, size_t nr_links, size_t nr_link_fds)
 		bpf_link__destroy(t->links[--t->nr_links]);
 }
 
+int tracer__own_links(struct tracer *t, pid_t pid, size_t nr_links, size_t nr_link_fds)
+{
+	size_t nfd = t->nr_link_fds - nr_link_fds, nl = t->nr_links - nr_links;
+	struct proc_links *pl = NULL;
+	int *fds;
+	struct bpf_link **links;
+
+	for (size_t i = 0; i < t->nr_procs && !pl; i++)
+		pl = t->procs[i].pid == pid ? &t->procs[i] : NULL;
+	if (!pl) {
+		pl = array__grow(t->procs, &t->procs_cap, t->nr_procs, sizeof(*pl));
+		if (!pl)
+			return -ENOMEM;
+		t->procs = pl;
+		pl = &t->procs[t->nr_procs++];
+		*pl = (struct proc_links){.pid = pid};
+	}
+	fds = realloc(pl->fds, (pl->nr_fds + nfd) * sizeof(*fds) ?: 1);
+	if (fds)
+		pl->fds = fds;
+	links = fds ? realloc(pl->links, (pl->nr_links + nl) * sizeof(*links) ?: 1) : NULL;
+	if (!links)
+		return -ENOMEM;
+	pl->links = links;
+	if (nfd)
+		memcpy(fds + pl->nr_fds, t->link_fds + nr_link_fds, nfd * sizeof(*fds));
+	if (nl)
+		memcpy(links + pl->nr_links, t->links + nr_links, nl * sizeof(*links));
+	pl->nr_fds += nfd;
+	pl->nr_links += nl;
+	t->nr_link_fds = nr_link_fds;
+	t->nr_links = nr_links;
+	return 0;
+}
+
+static void close_links(struct proc_links *pl)
+{
+	close_parallel(pl->fds, pl->nr_fds);
+	for (size_t i = 0; i < pl->nr_links; i++)
+		bpf_link__destroy(pl->links[i]);
+	free(pl->fds);
+	free(pl->links);
+}
+
+static void *close_in_background(void *arg)
+{
+	close_links(arg);
+	free(arg);
+	return NULL;
+}
+
+/* Forget the probed-file records of the filter @pid in @files. Returns how many stay. */
+static size_t forget_filter(struct probed_file *files, size_t n, pid_t pid)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (files[i].pid != pid)
+			files[kept++] = files[i];
+	}
+	return kept;
+}
+
+/*
+ * Each link waits for grace periods as it closes (50-200 ms): a thread
+ * of its own closes them, so that the loop never waits on a process that
+ * ended. Its files count as unprobed for the pid at once.
+ */
+void tracer__detach_proc(struct tracer *t, pid_t pid)
+{
+	struct proc_links *copy;
+	pthread_attr_t attr;
+	pthread_t thread;
+	bool started = false;
+
+	t->nr_files = forget_filter(t->files, t->nr_files, pid);
+	t->nr_watched = forget_filter(t->watched, t->nr_watched, pid);
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		if (t->procs[i].pid != pid)
+			continue;
+		copy = malloc(sizeof(*copy));
+		if (copy && !pthread_attr_init(&attr)) {
+			*copy = t->procs[i];
+			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+			started = !pthread_create(&thread, &attr, close_in_background, copy);
+			pthread_attr_destroy(&attr);
+		}
+		if (!started) {
+			free(copy);
+			close_links(&t->procs[i]);
+		}
+		t->procs[i] = t->procs[--t->nr_procs];
+		return;
+	}
+}
+
 void tracer__detach_all(struct tracer *t)
 {
 	detach_since(t, 0, 0);
+	for (size_t i = 0; i < t->nr_procs; i++)
+		close_links(&t->procs[i]);
+	t->nr_procs = 0;
 	for (size_t i = 0; i < t->nr_files; i++)
 		t->files[i].funcs = 0;
 	t->nr_probes = 0;
@@ -170,13 +271,16 @@ struct site_probe {
 };
 
 /*
- * The entry's cookie: the function id, the stack pointer's adjustment, and
- * where the program finds each argument (see COOKIE_ARG_SHIFT).
+ * The entry's cookie: the function id, the stack pointer's adjustment,
+ * whether the kernel single-steps it, and where the program finds each
+ * argument (see COOKIE_ARG_SHIFT).
  */
 static uint64_t entry_cookie(const struct probe_site *site)
 {
 	uint64_t cookie = site->func | (uint64_t)site->place.sp_adjust << COOKIE_SP_SHIFT;
 
+	if (site->place.stepped)
+		cookie |= COOKIE_STEPPED;
 	for (unsigned int i = 0; i < COOKIE_ARGS; i++)
 		cookie |= (uint64_t)(site->place.arg_reg[i] ^ ABI_ARG_REG(i))
 			  << COOKIE_ARG_SHIFT(i);
@@ -394,7 +498,8 @@ static int attach_raw(struct tracer *t)
 	struct bpf_program *progs[] = {t->skel->progs.big_sys_enter, t->skel->progs.big_sys_exit,
 				       t->skel->progs.page_fault, t->skel->progs.big_map_search};
 	const char *names[] = {"sys_enter", "sys_exit", "page_fault_user", "vm_unmapped_area"};
-	bool wanted[] = {t->syscalls, t->syscalls, t->growth && GROWTH_TRACEPOINT, t->map_search};
+	bool wanted[] = {t->syscalls, t->syscalls, t->growth && arch_growth_tracepoint,
+			 t->map_search};
 	struct bpf_link *link;
 	int err;
 
@@ -414,14 +519,50 @@ static int attach_raw(struct tracer *t)
 		t->links[t->nr_links++] = link;
 		pr_debug("raw tracepoint %s", names[i]);
 	}
-	return t->growth && !GROWTH_TRACEPOINT ? pagefaults__attach(t) : 0;
+	if (t->syscalls)
+		pr_info("--big-only at the system call (raw tracepoints sys_enter and sys_exit): "
+			"every system call on the host pays about 140 ns more while alloctrace "
+			"runs");
+	return t->growth && !arch_growth_tracepoint ? pagefaults__attach(t) : 0;
 }
 
 /*
- * Said without -v, once a run per file and function: a single-stepped
- * probe costs a second exception a call (PLACEMENT_STEP_COST): on x86
- * about 5.5 us under KVM, each step a VM exit, where an emulated one
- * costs 0.4-1 us.
+ * --big-only where probes cannot see every big block: probes for every
+ * process (--all, and --comm and --cgroup while they attach so: each
+ * process is taken up at its first system call, whatever its C library),
+ * or a process whose C library has no mmap, munmap, mremap and brk that
+ * glibc's malloc reaches the kernel through (allocator.c). With several
+ * processes, the syscall programs serve only the processes noted here.
+ */
+static bool big_at_syscalls(struct tracer *t, const struct allocator *a, pid_t pid)
+{
+	int fd = bpf_map__fd(t->skel->maps.syscall_procs);
+	__u32 key = pid;
+	__u8 one = 1;
+	bool raw;
+
+	if (!t->syscalls)
+		return false;
+	if (pid <= 0) {
+		t->skel->bss->syscalls_all = true;
+		return true;
+	}
+	raw = !allocator__probes(a, FUNC_MMAP);
+	if (raw && bpf_map_update_elem(fd, &key, &one, BPF_ANY))
+		pr_warn("pid %d: cannot note it for the syscall tracepoints: %s", (int)pid,
+			strerror(errno));
+	/* Its earlier image's, before an exec: its probes see its blocks now. */
+	if (!raw)
+		bpf_map_delete_elem(fd, &key);
+	return raw;
+}
+
+/*
+ * A single-stepped probe costs a second exception a call
+ * (placement__step_cost()): on x86 about 5.5 us under KVM, each step a VM
+ * exit, where an emulated one costs 0.4-1 us. Said at the start with -v,
+ * once a run per file and function; without, when the calls add up
+ * (tracer__warn_stepped()).
  */
 static void warn_stepped(const struct probe_object *obj, struct probed_file *file)
 {
@@ -440,10 +581,10 @@ static void warn_stepped(const struct probe_object *obj, struct probed_file *fil
 					 alloc_func_name(site->func));
 		n++;
 	}
-	if (n)
-		pr_warn("%zu probe%s in %s on instructions the kernel single-steps "
-			"(%s): " PLACEMENT_STEP_COST "; -v says why",
-			n, n == 1 ? "" : "s", obj->name, names);
+	if (n && log_verbose())
+		pr_info("%zu probe%s in %s on instructions the kernel single-steps "
+			"(%s): %s",
+			n, n == 1 ? "" : "s", obj->name, names, placement__step_cost());
 }
 
 /*
@@ -457,29 +598,33 @@ int tracer__attach(struct tracer *t, const struct allocator *a, pid_t pid)
 	size_t nr_links = t->nr_links, nr_link_fds = t->nr_link_fds, nr_files = t->nr_files;
 	size_t nr_probes = t->nr_probes;
 	long files[sizeof(a->objs) / sizeof(a->objs[0])];
+	bool raw = t->no_probes || big_at_syscalls(t, a, pid);
 	int err = 0;
 
-	for (size_t o = 0; o < a->nr_objs && !err && !t->no_probes; o++) {
+	for (size_t o = 0; o < a->nr_objs && !err && !raw; o++) {
 		files[o] = probed_file(t, &a->objs[o], filter);
 		err = files[o] < 0 ? files[o] : 0;
 		if (err)
 			pr_err("cannot open %s to probe it: %s", a->objs[o].name, strerror(-err));
 	}
-	for (int pass = 0; pass < NR_PASSES && !err && !t->no_probes; pass++) {
+	for (int pass = 0; pass < NR_PASSES && !err && !raw; pass++) {
 		for (size_t o = 0; o < a->nr_objs && !err; o++)
 			err = attach_object(t, &a->objs[o], &t->files[files[o]], pass);
 	}
-	if (!err && t->no_probes && !t->raw_attached) {
+	if (!err && raw && !t->raw_attached) {
 		err = attach_raw(t);
 		t->raw_attached = !err;
 	}
+	/* Its links go with it; the run's raw tracepoints stay the run's. */
+	if (!err && t->own_links && filter > 0 && !t->no_probes)
+		err = tracer__own_links(t, pid, nr_links, nr_link_fds);
 	if (err) {
 		detach_since(t, nr_links, nr_link_fds);
 		t->nr_files = nr_files;
 		t->nr_probes = nr_probes;
 		return err;
 	}
-	for (size_t o = 0; o < a->nr_objs && !t->no_probes; o++) {
+	for (size_t o = 0; o < a->nr_objs && !raw; o++) {
 		warn_stepped(&a->objs[o], &t->files[files[o]]);
 		mark_probed(&t->files[files[o]], &a->objs[o]);
 	}

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
-#include "bpf/uprobe_multi.h"
+#include "tracer/uprobe_multi.h"
 
 /* link_create.uprobe_multi.flags: return probes instead of entry probes. */
 #define UPROBE_MULTI_RETURN_FLAG 1U

@@ -10,7 +10,7 @@
 #include "alloctrace.h"
 #include "config.h"
 #include "probe/allocator.h"
-#include "bpf/live.h"
+#include "tracer/live.h"
 #include "analysis/profile.h"
 
 /*
@@ -35,14 +35,20 @@ typedef void (*task_fn)(void *ctx, const struct task_event *ev);
 
 struct tracer_opts {
 	struct alloctrace_config config; /* the BPF side's settings (options__config()) */
-	bool big_only;			 /* no uprobes: big mmap/mremap/brk at the syscall */
-	bool probe_mmap;		 /* --mmap: malloc's own mmap calls are probed too */
+	bool big_only;	 /* only big mmap/mremap/brk: at the C library, or syscall */
+	bool probe_mmap; /* --mmap: malloc's own mmap calls are probed too */
+	/*
+	 * Forks are followed under ptrace (a launched command): each child
+	 * is held at its first stop until its own probes are attached.
+	 */
+	bool forks_held;
 	struct map_sizes sizes;
 	big_alloc_fn on_big_alloc;
 	task_fn on_oom;	 /* the OOM killer chose a traced process */
 	task_fn on_exec; /* a traced process runs a new program */
 	/* A traced process's loader mapped objects, whose tables are made: it still waits. */
 	task_fn on_linkmap;
+	task_fn on_exit; /* a traced process ended (several processes traced) */
 	void *ctx;
 };
 
@@ -59,10 +65,11 @@ void tracer__free(struct tracer *t);
 /*
  * Attach every probe of @a, the allocator of process @pid, not attached
  * yet for it (or for another process, where probes see every process);
- * with big_only, the syscall tracepoints instead. On failure none of this
- * call's stays attached. Returns how many probes this call attached (0
- * when every one was there already), or -errno: -ESRCH when the target
- * exited meanwhile.
+ * with big_only, the C library's mmap, munmap, mremap and brk, or where
+ * @a has none of them (or with --all) the syscall tracepoints, their cost
+ * said once. On failure none of this call's stays attached. Returns how
+ * many probes this call attached (0 when every one was there already), or
+ * -errno: -ESRCH when the target exited meanwhile.
  */
 int tracer__attach(struct tracer *t, const struct allocator *a, pid_t pid);
 
@@ -98,6 +105,12 @@ void tracer__hold_launched(struct tracer *t, pid_t pid);
 bool tracer__release_hold(struct tracer *t, pid_t tid);
 
 /*
+ * Process @pid ended: detach the links made for it alone (every mode with
+ * several processes but --all), closed in a thread of their own.
+ */
+void tracer__detach_proc(struct tracer *t, pid_t pid);
+
+/*
  * The one process became another program: detach every probe and forget
  * what was recorded, since its old address space is gone. 0 or -errno.
  */
@@ -105,6 +118,13 @@ int tracer__reset(struct tracer *t);
 
 /* The counters summed over the CPUs, for the whole run. 0 or -errno. */
 int tracer__read_counters(struct tracer *t, uint64_t counters[CNT_MAX]);
+
+/*
+ * Warn, once a run per function, of the functions probed on instructions
+ * the kernel single-steps whose calls since the start reached
+ * PLACEMENT_STEP_WARN_CALLS: the cost is then noticeable. 0 or -errno.
+ */
+int tracer__warn_stepped(struct tracer *t);
 
 /* multi_proc: trace process @pid (named @comm) from now on. 0 or -errno. */
 int tracer__add_proc(struct tracer *t, pid_t pid, const char *comm);
@@ -128,6 +148,12 @@ int tracer__for_each_proc(struct tracer *t, proc_fn fn, void *ctx);
  */
 typedef struct profile *(*profile_fn)(void *ctx, pid_t pid, uint32_t gen);
 int tracer__collect(struct tracer *t, profile_fn profile_of, void *ctx);
+
+/*
+ * The same, and the entries read leave the map: those of processes
+ * that ended, whose numbers can no longer change. 0 or -errno.
+ */
+int tracer__take(struct tracer *t, profile_fn profile_of, void *ctx);
 
 /* Stack @stack_id's return addresses into *@trace (none: nr 0, as STACK_ID_NONE's). */
 void tracer__read_stack(struct tracer *t, uint64_t stack_id, struct stack_trace *trace);
