@@ -599,14 +599,19 @@ static __always_inline void page_fault_record(void *ctx, const struct owner *o, 
 					      const struct user_regs *user, __u32 tid)
 {
 	struct big_alloc_event *ev;
+	enum touch touch;
 	__u64 weight;
 	__u32 zero = 0;
 
-	if (!fault_sampled(o, address, &weight) || !first_touch(o, address))
+	if (!fault_sampled(o, address, &weight))
+		return;
+	touch = first_touch(address);
+	if (touch == TOUCH_NONE)
 		return;
 	ev = bpf_map_lookup_elem(&scratch, &zero);
 	if (ev)
-		page_record(o, address, capture_stack(ctx, user, &ev->stack, false), tid, weight);
+		page_record(o, address, capture_stack(ctx, user, &ev->stack, false), tid, weight,
+			    touch);
 }
 
 /* --growth: a user page fault, x86's exceptions:page_fault_user. */
@@ -648,6 +653,28 @@ int page_fault_event(struct bpf_perf_event_data *ctx)
 	user.bp = PT_REGS_FP(&ctx->regs);
 	user.lr = PT_REGS_LR(&ctx->regs);
 	page_fault_record(ctx, &o, address, &user, (__u32)pid_tgid);
+	return 0;
+}
+
+/*
+ * --growth: the loader's verdict on a page whose mapping was busy at its
+ * fault (page_settle()), run by BPF_PROG_TEST_RUN, never attached: args
+ * the page's tgid, image and address, and whether /proc/PID/maps shows
+ * it in anonymous memory.
+ */
+SEC("raw_tp")
+int page_classify(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct alloc_key key = {.addr = ctx->args[2], .tgid = ctx->args[0], .gen = ctx->args[1]};
+	struct owner o = {.tgid = key.tgid, .gen = key.gen};
+
+	if (cfg.multi_proc) {
+		o.ps = bpf_map_lookup_elem(&procs, &o.tgid);
+		/* An exec since: /proc/PID/maps is another image's, the page stays unknown. */
+		if (!o.ps || o.ps->gen != o.gen)
+			return 0;
+	}
+	page_settle(&o, &key, ctx->args[3]);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "alloctrace.h"
 #include "arch.bpf.h"
 #include "config.bpf.h"
+#include "events.bpf.h"
 #include "procs.bpf.h"
 #include "stacks.bpf.h"
 
@@ -93,6 +94,21 @@ static __always_inline __u32 fault_shift(void)
 }
 
 /*
+ * The pages map forgets @key: a page given back, or touched again. An
+ * unclassified page's count goes with it.
+ */
+static __always_inline void page_forget(const struct owner *o, const struct alloc_key *key)
+{
+	struct alloc_info *old = bpf_map_lookup_elem(&pages, key);
+
+	if (!old)
+		return;
+	if (old->func == PAGE_UNCLASSIFIED)
+		count_by(o->ps, CNT_PAGES_UNCLASSIFIED, -1);
+	bpf_map_delete_elem(&pages, key);
+}
+
+/*
  * Is this fault at @addr one to record, and as how many pages (*weight)?
  * An unsampled one drops what the pages map still says of the address: a
  * page unmapped and mapped again is not credited to its old stack.
@@ -106,7 +122,7 @@ static __always_inline bool fault_sampled(const struct owner *o, __u64 addr, __u
 	*weight = 1ULL << shift;
 	if (!shift || !(bpf_get_prandom_u32() & ((1U << shift) - 1)))
 		return true;
-	bpf_map_delete_elem(&pages, &key);
+	page_forget(o, &key);
 	count_in(o->ps, CNT_PAGES_SAMPLED_OUT);
 	return false;
 }
@@ -141,46 +157,95 @@ static __always_inline bool page_present(__u64 addr)
 	return !bpf_probe_read_user(&byte, 1, (const void *)addr);
 }
 
+/* What first_touch() knows of a fault's page. */
+enum touch {
+	TOUCH_NONE,    /* not anonymous memory, or no mapping */
+	TOUCH_ANON,    /* a first touch of anonymous memory */
+	TOUCH_UNKNOWN, /* its mapping could not be looked up: the loader will */
+};
+
 /*
  * A not-present fault on anonymous memory: a page the process touches for
  * the first time since it was mapped (or since it was given back), for a
  * fault the callers know was on a page not present: one on a present page
  * is copy-on-write of a page already counted. bpf_find_vma() only tries the
  * address space's lock: a writer holding or awaiting it (another thread's
- * mmap), or this CPU's unlock still pending, leaves the page unknown, and
- * counted so: the report is then not complete.
+ * mmap, a uprobe registered on a library the process maps), or this CPU's
+ * unlock still pending, leaves the page unknown, for the loader to
+ * classify from /proc/PID/maps (page_classify()).
  */
-static __always_inline bool first_touch(const struct owner *o, __u64 addr)
+static __always_inline enum touch first_touch(__u64 addr)
 {
 	bool anon = false;
 	long err;
 
 	err = bpf_find_vma(bpf_get_current_task_btf(), addr, vma_anonymous, &anon, 0);
 	if (err == -EBUSY)
-		count_in(o->ps, CNT_PAGES_UNCLASSIFIED);
-	return !err && anon;
+		return TOUCH_UNKNOWN;
+	return !err && anon ? TOUCH_ANON : TOUCH_NONE;
 }
 
 /*
  * The page at @addr now belongs to stack @stack_id. A page the loader has
  * not dropped yet (unmapped and mapped again between two reports) changes
  * hands. A full map counts as lost_allocs. @weight: the pages it stands
- * for (fault_sampled()).
+ * for (fault_sampled()). A page of @touch TOUCH_UNKNOWN is kept aside
+ * (PAGE_UNCLASSIFIED), out of its stack's numbers until the loader's
+ * verdict, asked for at once (EVENT_PAGE).
  */
 static __always_inline void page_record(const struct owner *o, __u64 addr, __u64 stack_id,
-					__u32 tid, __u64 weight)
+					__u32 tid, __u64 weight, enum touch touch)
 {
 	struct alloc_key key = {
 	    .addr = addr & ~(FAULT_PAGE_SIZE - 1), .tgid = o->tgid, .gen = o->gen};
 	struct alloc_info info = {
 	    .size = FAULT_PAGE_SIZE * weight, .stack_id = stack_id, .tid = tid};
 
+	page_forget(o, &key);
+	if (touch == TOUCH_UNKNOWN) {
+		struct page_event ev = {
+		    .type = EVENT_PAGE, .tgid = key.tgid, .addr = key.addr, .gen = key.gen};
+
+		info.func = PAGE_UNCLASSIFIED;
+		if (bpf_map_update_elem(&pages, &key, &info, BPF_ANY)) {
+			count_in(o->ps, CNT_LOST_ALLOCS);
+			return;
+		}
+		count_in(o->ps, CNT_PAGES_UNCLASSIFIED);
+		/* Not lost if the ring is full: the next report finds it in the map. */
+		bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
+		return;
+	}
 	count_in(o->ps, CNT_ALLOCS);
 	if (bpf_map_update_elem(&pages, &key, &info, BPF_ANY)) {
 		count_in(o->ps, CNT_LOST_ALLOCS);
 		return;
 	}
 	stats_add(o, stack_id, FAULT_PAGE_SIZE * weight);
+}
+
+/*
+ * The loader's verdict on a page page_record() kept aside: @anon, its
+ * mapping in /proc/PID/maps is anonymous memory, and the page becomes its
+ * stack's first touch as at the fault; else it leaves. Either way it is
+ * classified (counted in pages_classified_late).
+ */
+static __always_inline void page_settle(const struct owner *o, const struct alloc_key *key,
+					bool anon)
+{
+	struct alloc_info *info = bpf_map_lookup_elem(&pages, key);
+
+	if (!info || info->func != PAGE_UNCLASSIFIED)
+		return;
+	count_by(o->ps, CNT_PAGES_UNCLASSIFIED, -1);
+	count_in(o->ps, CNT_PAGES_CLASSIFIED_LATE);
+	if (!anon) {
+		bpf_map_delete_elem(&pages, key);
+		return;
+	}
+	info->func = 0;
+	count_in(o->ps, CNT_ALLOCS);
+	stats_add(o, info->stack_id, info->size);
 }
 
 #endif

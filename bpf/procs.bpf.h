@@ -39,16 +39,25 @@ struct owner {
 	__u32 gen;
 };
 
-/* Count for the whole run and, with several processes, for @ps's process. */
-static __always_inline void count_in(struct proc_state *ps, enum counter idx)
+/*
+ * Count @delta for the whole run and, with several processes, for @ps's
+ * process. The counts are u64s that wrap, so a count taken back (-1) keeps
+ * the sums true.
+ */
+static __always_inline void count_by(struct proc_state *ps, enum counter idx, __s64 delta)
 {
 	__u32 key = idx;
 	__u64 *val = bpf_map_lookup_elem(&counters, &key);
 
 	if (val)
-		*val += 1;
+		*val += delta;
 	if (ps && idx < CNT_MAX)
-		__sync_fetch_and_add(&ps->counters[idx], 1);
+		__sync_fetch_and_add(&ps->counters[idx], delta);
+}
+
+static __always_inline void count_in(struct proc_state *ps, enum counter idx)
+{
+	count_by(ps, idx, 1);
 }
 
 static __always_inline struct proc_state *current_proc(void)

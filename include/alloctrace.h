@@ -140,8 +140,11 @@ struct alloc_info {
 	__u64 stack_id;
 	__u64 time_ns; /* with --min-age only */
 	__u32 tid;
-	__u32 func;
+	__u32 func; /* --growth's pages: 0, or PAGE_UNCLASSIFIED */
 };
+
+/* A page first touched while its mapping could not be looked up: the loader classifies it. */
+#define PAGE_UNCLASSIFIED 1
 
 /*
  * A slot of the live-allocation table (open addressing in an array): a
@@ -326,6 +329,7 @@ enum event_type {
 	EVENT_UNWIND_MISS, /* a process ran code without unwind tables */
 	EVENT_LINKMAP,	   /* a process's dynamic loader mapped or unmapped objects */
 	EVENT_EXIT,	   /* a traced process ended (cfg.multi_proc) */
+	EVENT_PAGE,	   /* --growth: a first touch whose mapping was busy */
 };
 
 /*
@@ -360,6 +364,15 @@ struct unwind_miss_event {
 	__u32 type;
 	__u32 tgid;
 	__u64 ip;
+};
+
+/* EVENT_PAGE: the loader classifies the page at once, while its mapping is there to read. */
+struct page_event {
+	__u32 type;
+	__u32 tgid;
+	__u64 addr;
+	__u32 gen;
+	__u32 pad;
 };
 
 #endif /* ALLOCTRACE_H */

@@ -133,7 +133,7 @@ awk -v f="$TMP/warn.json" -v tag='id="alloctrace-data">' '
 	{ print }' "$PAGE" >"$TMP/warn.html"
 if expect_page_drawn warn "$TMP/warn.html"; then
 	expect_match "warn: numbers incomplete, and why" \
-		'pages_unclassified=2 \(page faults whose mapping was busy, not recorded\)' "$DOM"
+		'pages_unclassified=2 \(page faults whose mapping was busy and gone before it was read, not recorded\)' "$DOM"
 	expect_match "warn: stacks incomplete, and why" \
 		'stacks_cut=3 \(the walk stopped before the outermost frame\)' "$DOM"
 fi

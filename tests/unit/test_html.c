@@ -269,7 +269,8 @@ static void test_page_carries_the_numbers(void **state)
 	assert_contains(blob, "\"big_allocs_seen\":1,\"counters\":{");
 	/* Each counter that warns, with the text report's reason: counters.def's last one. */
 	assert_contains(blob, "\"pages_unclassified\":{\"kind\":\"lost\",\"reason\":"
-			      "\"page faults whose mapping was busy, not recorded\"}}}");
+			      "\"page faults whose mapping was busy and gone before it was read, "
+			      "not recorded\"}}}");
 	free(blob);
 	free(page);
 }

@@ -101,7 +101,8 @@ static void assert_renders(struct metrics *m, const struct report *r, const char
 	COUNTER("unwind_full", "0")                                                                \
 	COUNTER("unopened", "0")                                                                   \
 	COUNTER("pages_sampled_out", "0")                                                         \
-	COUNTER("pages_unclassified", "0")
+	COUNTER("pages_unclassified", "0")                                                        \
+	COUNTER("pages_classified_late", "0")
 // clang-format on
 
 #define STACK(name, id, fn, mod, v)                                                                \

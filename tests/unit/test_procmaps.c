@@ -110,10 +110,34 @@ static void test_special(void **state)
 	assert_string_equal(m->maps[5].path, "[stack]");
 	assert_string_equal(m->maps[6].path, "[vdso]");
 	assert_false(mapping__is_file(&m->maps[6]));
+	assert_true(mapping__is_anonymous(&m->maps[2]));
+	assert_true(mapping__is_anonymous(&m->maps[3]));
+	assert_false(mapping__is_anonymous(&m->maps[1]));
+	assert_false(mapping__is_anonymous(&m->maps[4]));
+	assert_false(mapping__is_anonymous(&m->maps[5]));
+	assert_false(mapping__is_anonymous(&m->maps[6]));
+	assert_false(mapping__is_anonymous(&m->maps[7]));
 	assert_string_equal(m->maps[7].path, "[vsyscall]");
 	assert_int_equal(m->maps[7].end, 0xffffffffff601000ULL);
 	assert_false(m->maps[7].read);
 	assert_true(m->maps[7].exec);
+}
+
+/* --growth's late classification: a named anonymous mapping is, shared memory is not. */
+static void test_anonymous_names(void **state)
+{
+	static const char text[] =
+	    "7f0000000000-7f0000001000 rw-p 00000000 00:00 0      [anon:arena]\n"
+	    "7f0000001000-7f0000002000 rw-s 00000000 00:01 7      [anon_shmem:ring]\n"
+	    "7f0000002000-7f0000003000 rw-s 00000000 00:01 8      /dev/zero (deleted)\n";
+	struct proc_maps m;
+
+	assert_int_equal(parse_text(text, &m), 0);
+	assert_int_equal(m.nr, 3);
+	assert_true(mapping__is_anonymous(&m.maps[0]));
+	assert_false(mapping__is_anonymous(&m.maps[1]));
+	assert_false(mapping__is_anonymous(&m.maps[2]));
+	proc_maps__release(&m);
 }
 
 static void test_find(void **state)
@@ -230,6 +254,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fields, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deleted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_special, setup, teardown),
+	    cmocka_unit_test(test_anonymous_names),
 	    cmocka_unit_test_setup_teardown(test_find, setup, teardown),
 	    cmocka_unit_test(test_find_empty),
 	    cmocka_unit_test(test_unsorted),

@@ -315,6 +315,7 @@ static void test_counter_names(void **state __attribute__((unused)))
 	    "unopened",
 	    "pages_sampled_out",
 	    "pages_unclassified",
+	    "pages_classified_late",
 	};
 	int c;
 

@@ -143,7 +143,8 @@ static void test_json_report(void **state UNUSED)
 	    "\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0,"
 	    "\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"
 	    "\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0,"
-	    "\"unopened\":0,\"pages_sampled_out\":0,\"pages_unclassified\":0},"
+	    "\"unopened\":0,\"pages_sampled_out\":0,\"pages_unclassified\":0,\"pages_classified_"
+	    "late\":0},"
 	    "\"complete\":true,\"stacks_complete\":true,\"stacks_holding\":5,\"stacks\":["
 	    "{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
 	    "\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]},"
@@ -168,7 +169,8 @@ static void test_json_report(void **state UNUSED)
 	"\"lost_allocs\":1200,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":3,"             \
 	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"                    \
 	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0,"            \
-	"\"unopened\":0,\"pages_sampled_out\":0,\"pages_unclassified\":0},"                        \
+	"\"unopened\":0,\"pages_sampled_out\":0,\"pages_unclassified\":0,\"pages_classified_"      \
+	"late\":0},"                                                                               \
 	"\"complete\":false,\"stacks_complete\":false,\"stacks_holding\":0,\"stacks\":[]"
 
 static void test_json_final_exit_status(void **state UNUSED)
@@ -254,7 +256,8 @@ static const struct report several = {
 	",\"lost_allocs\":0,\"lost_stats\":0,\"lost_inflight\":0,\"lost_stacks\":0,"               \
 	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":" cap ",\"lost_procs\":0,"              \
 	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0,"            \
-	"\"unopened\":0,\"pages_sampled_out\":0,\"pages_unclassified\":0}"
+	"\"unopened\":0,\"pages_sampled_out\":0,\"pages_unclassified\":0,\"pages_classified_"      \
+	"late\":0}"
 
 static void test_json_processes(void **state UNUSED)
 {

@@ -4,8 +4,15 @@
  * touches argv[1] MiB (default 32: 8,192 pages, twice the budget's 4,096
  * tokens) of a mapping of its own in one go and keeps it. Then it stays
  * alive argv[2] seconds (default 2), so that a report reads them resident.
+ * With argv[3] "contend" another thread maps and unmaps a page over and
+ * over while the burst runs: the kernel cannot look up the burst's
+ * mappings while that thread holds their lock, so the loader must.
  */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -17,8 +24,24 @@ __attribute__((noinline)) static void touch_burst(volatile char *p, size_t pages
 		p[i * PAGE] = 1;
 }
 
+static atomic_bool done;
+
+/* Take the address space's lock for writing, again and again. */
+static void *contend(void *arg)
+{
+	while (!atomic_load(&done)) {
+		void *q = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (q != MAP_FAILED)
+			munmap(q, PAGE);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
+	pthread_t thread;
+	bool contended = argc > 3 && !strcmp(argv[3], "contend");
 	size_t pages = (argc > 1 ? strtoul(argv[1], NULL, 10) : 32) << 20 >> 12;
 	char *p = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -26,7 +49,13 @@ int main(int argc, char **argv)
 		return 2;
 	/* One fault per page, as the truth counts them: a huge page would map 512 at once. */
 	madvise(p, pages * PAGE, MADV_NOHUGEPAGE);
+	if (contended && pthread_create(&thread, NULL, contend, NULL))
+		return 2;
 	touch_burst(p, pages);
+	if (contended) {
+		atomic_store(&done, true);
+		pthread_join(thread, NULL);
+	}
 	sleep(argc > 2 ? atoi(argv[2]) : 2);
 	return p[0] == 1 ? 0 : 1;
 }

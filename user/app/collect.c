@@ -223,7 +223,10 @@ int collect__run(struct session *s, double time)
 {
 	int err;
 
-	err = tracer__read_counters(s->tracer, s->counters);
+	/* Before the numbers are read, so that the pages it adds are in them. */
+	err = s->opts->growth ? tracer__classify_pages(s->tracer, 0) : 0;
+	if (!err)
+		err = tracer__read_counters(s->tracer, s->counters);
 	if (!err && s->multi)
 		err = tracer__for_each_proc(s->tracer, collect__update_proc, s);
 	else if (!err)

@@ -255,3 +255,8 @@ bool mapping__is_file(const struct mapping *map)
 {
 	return map->path && map->path[0] == '/' && map->inode != 0;
 }
+
+bool mapping__is_anonymous(const struct mapping *map)
+{
+	return !map->path || !strcmp(map->path, "[heap]") || !strncmp(map->path, "[anon:", 6);
+}

@@ -39,4 +39,12 @@ const struct mapping *proc_maps__find(const struct proc_maps *m, uint64_t addr);
 /* True for a mapping backed by a regular file (not [vdso], not anonymous). */
 bool mapping__is_file(const struct mapping *map);
 
+/*
+ * True for private anonymous memory as the kernel means it
+ * (vma_is_anonymous()): no path, [heap] or a name given by prctl
+ * ([anon:NAME]); not [stack], which grows down, nor the kernel's own
+ * mappings ([vdso], [vvar], [uprobes]), nor shared memory, which has a path.
+ */
+bool mapping__is_anonymous(const struct mapping *map);
+
 #endif

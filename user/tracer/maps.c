@@ -20,6 +20,8 @@
 #include "probe/allocator.h"
 #include "probe/placement.h"
 #include "proc/pagemap.h"
+#include "proc/procmaps.h"
+#include "lib/util.h"
 
 #define WALK_BATCH 4096
 
@@ -423,7 +425,9 @@ static int settle_pages(struct tracer *t, struct live_block *p, size_t n, block_
 		err = 0;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
-		if (states[i] == PAGE_RESIDENT && fn)
+		/* Not classified yet (its mapping or process gone since): not known to be the
+		 * process's. */
+		if (states[i] == PAGE_RESIDENT && fn && p[i].info.func != PAGE_UNCLASSIFIED)
 			err = fn(ctx, &p[i].key, &p[i].info);
 		else if (states[i] == PAGE_GONE || (states[i] == PAGE_SWAPPED && !fn))
 			gone[nr_gone++] = p[i].key;
@@ -460,6 +464,112 @@ static int for_each_page_of(struct tracer *t, uint32_t tgid, block_fn fn, void *
 	return err;
 }
 
+struct unclassified {
+	struct alloc_key *keys;
+	size_t nr, cap;
+	uint32_t tgid; /* 0: every process's */
+};
+
+static int list_unclassified(void *ctx, const void *key, const void *value)
+{
+	const struct alloc_info *info = value;
+	const struct alloc_key *k = key;
+	struct unclassified *u = ctx;
+	struct alloc_key *keys;
+
+	if (info->func != PAGE_UNCLASSIFIED || (u->tgid && k->tgid != u->tgid))
+		return 0;
+	keys = array__grow(u->keys, &u->cap, u->nr, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	u->keys = keys;
+	u->keys[u->nr++] = *k;
+	return 0;
+}
+
+/* The verdict on one page, by the BPF object's page_classify. 0 or -errno. */
+static int classify_page(struct tracer *t, const struct alloc_key *key, bool anon)
+{
+	__u64 args[4] = {key->tgid, key->gen, key->addr, anon};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args));
+
+	return bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.page_classify), &opts) ? -errno
+											    : 0;
+}
+
+/*
+ * One process's @n unclassified pages at @keys against its mappings now. A
+ * page whose mapping is gone stays unclassified, and counted so: whether
+ * it was anonymous memory no one can say any more. So do the pages of a
+ * process gone, and of an image an exec replaced (page_classify()).
+ */
+static int classify_proc(struct tracer *t, const struct alloc_key *keys, size_t n)
+{
+	const struct mapping *map;
+	struct proc_maps maps;
+	int err = proc_maps__read(keys[0].tgid, &maps);
+
+	if (err)
+		return err == -ENOENT || err == -ESRCH ? 0 : err;
+	for (size_t i = 0; i < n && !err; i++) {
+		map = proc_maps__find(&maps, keys[i].addr);
+		if (map)
+			err = classify_page(t, &keys[i], mapping__is_anonymous(map));
+	}
+	proc_maps__release(&maps);
+	return err;
+}
+
+/* How many pages wait for the loader's verdict, over every CPU's count. */
+static int nr_unclassified(struct tracer *t, uint64_t *nr)
+{
+	__u32 key = CNT_PAGES_UNCLASSIFIED;
+
+	*nr = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &key, t->percpu))
+		return -errno;
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+		*nr += t->percpu[cpu];
+	return 0;
+}
+
+int tracer__classify_keys(struct tracer *t, struct alloc_key *keys, size_t n)
+{
+	size_t first = 0;
+	int err = 0;
+
+	if (n)
+		qsort(keys, n, sizeof(*keys), page_cmp);
+	for (size_t i = 1; i <= n && !err; i++) {
+		if (i < n && keys[i].tgid == keys[first].tgid)
+			continue;
+		err = classify_proc(t, keys + first, i - first);
+		first = i;
+	}
+	return err;
+}
+
+int tracer__classify_pages(struct tracer *t, pid_t pid)
+{
+	struct unclassified u = {.tgid = pid};
+	uint64_t nr;
+	int err;
+
+	if (!t->growth)
+		return 0;
+	err = nr_unclassified(t, &nr);
+	if (err || !nr)
+		return err;
+	err = walk_map(t->skel->maps.pages, list_unclassified, &u);
+	if (!err && u.nr)
+		pr_debug("--growth: %zu first touches whose mapping was busy left for the "
+			 "report",
+			 u.nr);
+	err = err ?: tracer__classify_keys(t, u.keys, u.nr);
+	free(u.keys);
+	return err;
+}
+
 int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx)
 {
 	return for_each_page_of(t, 0, fn, ctx);
@@ -467,7 +577,8 @@ int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx)
 
 int tracer__settle_pages(struct tracer *t, pid_t pid)
 {
-	return t->growth ? for_each_page_of(t, pid, NULL, NULL) : 0;
+	return t->growth ? tracer__classify_pages(t, pid) ?: for_each_page_of(t, pid, NULL, NULL)
+			 : 0;
 }
 
 int tracer__drop(struct tracer *t, keep_fn keep, void *ctx)

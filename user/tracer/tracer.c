@@ -133,6 +133,7 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 	bpf_program__set_autoload(skel->progs.page_fault_event,
 				  t->growth && !arch_growth_tracepoint);
 	bpf_program__set_autoload(skel->progs.big_map_search, t->map_search);
+	bpf_program__set_autoload(skel->progs.page_classify, t->growth);
 	if (cfg.unwind_cfi) {
 		err = bpf_map__set_max_entries(skel->maps.unwind_rows, chunks_for(t->unwind_rows));
 		err = err
@@ -195,6 +196,23 @@ static void exited(struct tracer *t, const struct task_event *ev)
 		t->on_exit(t->ctx, ev);
 }
 
+/*
+ * EVENT_PAGE: classified once the ring is read (tracer__consume()); with
+ * no room to keep it, the next report finds it in the map.
+ */
+static void page_unclassified(struct tracer *t, const struct page_event *ev)
+{
+	struct alloc_key *keys;
+
+	keys =
+	    array__grow(t->unclassified, &t->unclassified_cap, t->nr_unclassified, sizeof(*keys));
+	if (!keys)
+		return;
+	t->unclassified = keys;
+	keys[t->nr_unclassified++] =
+	    (struct alloc_key){.addr = ev->addr, .tgid = ev->tgid, .gen = ev->gen};
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
@@ -212,6 +230,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		linkwatch__changed(t, data);
 	else if (type == EVENT_EXIT)
 		exited(t, data);
+	else if (type == EVENT_PAGE && size >= sizeof(struct page_event))
+		page_unclassified(t, data);
 	else if (type == EVENT_EXEC && t->on_exec)
 		t->on_exec(t->ctx, data);
 	return 0;
@@ -437,6 +457,7 @@ void tracer__free(struct tracer *t)
 	free(t->procs);
 	free(t->percpu);
 	free(t->settled);
+	free(t->unclassified);
 	free(t);
 }
 
@@ -502,5 +523,13 @@ int tracer__consume(struct tracer *t)
 {
 	int ret = ring_buffer__consume(t->events);
 
+	/* One reading of each process's mappings for the pages of the whole batch. */
+	if (t->nr_unclassified) {
+		int err = tracer__classify_keys(t, t->unclassified, t->nr_unclassified);
+
+		t->nr_unclassified = 0;
+		if (err)
+			return err;
+	}
 	return ret < 0 ? ret : 0;
 }

@@ -166,6 +166,15 @@ typedef live_fn block_fn;
 int tracer__for_each_block(struct tracer *t, block_fn fn, void *ctx);
 
 /*
+ * --growth: classify the pages first touched while the kernel could not
+ * look up their mapping (its lock busy), of process @pid or of every
+ * process (@pid 0), by /proc/PID/maps: those in anonymous memory join
+ * their stacks' numbers, the others leave. Cheap when there are none (one
+ * counter read). 0 or -errno.
+ */
+int tracer__classify_pages(struct tracer *t, pid_t pid);
+
+/*
  * --growth: call @fn for every page first touched that is still resident
  * (the key its address, the info its stack and size), and forget the
  * pages gone from memory and swap. 0 or -errno.
@@ -175,7 +184,8 @@ int tracer__for_each_page(struct tracer *t, block_fn fn, void *ctx);
 /*
  * --growth: process @pid is in its exit stop, its memory still there: keep
  * the pages it has resident now as what it held at its end, once it is
- * gone (else nothing to do). 0 or -errno.
+ * gone (else nothing to do), its unclassified pages classified first,
+ * while its mappings can still be read. 0 or -errno.
  */
 int tracer__settle_pages(struct tracer *t, pid_t pid);
 
@@ -183,7 +193,10 @@ int tracer__settle_pages(struct tracer *t, pid_t pid);
 typedef live_keep_fn keep_fn;
 int tracer__drop(struct tracer *t, keep_fn keep, void *ctx);
 
-/* The ring buffer's fd to poll, and handing its events to on_big_alloc. */
+/*
+ * The ring buffer's fd to poll, and handing its events to on_big_alloc
+ * and the rest (--growth: the pages whose mapping was busy classified).
+ */
 int tracer__events_fd(const struct tracer *t);
 int tracer__consume(struct tracer *t);
 

@@ -113,6 +113,9 @@ struct tracer {
 	/* --growth: the images whose pages were read at their exit stop (tgid and gen). */
 	struct alloc_key *settled;
 	size_t nr_settled;
+	/* --growth: pages whose mapping was busy at their fault, to classify (EVENT_PAGE). */
+	struct alloc_key *unclassified;
+	size_t nr_unclassified, unclassified_cap;
 	bool warned_procs_full;
 	void *ctx;
 };
@@ -158,5 +161,11 @@ int maps__clear(struct bpf_map *map);
 
 /* Set every counter back to 0 on every CPU. 0 or -errno. */
 int maps__zero_counters(struct tracer *t);
+
+/*
+ * --growth: classify the @n unclassified pages at @keys (any order; sorted
+ * here) by their processes' /proc/PID/maps. 0 or -errno.
+ */
+int tracer__classify_keys(struct tracer *t, struct alloc_key *keys, size_t n);
 
 #endif
