@@ -596,7 +596,7 @@ int BPF_PROG(big_map_search, unsigned long found, struct vm_unmapped_area_info *
 
 /* --growth: the page at @address is the process's, first touched at @user. */
 static __always_inline void page_fault_record(void *ctx, const struct owner *o, __u64 address,
-					      const struct user_regs *user, __u32 tid)
+					      const struct user_regs *user)
 {
 	struct big_alloc_event *ev;
 	enum touch touch;
@@ -610,8 +610,7 @@ static __always_inline void page_fault_record(void *ctx, const struct owner *o, 
 		return;
 	ev = bpf_map_lookup_elem(&scratch, &zero);
 	if (ev)
-		page_record(o, address, capture_stack(ctx, user, &ev->stack, false), tid, weight,
-			    touch);
+		page_record(o, address, capture_stack(ctx, user, &ev->stack, false), weight, touch);
 }
 
 /* --growth: a user page fault, x86's exceptions:page_fault_user. */
@@ -628,7 +627,7 @@ int BPF_PROG(page_fault, unsigned long address, struct pt_regs *regs, unsigned l
 	user.sp = PT_REGS_SP_CORE(regs);
 	user.bp = PT_REGS_FP_CORE(regs);
 	user.lr = PT_REGS_LR_CORE(regs);
-	page_fault_record(ctx, &o, address, &user, (__u32)pid_tgid);
+	page_fault_record(ctx, &o, address, &user);
 	return 0;
 }
 
@@ -652,7 +651,7 @@ int page_fault_event(struct bpf_perf_event_data *ctx)
 	user.sp = PT_REGS_SP(&ctx->regs);
 	user.bp = PT_REGS_FP(&ctx->regs);
 	user.lr = PT_REGS_LR(&ctx->regs);
-	page_fault_record(ctx, &o, address, &user, (__u32)pid_tgid);
+	page_fault_record(ctx, &o, address, &user);
 	return 0;
 }
 

@@ -189,39 +189,46 @@ static __always_inline enum touch first_touch(__u64 addr)
  * The page at @addr now belongs to stack @stack_id. A page the loader has
  * not dropped yet (unmapped and mapped again between two reports) changes
  * hands. A full map counts as lost_allocs. @weight: the pages it stands
- * for (fault_sampled()). A page of @touch TOUCH_UNKNOWN is kept aside
- * (PAGE_UNCLASSIFIED), out of its stack's numbers until the loader's
- * verdict, asked for at once (EVENT_PAGE).
+ * for (fault_sampled()). The toucher is the current thread. A page of @touch TOUCH_UNKNOWN is kept
+ * aside (PAGE_UNCLASSIFIED), out of its stack's numbers until the loader's verdict, asked for at
+ * once (EVENT_PAGE).
  */
 static __always_inline void page_record(const struct owner *o, __u64 addr, __u64 stack_id,
-					__u32 tid, __u64 weight, enum touch touch)
+					__u64 weight, enum touch touch)
 {
+	/* Read here, not held over the walk: a register fewer to spill to the stack. */
+	__u32 tid = bpf_get_current_pid_tgid();
 	struct alloc_key key = {
 	    .addr = addr & ~(FAULT_PAGE_SIZE - 1), .tgid = o->tgid, .gen = o->gen};
-	struct alloc_info info = {
-	    .size = FAULT_PAGE_SIZE * weight, .stack_id = stack_id, .tid = tid};
+	struct alloc_info info = {.size = FAULT_PAGE_SIZE * weight,
+				  .stack_id = stack_id,
+				  .tid = tid,
+				  .func = touch == TOUCH_UNKNOWN ? PAGE_UNCLASSIFIED : 0};
+	struct page_event *ev;
 
 	page_forget(o, &key);
-	if (touch == TOUCH_UNKNOWN) {
-		struct page_event ev = {
-		    .type = EVENT_PAGE, .tgid = key.tgid, .addr = key.addr, .gen = key.gen};
-
-		info.func = PAGE_UNCLASSIFIED;
-		if (bpf_map_update_elem(&pages, &key, &info, BPF_ANY)) {
-			count_in(o->ps, CNT_LOST_ALLOCS);
-			return;
-		}
-		count_in(o->ps, CNT_PAGES_UNCLASSIFIED);
-		/* Not lost if the ring is full: the next report finds it in the map. */
-		bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
-		return;
-	}
-	count_in(o->ps, CNT_ALLOCS);
+	if (touch != TOUCH_UNKNOWN)
+		count_in(o->ps, CNT_ALLOCS);
 	if (bpf_map_update_elem(&pages, &key, &info, BPF_ANY)) {
 		count_in(o->ps, CNT_LOST_ALLOCS);
 		return;
 	}
-	stats_add(o, stack_id, FAULT_PAGE_SIZE * weight);
+	if (touch != TOUCH_UNKNOWN) {
+		stats_add(o, stack_id, FAULT_PAGE_SIZE * weight);
+		return;
+	}
+	count_in(o->ps, CNT_PAGES_UNCLASSIFIED);
+	/*
+	 * Reserved, not built on the stack: the fault's program and its walk
+	 * come within bytes of the 512 a call chain may take. Not lost if the
+	 * ring is full: the next report finds the page in the map.
+	 */
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev)
+		return;
+	*ev = (struct page_event){
+	    .type = EVENT_PAGE, .tgid = key.tgid, .addr = key.addr, .gen = key.gen};
+	bpf_ringbuf_submit(ev, 0);
 }
 
 /*
