@@ -137,6 +137,11 @@ $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/case_filter.c $(CORE_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka $(CORE_LDLIBS)
 
+# test_features judges feature sets as start does: the tracer's verdict,
+# linked with what it probes through.
+$(BUILD)/tests/test_features: $(OBJ)/tracer/features.o $(OBJ)/tracer/uprobe_multi.o
+$(BUILD)/tests/test_features: CORE_LDLIBS += -lbpf
+
 # test_cfi reads the call frame information of fixtures built beside it:
 # the same functions with .eh_frame_hdr, without it (as `cc -static`
 # links), assembled by clang (.eh_frame of type SHT_X86_64_UNWIND), with

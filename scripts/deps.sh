@@ -81,7 +81,7 @@ fetch_speedscope() {
 # fetches one itself when it is missing), so failing to fetch them here is
 # said, not fatal to the build and tests.
 # ARCH's: make ARCH=arm64 deps fetches the arm64 kernels.
-VMTEST_KERNELS="6.1 6.12"
+VMTEST_KERNELS="6.1 6.12 5.10"
 export VMTEST_ARCH="$ARCH"
 fetch_kernels() {
 	# shellcheck disable=SC2086 # the list is meant to split

@@ -11,8 +11,9 @@
 #                                        pair loops in it (BENCH_GUEST=1;
 #                                        make vmbench)
 #
-# VERSION is a kernel series, 6.1 (Debian 12) or 6.12 (Debian 12 backports,
-# Debian 13); the newest package of that series in the apt index is used.
+# VERSION is a kernel series, 6.1 (Debian 12), 6.12 (Debian 12 backports)
+# or 5.10 (Debian 11); the newest package of that series in the host's apt
+# index is used, else in Debian's other suites' (other_apt).
 # VMTEST_ARCH (one of the Makefile's ARCHES; default the host's) chooses
 # the guest: scripts/vmtest/arch-ARCH.sh. An x86-64 guest sees the host's /
 # read-only under a tmpfs overlay (so the worktree is there, writable, at
@@ -86,33 +87,75 @@ die() {
 # shellcheck source-path=SCRIPTDIR source=vmtest/arch-x86.sh
 . "$ROOT/scripts/vmtest/arch-$VMTEST_ARCH.sh"
 
-# package_for VERSION: the newest unsigned kernel package of that series
-# for the guest's architecture that apt can install (Debian's names:
-# linux-image-6.1.0-56-amd64-unsigned, linux-image-6.12.117+deb12-arm64-
-# unsigned).
+# private_apt DIR SUITES CMD ARGS: apt-get or apt-cache (CMD) for the
+# guest's architecture against package lists of their own under DIR, of
+# the Debian suites SUITES (space-separated, main only) from the archive
+# the host's apt uses, leaving the host's dpkg architectures and apt state
+# as they are; the lists are refreshed once a day.
+private_apt() {
+	local apt=$1 suites=$2 cmd=$3 mirror suite
+	shift 3
+	mkdir -p "$apt/lists/partial" "$apt/archives/partial"
+	if [[ ! -e $apt/sources.list ]]; then
+		mirror=$(sed -n 's/^URIs: *\(http[^ ]*\/debian\)\/*$/\1/p' \
+			/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+		[[ -n $mirror ]] || die "no Debian archive in /etc/apt/sources.list.d/*.sources"
+		for suite in $suites; do
+			if [[ $suite == *-security ]]; then
+				echo "deb $mirror-security $suite main"
+			else
+				echo "deb $mirror $suite main"
+			fi
+		done >"$apt/sources.list"
+	fi
+	local opts=(-q -o APT::Architecture="$DEB_ARCH" -o APT::Architectures::="$DEB_ARCH"
+		-o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt"
+		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o Debug::NoLocking=1)
+	if [[ ! -e $apt/updated || -n $(find "$apt/updated" -mmin +1440) ]]; then
+		apt-get "${opts[@]}" update >/dev/null || die "apt-get update of $apt's lists failed"
+		touch "$apt/updated"
+	fi
+	"$cmd" "${opts[@]}" "$@"
+}
+
+# other_apt CMD ARGS: private_apt of Debian's suites beyond the host's own,
+# for kernels of other series: bullseye's 5.10, bookworm-backports' 6.12.
+other_apt() {
+	private_apt "$VMDIR/apt" "bullseye bullseye-security bookworm-backports" "$@"
+}
+
+# package_for APT VERSION: the newest unsigned kernel package of that
+# series for the guest's architecture that APT (arch_apt or other_apt) can
+# install (Debian's names: linux-image-6.1.0-56-amd64-unsigned,
+# linux-image-6.12.117+deb12-arm64-unsigned), or nothing.
 package_for() {
-	local series=${1//./\\.} pkg best="" bestver="" ver
-	for pkg in $(arch_apt apt-cache search --names-only \
+	local apt=$1 series=${2//./\\.} pkg best="" bestver="" ver
+	for pkg in $("$apt" apt-cache search --names-only \
 		"^linux-image-$series\.[0-9.-]+(\+deb[0-9]+)?-$DEB_ARCH-unsigned\$" | cut -d' ' -f1); do
-		ver=$(arch_apt apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
+		ver=$("$apt" apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
 		[[ -n $ver && $ver != "(none)" ]] || continue
 		if [[ -z $best ]] || dpkg --compare-versions "$ver" gt "$bestver"; then
 			best=$pkg bestver=$ver
 		fi
 	done
-	[[ -n $best ]] || die "no package linux-image-$1.*-$DEB_ARCH-unsigned in the apt index (run apt-get update)"
 	echo "$best"
 }
 
 # fetch VERSION: unpack the kernel into build/vmtest/VERSION/root unless it
-# is there already.
+# is there already: from the host's own suites, else from the others.
 fetch() {
-	local dir=$VMDIR/$1 pkg
+	local dir=$VMDIR/$1 pkg apt=arch_apt
 	compgen -G "$dir/root/boot/vmlinuz-*" >/dev/null && return 0
-	pkg=$(package_for "$1")
+	pkg=$(package_for arch_apt "$1")
+	if [[ -z $pkg ]]; then
+		apt=other_apt
+		pkg=$(package_for other_apt "$1")
+	fi
+	[[ -n $pkg ]] || die "no package linux-image-$1.*-$DEB_ARCH-unsigned in Debian's index"
 	echo "vmtest: fetching $pkg"
 	mkdir -p "$VMDIR/debs" "$dir"
-	(cd "$VMDIR/debs" && arch_apt apt-get download "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+	(cd "$VMDIR/debs" && "$apt" apt-get download "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
 	rm -rf "$dir/root.tmp"
 	dpkg -x "$VMDIR/debs/${pkg}"_*.deb "$dir/root.tmp"
 	mv "$dir/root.tmp" "$dir/root"

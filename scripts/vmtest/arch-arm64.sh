@@ -9,34 +9,10 @@ ARM64_DIR=$ROOT/build/arm64
 # same the cross build links against.
 ARM64_ROOTFS=${SYSROOT:-/var/cache/alloctrace/arm64-rootfs}
 
-# The archive apt already uses (deb822 sources of a Debian 12 host).
-arm64_mirror() {
-	sed -n 's/^URIs: *\(http[^ ]*\/debian\)\/*$/\1/p' /etc/apt/sources.list.d/debian.sources \
-		/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1
-}
-
 # arch_apt CMD ARGS: against arm64-only package lists of their own under
-# build/arm64/apt, leaving the host's dpkg architectures and apt state as
-# they are; the lists are refreshed once a day.
+# build/arm64/apt (vmtest.sh's private_apt).
 arch_apt() {
-	local cmd=$1 apt=$ARM64_DIR/apt mirror
-	shift
-	mkdir -p "$apt/lists/partial" "$apt/archives/partial"
-	if [[ ! -e $apt/sources.list ]]; then
-		mirror=$(arm64_mirror)
-		[[ -n $mirror ]] || die "no Debian archive in /etc/apt/sources.list.d/*.sources"
-		printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb %s-security bookworm-security main\n' \
-			"$mirror" "$mirror" "$mirror" >"$apt/sources.list"
-	fi
-	local opts=(-q -o APT::Architecture=arm64 -o APT::Architectures::=arm64
-		-o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt"
-		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o Debug::NoLocking=1)
-	if [[ ! -e $apt/updated || -n $(find "$apt/updated" -mmin +1440) ]]; then
-		apt-get "${opts[@]}" update >/dev/null || die "apt-get update of the arm64 lists failed"
-		touch "$apt/updated"
-	fi
-	"$cmd" "${opts[@]}" "$@"
+	private_apt "$ARM64_DIR/apt" "bookworm bookworm-updates bookworm-security" "$@"
 }
 
 # arch_prepare: QEMU and, off arm64, the userland (make ARCH=arm64 deps

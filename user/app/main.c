@@ -7,6 +7,7 @@
 #include "cli/options.h"
 #include "app/session.h"
 #include "proc/access.h"
+#include "tracer/tracer.h"
 
 int main(int argc, char **argv)
 {
@@ -17,6 +18,8 @@ int main(int argc, char **argv)
 	if (access__check_ids())
 		return EXIT_PRIVILEGE;
 	ret = options__parse(&opts, argc, argv);
+	if (ret > 0 && opts.version)
+		tracer__print_features(stdout);
 	if (ret)
 		return options__exit_code(ret);
 	log_set_verbose(opts.verbose);

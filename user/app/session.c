@@ -82,7 +82,7 @@ static int start(struct session *s)
 	int ret = EXIT_OK;
 
 	/* Before anything is launched: a command must not run untraced. */
-	if (tracer__check_system())
+	if (tracer__check_system(s->opts->growth))
 		return EXIT_PRIVILEGE;
 	if (open_targets(s))
 		return EXIT_TARGET;

@@ -421,6 +421,7 @@ static int show_help(struct options *o, char *arg, const struct option_def *d);
 static int show_version(struct options *o, char *arg, const struct option_def *d)
 {
 	printf("alloctrace %s\n", VERSION);
+	o->version = true;
 	return 1;
 }
 

@@ -68,6 +68,7 @@ struct options {
 	uint64_t sample;       /* --sample: mean bytes between samples, 0 = all */
 	struct map_sizes maps; /* --max-allocs, --max-stacks, --ringbuf-size, --max-unwind-rows */
 	int verbose;
+	bool version; /* --version was asked: the kernel's features follow the version line */
 };
 
 /* Several processes, each its own section in reports (not a single -p or command). */

@@ -17,6 +17,7 @@
 #include "tracer/tracer_int.h"
 #include "arch/arch.h"
 #include "tracer/unwinder.h"
+#include "tracer/features.h"
 #include "tracer/uprobe_multi.h"
 #include "lib/util.h"
 
@@ -34,20 +35,28 @@ static bool has_cap(const struct __user_cap_data_struct *data, int cap)
 	return data[cap / 32].effective & (1U << (cap % 32));
 }
 
+/* The caller's effective capabilities into @data. 0 or -errno. */
+static int read_caps(struct __user_cap_data_struct data[2])
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+
+	return syscall(SYS_capget, &hdr, data) ? -errno : 0;
+}
+
 /*
  * Root, or CAP_SYS_ADMIN, or CAP_BPF with CAP_PERFMON where the kernel has
- * uprobe_multi links that filter by process (6.10+). Elsewhere uprobes are
- * perf events, which kernels with the CVE-2025-38466 fix (Debian's 6.1
+ * uprobe_multi links that filter by process. Older kernels attach uprobes
+ * as perf events, which kernels with the CVE-2025-38466 fix (Debian's 6.1
  * among them) let only CAP_SYS_ADMIN attach: say so before loading
  * anything rather than fail at the first probe.
  */
 static int check_privileges(void)
 {
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {};
+	int err = read_caps(data);
 
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
+	if (err)
+		return err;
 	if (has_cap(data, CAP_SYS_ADMIN))
 		return 0;
 	if (!has_cap(data, CAP_BPF) || !has_cap(data, CAP_PERFMON)) {
@@ -62,26 +71,44 @@ static int check_privileges(void)
 	return -EPERM;
 }
 
-static int check_kernel_features(void)
+/* One line naming every feature the run needs and the kernel lacks, with its release. */
+static int check_kernel_features(bool growth)
 {
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): "
-		       "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
-		return -EOPNOTSUPP;
-	}
-	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
-		pr_err(
-		    "this kernel has no uprobes: use a kernel built with CONFIG_UPROBE_EVENTS=y");
-		return -EOPNOTSUPP;
-	}
-	return 0;
+	struct kernel_features f;
+	char missing[512];
+	int nr;
+
+	kernel_features__probe(&f);
+	nr = kernel_features__missing(&f, growth, missing, sizeof(missing));
+	if (!nr)
+		return 0;
+	pr_err("this kernel lacks what alloctrace%s needs: %s (alloctrace --version lists "
+	       "what it has)",
+	       growth ? " --growth" : "", missing);
+	return -EOPNOTSUPP;
 }
 
-int tracer__check_system(void)
+int tracer__check_system(bool growth)
 {
 	int err = check_privileges();
 
-	return err ? err : check_kernel_features();
+	return err ? err : check_kernel_features(growth);
+}
+
+void tracer__print_features(FILE *out)
+{
+	struct __user_cap_data_struct data[2] = {};
+	struct kernel_features f;
+
+	/* Unprivileged, every probe would fail: not the kernel's answer. */
+	if (read_caps(data) || (!has_cap(data, CAP_SYS_ADMIN) &&
+				(!has_cap(data, CAP_BPF) || !has_cap(data, CAP_PERFMON)))) {
+		fprintf(out,
+			"kernel features: not probed (needs root, or CAP_BPF and CAP_PERFMON)\n");
+		return;
+	}
+	kernel_features__probe(&f);
+	kernel_features__print(&f, out);
 }
 
 static uint32_t or_default(uint32_t v, uint32_t def)

@@ -3,6 +3,7 @@
 #define ALLOCTRACE_TRACER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -53,10 +54,14 @@ struct tracer_opts {
 };
 
 /*
- * Can this process load BPF programs and attach uprobes on this kernel?
- * 0, or -EPERM / -EOPNOTSUPP after printing what is missing.
+ * Can this process load BPF programs and attach uprobes on this kernel,
+ * with every kernel feature the run (@growth: --growth) needs? 0, or
+ * -EPERM / -EOPNOTSUPP after printing what is missing, in one line.
  */
-int tracer__check_system(void);
+int tracer__check_system(bool growth);
+
+/* --version: the kernel features found (features.def), or why they were not probed. */
+void tracer__print_features(FILE *out);
 
 /* Open, configure and load. NULL with errno set; the cause is printed. */
 struct tracer *tracer__open(const struct tracer_opts *opts);
