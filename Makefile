@@ -138,8 +138,9 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/case_filter.c $(CORE_OBJS) | $(BUILD
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $(filter %.c %.o,$^) -o $@ -lcmocka $(CORE_LDLIBS)
 
 # test_features judges feature sets as start does: the tracer's verdict,
-# linked with what it probes through.
-$(BUILD)/tests/test_features: $(OBJ)/tracer/features.o $(OBJ)/tracer/uprobe_multi.o
+# linked with what it probes through (here and under ASan, fuzz/fuzz.mk).
+TEST_FEATURES_OBJS := tracer/features.o tracer/uprobe_multi.o
+$(BUILD)/tests/test_features: $(TEST_FEATURES_OBJS:%=$(OBJ)/%)
 $(BUILD)/tests/test_features: CORE_LDLIBS += -lbpf
 
 # test_cfi reads the call frame information of fixtures built beside it:

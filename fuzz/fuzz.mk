@@ -150,6 +150,8 @@ $(ASAN_OUT)/alloctrace: $(ASAN_OBJS) $(ASAN_LOADER_OBJS)
 	$(ASAN_CC) $(ASAN_CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(ASAN_OUT)/test_cfi: $(ASAN_OUT)/cfi_fixture.so $(ASAN_OUT)/cfi_arm64.so
+$(ASAN_OUT)/test_features: $(TEST_FEATURES_OBJS:%=$(ASAN_OUT)/obj/%)
+$(ASAN_OUT)/test_features: ASAN_LDLIBS += -lbpf
 
 # The BPF walker replayed on recorded cases, built as the Makefile builds it.
 $(ASAN_OUT)/unwind_case.o: tests/unit/unwind_case.c | $(ASAN_OUT)/obj
