@@ -276,19 +276,26 @@ static void on_fd(struct session *s, int fd)
 	tracer__consume(s->tracer);
 }
 
+/* The earlier of two deadlines in seconds, -1 for none. */
+static double earliest(double a, double b)
+{
+	return a < 0 || (b >= 0 && b < a) ? b : a;
+}
+
 /*
  * Milliseconds epoll may wait. A launched target and every child it made
  * are also looked at every half second, a safety net: each look drains
  * every stop there is, and a stop must never be left waiting. Processes
- * ended are drained from the maps within DRAIN_PERIOD.
+ * ended are drained from the maps within DRAIN_PERIOD, --growth's pages of
+ * a busy mapping classified within the tracer's period.
  */
 static int wait_ms(const struct session *s)
 {
-	double drain = collect__drain_due(s);
+	double due = earliest(collect__drain_due(s), tracer__pages_due(s->tracer));
 
-	if (drain < 0)
+	if (due < 0)
 		return s->opts->argv ? 500 : -1;
-	return drain > 0 ? (int)(drain * 1000) + 1 : 0;
+	return due > 0 ? (int)(due * 1000) + 1 : 0;
 }
 
 int loop__run(struct session *s)
@@ -306,6 +313,9 @@ int loop__run(struct session *s)
 			on_fd(s, evs[i].data.fd);
 		if (!collect__drain_due(s))
 			collect__drain_ended(s);
+		if (!tracer__pages_due(s->tracer) && tracer__classify_pending(s->tracer))
+			pr_warn("cannot classify the pages whose mapping was busy; the next report "
+				"will");
 	}
 	return 0;
 }

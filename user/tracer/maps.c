@@ -566,6 +566,9 @@ int tracer__classify_pages(struct tracer *t, pid_t pid)
 			 "report",
 			 u.nr);
 	err = err ?: tracer__classify_keys(t, u.keys, u.nr);
+	/* The ring's pages were among them. */
+	if (!err && !pid)
+		t->nr_unclassified = 0;
 	free(u.keys);
 	return err;
 }

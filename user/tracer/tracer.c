@@ -550,13 +550,32 @@ int tracer__consume(struct tracer *t)
 {
 	int ret = ring_buffer__consume(t->events);
 
-	/* One reading of each process's mappings for the pages of the whole batch. */
-	if (t->nr_unclassified) {
-		int err = tracer__classify_keys(t, t->unclassified, t->nr_unclassified);
-
-		t->nr_unclassified = 0;
-		if (err)
-			return err;
-	}
 	return ret < 0 ? ret : 0;
+}
+
+/*
+ * EVENT_PAGE's pages wait for a batch: at most UNCLASSIFIED_PERIOD after
+ * the last one, or at once when UNCLASSIFIED_BATCH wait, so that a process
+ * whose lock stays busy costs a reading of its mappings 20 times a second,
+ * not one per event.
+ */
+#define UNCLASSIFIED_PERIOD 0.05
+#define UNCLASSIFIED_BATCH  4096
+
+double tracer__pages_due(const struct tracer *t)
+{
+	if (!t->nr_unclassified)
+		return -1;
+	if (t->nr_unclassified >= UNCLASSIFIED_BATCH)
+		return 0;
+	return fmax(0, t->classified_at + UNCLASSIFIED_PERIOD - clock_seconds(CLOCK_MONOTONIC));
+}
+
+int tracer__classify_pending(struct tracer *t)
+{
+	int err = tracer__classify_keys(t, t->unclassified, t->nr_unclassified);
+
+	t->nr_unclassified = 0;
+	t->classified_at = clock_seconds(CLOCK_MONOTONIC);
+	return err;
 }

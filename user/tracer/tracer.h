@@ -198,11 +198,17 @@ int tracer__settle_pages(struct tracer *t, pid_t pid);
 typedef live_keep_fn keep_fn;
 int tracer__drop(struct tracer *t, keep_fn keep, void *ctx);
 
-/*
- * The ring buffer's fd to poll, and handing its events to on_big_alloc
- * and the rest (--growth: the pages whose mapping was busy classified).
- */
+/* The ring buffer's fd to poll, and handing its events to on_big_alloc and the rest. */
 int tracer__events_fd(const struct tracer *t);
 int tracer__consume(struct tracer *t);
+
+/*
+ * --growth: seconds until the pages the ring said had a busy mapping are
+ * due to be classified (tracer__classify_pending()), 0 now, -1 when none
+ * wait.
+ */
+double tracer__pages_due(const struct tracer *t);
+/* Classify them, one reading of each process's mappings. 0 or -errno. */
+int tracer__classify_pending(struct tracer *t);
 
 #endif

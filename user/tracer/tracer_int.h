@@ -116,6 +116,7 @@ struct tracer {
 	/* --growth: pages whose mapping was busy at their fault, to classify (EVENT_PAGE). */
 	struct alloc_key *unclassified;
 	size_t nr_unclassified, unclassified_cap;
+	double classified_at; /* CLOCK_MONOTONIC seconds of the last batch */
 	bool warned_procs_full;
 	void *ctx;
 };
