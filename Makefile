@@ -98,7 +98,7 @@ WORKLOADS := $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
 	     $(BUILD)/workloads/twins-nofp $(BUILD)/workloads/bigbrk-static
 WORKLOAD_CFLAGS := -O0 -g -fno-omit-frame-pointer -fno-inline -pthread
 
-.PHONY: all deps check unit integration demo install clean tests format vmtest \
+.PHONY: deb all deps check unit integration demo install clean tests format vmtest \
 	print-format-files print-core-rooms print-arch-others print-arches format-check
 all: $(TOOL)
 
@@ -131,7 +131,7 @@ $(BUILD)/html_assets.h: html/* scripts/embed.sh | $(BUILD)
 $(OBJ)/export/html.o: $(BUILD)/html_assets.h
 
 $(TOOL): $(CORE_OBJS) $(LOADER_OBJS)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # Each with tests/unit/case_filter.c: TEST_CASE runs one case (make unit T=).
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/case_filter.c $(CORE_OBJS) | $(BUILD)/tests
@@ -285,6 +285,12 @@ vmtest: tests fuzz-build unit-asan tool-asan
 
 demo: $(TOOL) $(BUILD)/workloads/leaky
 	./scripts/demo.sh
+
+# The Debian package (debian/), built as dpkg-buildpackage -us -uc -b
+# would in a fresh clone: in a copy of the tree without its build, under
+# build/deb/, the .deb left there. scripts/deb.sh.
+deb:
+	./scripts/deb.sh $(BUILD)/deb
 
 install: $(TOOL)
 	install -D -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/sbin/$(TOOL)

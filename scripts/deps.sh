@@ -26,12 +26,14 @@ set -eu
 # test_cfi: binutils-aarch64-linux-gnu, for its arm64 fixture on any host.
 # make vmtest: QEMU, a static busybox, cpio and xz-utils (the kernel
 # package's modules are xz-compressed) for the guest's initramfs.
+# make deb (and test_package): debhelper, dpkg-dev and lintian.
 PACKAGES="make gcc g++ clang clang-format libbpf-dev bpftool libelf-dev libdw-dev liblzma-dev zlib1g-dev
 pkg-config xxd libmicrohttpd-dev libcrypt-dev openssl libcmocka-dev jq procps file golang-go chromium libclang-rt-14-dev nodejs
 python3 util-linux prometheus curl iproute2 libdebuginfod1 libc6-dbg debuginfod xz-utils cmake time
 libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev musl-tools strace valgrind gdb
 sqlite3 git perl
 qemu-system-x86 busybox-static cpio
+debhelper dpkg-dev lintian
 binutils-aarch64-linux-gnu"
 
 # make ARCH=arm64 deps on an x86-64 host: Debian's cross compilers;

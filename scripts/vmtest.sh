@@ -49,12 +49,13 @@ VMTEST_BOOT_TIMEOUT=${VMTEST_BOOT_TIMEOUT:-300}
 # What the guest needs that Debian builds as modules: 9p over virtio for
 # the shares, overlayfs for a writable root (their dependencies follow).
 GUEST_MODULES="virtio_pci 9pnet_virtio 9p overlay"
-# Scripts left to the host's run. Two reach no kernel path at all:
+# Scripts left to the host's run. Three reach no kernel path at all:
 # test_speedscope.sh (Chromium drawing speedscope's page of a pprof file;
-# under TCG on a loaded host it did not draw it within 240 s) and
+# under TCG on a loaded host it did not draw it within 240 s),
 # test_errors_cli.sh (the error table's command line and export files,
 # refused before anything is traced; test_errors.sh, the cases that reach
-# the kernel, runs here). The rest, in a guest of the host's architecture
+# the kernel, runs here) and test_package.sh (the Debian package's build
+# and install; its binary's trace is test_leaks.sh's). The rest, in a guest of the host's architecture
 # only, reach none that another script here does not: test_hardening.sh
 # (the unit tests under ASan, the fuzzers; a guest of another architecture
 # runs its own build's); test_leakcheck_real.sh, valgrind's verdicts on
@@ -71,7 +72,7 @@ GUEST_MODULES="virtio_pci 9pnet_virtio 9p overlay"
 # churn is test_threads.sh's). Those last eight took 392 of the 6.1
 # guest's 2,163 s of scripts under TCG on a quiet host (2026-11-28); CI,
 # on a host about 1.5 times slower, had run 87 of its 90 minutes.
-HOST_ONLY="test_speedscope.sh test_errors_cli.sh"
+HOST_ONLY="test_speedscope.sh test_errors_cli.sh test_package.sh"
 [[ $VMTEST_ARCH != "$HOST_ARCH" ]] ||
 	HOST_ONLY+=" test_hardening.sh test_leakcheck_real.sh test_symbols.sh
 	test_analysis.sh test_exports.sh test_pprof_dir.sh test_html.sh
