@@ -740,8 +740,13 @@ int tracer__attach(struct tracer *t, const struct allocator *a, pid_t pid)
 	for (size_t o = 0; o < a->nr_objs && !err && !raw; o++) {
 		files[o] = probed_file(t, &a->objs[o], filter);
 		err = files[o] < 0 ? files[o] : 0;
-		if (err)
+		/* Its objects, named through its /proc entry, went with it. */
+		if (err == -ENOENT && pid > 0 && target_gone(pid)) {
+			pr_err("process %d exited while alloctrace attached", pid);
+			err = -ESRCH;
+		} else if (err) {
 			pr_err("cannot open %s to probe it: %s", a->objs[o].name, strerror(-err));
+		}
 	}
 	for (int pass = 0; pass < NR_PASSES && !err && !raw; pass++) {
 		for (size_t o = 0; o < a->nr_objs && !err; o++)
