@@ -142,6 +142,7 @@ static __always_inline void linkmap_wait(__u32 tgid, struct proc_state *ps)
 		return;
 	if (__sync_fetch_and_add(&linkmap_waiting, 1) >= cfg.linkmap_max_waits) {
 		__sync_fetch_and_sub(&linkmap_waiting, 1);
+		count_in(ps, CNT_WAITS_DECLINED);
 		return;
 	}
 	w.deadline = bpf_ktime_get_ns() + cfg.linkmap_wait_ns;
