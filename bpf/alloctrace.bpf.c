@@ -729,9 +729,6 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	proc_adopt(ptgid, pps, child, ctgid);
 	inherit_unwind_table(ptgid, ctgid);
 	syscalls_inherit(ptgid, ctgid);
-	/* The loader's record of it: its probes it inherited (tracer/probe_events.c). */
-	if (cfg.join_holds)
-		send_task_event(EVENT_FORK, ctgid, NULL);
 	return 0;
 }
 

@@ -11,15 +11,6 @@
  * of any other traced process tells the loader and waits in the probe (a
  * sleepable one) until the loader answers, for cfg.linkmap_wait_ns at
  * most, on its CPU: a uprobe cannot sleep until woken.
- *
- * With cfg.join_holds each traced process has probes of its own (perf
- * events filtered by its address space, user/tracer/probe_events.c), and
- * a program that joins (--comm's match, a traced child's exec) waits the
- * same way, at its loader's first RT_CONSISTENT, its libraries mapped
- * and none of their code run, for the loader to open them: this probe is
- * then on every process's loader, the one probe every process takes,
- * twice a program it starts (and at each dlopen). Forked children need
- * no wait: the kernel gives them their parent's probes at the fork.
  */
 #ifndef ALLOCTRACE_LINKMAP_BPF_H
 #define ALLOCTRACE_LINKMAP_BPF_H
@@ -58,9 +49,6 @@ struct {
 
 /* Set by the loader as it leaves: nobody answers any more. */
 bool linkmap_no_answers;
-
-/* The threads waiting now, at most cfg.linkmap_max_waits. */
-__u32 linkmap_waiting;
 
 /* enum r_state's value once a change is complete (<link.h>). */
 #define RT_CONSISTENT 0
@@ -123,8 +111,7 @@ static long linkmap_round(__u64 i, void *data)
 }
 
 /*
- * Tell the loader and wait for its answer, at most cfg.linkmap_wait_ns,
- * unless cfg.linkmap_max_waits threads wait already: each keeps its CPU.
+ * Tell the loader and wait for its answer, at most cfg.linkmap_wait_ns.
  * bpf_loop() is bounded by its count: one inside another reaches the
  * deadline, and the verifier looks at each callback once.
  */
@@ -140,14 +127,8 @@ static __always_inline void linkmap_wait(__u32 tgid, struct proc_state *ps)
 	send_task_event(EVENT_LINKMAP, tgid, ps);
 	if (!asked)
 		return;
-	if (__sync_fetch_and_add(&linkmap_waiting, 1) >= cfg.linkmap_max_waits) {
-		__sync_fetch_and_sub(&linkmap_waiting, 1);
-		count_in(ps, CNT_WAITS_DECLINED);
-		return;
-	}
 	w.deadline = bpf_ktime_get_ns() + cfg.linkmap_wait_ns;
 	bpf_loop(LINKMAP_ROUNDS, linkmap_round, &w, 0);
-	__sync_fetch_and_sub(&linkmap_waiting, 1);
 }
 
 /*

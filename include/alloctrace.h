@@ -330,7 +330,6 @@ enum event_type {
 	EVENT_LINKMAP,	   /* a process's dynamic loader mapped or unmapped objects */
 	EVENT_EXIT,	   /* a traced process ended (cfg.multi_proc) */
 	EVENT_PAGE,	   /* --growth: a first touch whose mapping was busy */
-	EVENT_FORK,	   /* cfg.join_holds: a traced process forked a child */
 };
 
 /*
@@ -353,7 +352,7 @@ struct big_alloc_event {
 	struct stack_trace stack;
 };
 
-/* EVENT_OOM_VICTIM, EVENT_EXEC, EVENT_LINKMAP, EVENT_EXIT and EVENT_FORK. */
+/* EVENT_OOM_VICTIM, EVENT_EXEC, EVENT_LINKMAP and EVENT_EXIT. */
 struct task_event {
 	__u32 type;
 	__u32 tgid;

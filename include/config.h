@@ -49,7 +49,6 @@ struct alloctrace_config {
 	__u32 cgroup_level;    /* its depth under the root cgroup (level 0) */
 	bool follow_forks;     /* the children of traced processes too */
 	bool own_links;	       /* each process's probes its own: its end is told (EVENT_EXIT) */
-	bool join_holds;       /* a program that joins waits at its load for its probes */
 	bool block_ages;       /* --min-age: note when each block was made (a clock read) */
 	bool unwind_cfi;       /* walk stacks by the loader's CFI rows, not frame pointers */
 	bool growth;	       /* --growth: pages first touched, not blocks; mappings alert only */
@@ -60,10 +59,9 @@ struct alloctrace_config {
 	__u64 big_threshold;   /* bytes of a big allocation, 0 = no alerts */
 	__u64 sample_rate;     /* --sample: mean bytes between samples, 0 = record every one */
 	__u64 linkmap_wait_ns; /* longest a thread waits in the loader's probe, 0: never */
-	__u32 linkmap_max_waits; /* threads that may wait there at once: a CPU stays the loader's */
-	bool owner_only;	 /* not root: --all takes up only processes whose ids are all */
-	__u32 owner_uid;	 /* ... this uid */
-	__u32 owner_gid;	 /* ... and this gid (the caller's real ones) */
+	bool owner_only;       /* not root: --all takes up only processes whose ids are all */
+	__u32 owner_uid;       /* ... this uid */
+	__u32 owner_gid;       /* ... and this gid (the caller's real ones) */
 };
 
 /*

@@ -8,10 +8,7 @@
 # threads are never left stopped; and alloctrace killed (SIGKILL) at
 # random moments while its command and a child make threads and fork
 # leaves every thread running, the command ending as it would have,
-# nothing attached. The same kills under -p SH --follow-forks and --comm
-# over a shell that runs it four times (execs and forks of processes
-# alloctrace did not start), and the tracefs events the killed ones left
-# removed by the next run.
+# nothing attached.
 # KILL_TRIALS sets the number of SIGKILL trials (20 by default).
 set -u
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -186,77 +183,5 @@ killed() {
 	done
 }
 
-# The workload of a joined trial: sh running threadchurn (threads, a
-# child forking with threads of its own) four times: execs and forks.
-joined_workload() {
-	sh -c "sleep 0.3; for i in 1 2 3 4; do $CHURN 1000 1000 || exit 1; done; echo rc=\$?" >"$1" &
-	WPID=$!
-	track "$WPID"
-}
-
-# Breakpoints left in a process of the workload alloctrace was killed
-# over. A child forked while its probes went keeps the bytes its parent
-# had at the fork until its first hit of each (the kernel then takes them
-# out): looked at again for a while.
-probes_left() {
-	local pid
-	for pid in $(pgrep -f "$CHURN 1000 "); do
-		wait_for 10 eval '[[ -z $(breakpoints "$pid") ]] || dead "$pid"' ||
-			echo "breakpoints in process $pid"
-	done
-}
-
-# Trial I of processes alloctrace did not start: -p SH --follow-forks on
-# even trials, --comm threadchurn on odd ones, each process with probes
-# of its own that its children inherit, a program that starts waiting in
-# the loader's probe. alloctrace killed 0-500 ms after its start (trials
-# 0 and 1 of every 4) or after it traces: the workload runs to its end,
-# no thread left stopped, no breakpoint left in it.
-joined_trial() {
-	local i=$1 ms=$((RANDOM % 500)) out=$TMP/joined$1.cmd after=start left
-	joined_workload "$out"
-	if ((i % 2)); then
-		start_tool "joined$i" 60 --comm threadchurn -i 0.2
-	else
-		start_tool "joined$i" 60 --follow-forks -i 0.2 -p "$WPID"
-	fi
-	if ((i % 4 >= 2)); then
-		after=tracing
-		wait_line "joined$i" '^alloctrace: tracing ' 30 ||
-			{ fail "joined $i: tracing" "no tracing line: $(head -c 300 "$TMP/joined$i.err")"; return; }
-	fi
-	sleep "$(printf '0.%03d' "$ms")"
-	kill -KILL "$(loader_pid)" 2>/dev/null
-	{ wait_tool; } 2>/dev/null
-	left=$(probes_left)
-	wait_for 60 dead "$WPID" ||
-		{ fail "joined $i: the workload" "running after 60 s, stopped: $(stopped_threads threadchurn | xargs)"; return; }
-	expect_eq "SIGKILL $i, $ms ms after its $after, $( ((i % 2)) && echo --comm || echo -p --follow-forks): the workload unharmed" \
-		"done 1000 done 1000 done 1000 done 1000 rc=0|" "$(xargs <"$out")|$left"
-}
-
-# The tracefs events of the alloctraces killed above are removed by the
-# next one to start with inherited probes.
-stale_events() {
-	local left
-	start_tool stale 30 --comm "nosuch-$$" -i 1
-	wait_line stale '^alloctrace: tracing every process' 30 ||
-		{ fail "stale events: tracing" "no tracing line"; return; }
-	left=$(unshare -m sh -c 'd=$(mktemp -d) && mount -t tracefs none "$d" &&
-		grep -o "alloctrace_[0-9]*" "$d/uprobe_events" | sort -u' | while read -r g; do
-		kill -0 "${g#alloctrace_}" 2>/dev/null || echo "$g"
-	done)
-	kill -INT "$TOOL_PID"
-	wait_tool
-	expect_eq "the uprobe events of the killed alloctraces removed" "" "$(xargs <<<"$left")"
-}
-
-joined() {
-	for ((i = 0; i < TRIALS / 2; i++)); do
-		joined_trial "$i"
-	done
-	stale_events
-}
-
-cases launched leak_check follow_forks never_stopped killed joined
+cases launched leak_check follow_forks never_stopped killed
 finish

@@ -102,8 +102,7 @@ static void assert_renders(struct metrics *m, const struct report *r, const char
 	COUNTER("unopened", "0")                                                                   \
 	COUNTER("pages_sampled_out", "0")                                                         \
 	COUNTER("pages_unclassified", "0")                                                        \
-	COUNTER("pages_classified_late", "0")                                                     \
-	COUNTER("waits_declined", "0")
+	COUNTER("pages_classified_late", "0")
 // clang-format on
 
 #define STACK(name, id, fn, mod, v)                                                                \

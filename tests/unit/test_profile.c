@@ -316,7 +316,6 @@ static void test_counter_names(void **state __attribute__((unused)))
 	    "pages_sampled_out",
 	    "pages_unclassified",
 	    "pages_classified_late",
-	    "waits_declined",
 	};
 	int c;
 

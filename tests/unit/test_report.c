@@ -144,7 +144,7 @@ static void test_json_report(void **state UNUSED)
 	    "\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"
 	    "\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0,"
 	    "\"unopened\":0,\"pages_sampled_out\":0,\"pages_unclassified\":0,\"pages_classified_"
-	    "late\":0,\"waits_declined\":0},"
+	    "late\":0},"
 	    "\"complete\":true,\"stacks_complete\":true,\"stacks_holding\":5,\"stacks\":["
 	    "{\"outstanding_bytes\":1048576,\"outstanding_allocs\":10,\"allocs\":10,"
 	    "\"alloc_bytes\":0,\"frames\":[" FRAMES_A_JSON "],\"stack_flags\":[]},"
@@ -170,7 +170,7 @@ static void test_json_report(void **state UNUSED)
 	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":0,\"lost_procs\":0,"                    \
 	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0,"            \
 	"\"unopened\":0,\"pages_sampled_out\":0,\"pages_unclassified\":0,\"pages_classified_"      \
-	"late\":0,\"waits_declined\":0},"                                                          \
+	"late\":0},"                                                                               \
 	"\"complete\":false,\"stacks_complete\":false,\"stacks_holding\":0,\"stacks\":[]"
 
 static void test_json_final_exit_status(void **state UNUSED)
@@ -257,7 +257,7 @@ static const struct report several = {
 	"\"stack_errors\":0,\"lost_events\":0,\"lost_cap\":" cap ",\"lost_procs\":0,"              \
 	"\"stacks_cut\":0,\"unwind_misses\":0,\"stacks_recalled\":0,\"unwind_full\":0,"            \
 	"\"unopened\":0,\"pages_sampled_out\":0,\"pages_unclassified\":0,\"pages_classified_"      \
-	"late\":0,\"waits_declined\":0}"
+	"late\":0}"
 
 static void test_json_processes(void **state UNUSED)
 {

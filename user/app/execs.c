@@ -422,15 +422,6 @@ int execs__attach_all(struct session *s)
 	}
 	if (find_allocator(s, getpid(), "alloctrace", NULL, s->all_alloc))
 		return EXIT_TARGET;
-	if (tracer__inherits(s->tracer)) {
-		/* The programs started from now on load through the same files as ours. */
-		tracer__watch_linkmap(s->tracer, getpid());
-		proc_choice__for_each(&s->opts->choice, getpid(), prepare_running, s);
-		pr_info("tracing every process%s, each with probes of its own from its start or "
-			"fork: none in any other process",
-			chosen(&s->opts->choice).s);
-		return EXIT_OK;
-	}
 	probes = tracer__attach(s->tracer, s->all_alloc, -1);
 	if (probes < 0)
 		return EXIT_FAILURE_RUNTIME;
@@ -509,42 +500,8 @@ void execs__adopt(struct session *s, pid_t pid, pid_t parent)
 void on_linkmap(void *ctx, const struct task_event *ev)
 {
 	struct session *s = ctx;
-	struct proc *p;
+	struct proc *p = collect__proc_seen(s, (pid_t)ev->tgid);
 
-	on_join(ctx, ev);
-	p = collect__proc_seen(s, (pid_t)ev->tgid);
 	if (p)
 		proc__symbolizer(&s->procs, p, true);
-}
-
-/*
- * With inherited probes, process @ev->tgid joined: a traced one's child
- * (EVENT_FORK), with its parent's probes already, to count as their
- * holder; one chosen that the loader's probe, every process's, met
- * first; or a new program whose loader has mapped its libraries and
- * waits (its allocator, not mapped at its exec, is looked for again
- * now). Each gets probes of its own now unless it has some.
- */
-void on_join(void *ctx, const struct task_event *ev)
-{
-	struct session *s = ctx;
-	pid_t pid = (pid_t)ev->tgid;
-	struct proc *p = procs__find(&s->procs, pid);
-	struct proc_state st;
-
-	if (!tracer__inherits(s->tracer))
-		return;
-	if (p && p->trace == PROC_ALLOC_PENDING) {
-		exec_run(s, p, pid, NULL, looked(s, p, look(s, pid, p->allocator)));
-		arm_retry(s);
-		return;
-	}
-	if (tracer__probed(s->tracer, pid) || tracer__proc_state(s->tracer, pid, &st) ||
-	    (st.flags & PROC_EXITED))
-		return;
-	/* Its parent's probes it has, copied at its fork: its record comes as -p's children's. */
-	if (st.parent && tracer__probed(s->tracer, (pid_t)st.parent))
-		tracer__note_child(s->tracer, pid, (pid_t)st.parent);
-	else
-		execs__adopt(s, pid, (pid_t)st.parent);
 }

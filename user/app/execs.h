@@ -37,7 +37,4 @@ void on_exec(void *ctx, const struct task_event *ev);
 /* The tracer's callback (tracer_opts.on_linkmap); @ctx is the session. */
 void on_linkmap(void *ctx, const struct task_event *ev);
 
-/* The tracer's callback (tracer_opts.on_join); @ctx is the session. */
-void on_join(void *ctx, const struct task_event *ev);
-
 #endif

@@ -31,7 +31,6 @@ static int open_tracer(struct session *s)
 	    .on_oom = on_oom,
 	    .on_exec = on_exec,
 	    .on_linkmap = on_linkmap,
-	    .on_join = on_join,
 	    .on_exit = collect__note_ended,
 	    .ctx = s,
 	};

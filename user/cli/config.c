@@ -24,7 +24,6 @@ void options__config(const struct options *o, pid_t pid, const struct cgroup_ref
 		     struct alloctrace_config *cfg)
 {
 	bool multi = options__multi_proc(o);
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	*cfg = (struct alloctrace_config){
 	    .targ_tgid = multi ? 0 : pid,
@@ -33,7 +32,6 @@ void options__config(const struct options *o, pid_t pid, const struct cgroup_ref
 	    .trace_all = o->all,
 	    /* --all: a child's parent names it and lends it its mappings if it dies young. */
 	    .follow_forks = o->follow_forks || o->all,
-	    .join_holds = options__join_holds(o),
 	    .block_ages = o->filter.min_age > 0,
 	    .unwind_cfi = o->unwind_cfi,
 	    .growth = o->growth,
@@ -44,12 +42,8 @@ void options__config(const struct options *o, pid_t pid, const struct cgroup_ref
 	    .sample_rate = o->sample,
 	    .cgroup_id = cg ? cg->id : 0,
 	    .cgroup_level = cg ? cg->level : 0,
-	    /*
-	     * A thread waits on its CPU: as many as CPUs would keep the
-	     * loader from answering (a server forking a child a request).
-	     */
-	    .linkmap_wait_ns = cpus > 1 ? LINKMAP_WAIT_NS : 0,
-	    .linkmap_max_waits = cpus > 1 ? cpus - 1 : 0,
+	    /* With one CPU a waiting thread would keep the loader from answering. */
+	    .linkmap_wait_ns = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? LINKMAP_WAIT_NS : 0,
 	};
 	if (o->choice.comm)
 		set_comm(cfg, o->choice.comm);

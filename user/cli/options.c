@@ -796,13 +796,6 @@ bool options__multi_proc(const struct options *opts)
 	return opts->nr_pids > 1 || opts->follow_forks || opts->all;
 }
 
-bool options__join_holds(const struct options *opts)
-{
-	bool joining = proc_choice__narrows(&opts->choice) || (opts->follow_forks && !opts->argv);
-
-	return joining && !opts->growth && !opts->alloc.big_only;
-}
-
 int options__parse(struct options *opts, int argc, char **argv)
 {
 	struct option longs[NR_OPTIONS + 1];

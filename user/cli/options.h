@@ -75,15 +75,6 @@ struct options {
 bool options__multi_proc(const struct options *opts);
 
 /*
- * Processes that join on their own (--comm and --cgroup's, -p with
- * --follow-forks' children) and get probes of their own, filtered by
- * their pid, held at their fork or their program's load until those are
- * on: every mode with uprobes but --all, and a launched command's, whose
- * children ptrace holds.
- */
-bool options__join_holds(const struct options *opts);
-
-/*
  * The checks of a parsed command line (checks.c): options that cannot go
  * together are said, one line, and -EINVAL; what they imply is set (--all
  * for --cgroup and --comm, the caps). 0 or -EINVAL.

@@ -22,7 +22,6 @@
 #include "tracer/tracer.h"
 #include "tracer/tracer_int.h"
 #include "arch/arch.h"
-#include "tracer/probe_events.h"
 #include "tracer/uprobe_multi.h"
 #include "lib/util.h"
 
@@ -106,62 +105,6 @@ int tracer__own_links(struct tracer *t, pid_t pid, size_t nr_links, size_t nr_li
 	return 0;
 }
 
-static struct proc_links *proc_links_of(struct tracer *t, pid_t pid)
-{
-	for (size_t i = 0; i < t->nr_procs; i++) {
-		if (t->procs[i].pid == pid)
-			return &t->procs[i];
-	}
-	return NULL;
-}
-
-bool tracer__probed(const struct tracer *t, pid_t pid)
-{
-	for (size_t i = 0; i < t->nr_heirs; i++) {
-		if (t->heirs[i].pid == pid)
-			return true;
-	}
-	return proc_links_of((struct tracer *)t, pid);
-}
-
-bool tracer__inherits(const struct tracer *t)
-{
-	return t->pevents;
-}
-
-static void add_heir(struct tracer *t, pid_t child, pid_t root)
-{
-	struct proc_links *pl = proc_links_of(t, root);
-	struct heir *h;
-
-	if (!pl)
-		return;
-	h = array__grow(t->heirs, &t->heirs_cap, t->nr_heirs, sizeof(*h));
-	if (!h)
-		return; /* its root's probes then go with its root */
-	t->heirs = h;
-	t->heirs[t->nr_heirs++] = (struct heir){child, root};
-	pl->heirs++;
-}
-
-/*
- * The child's copies are of every event its parent had: the parent's own
- * and those the parent inherited, each kept alive by the process that
- * opened it.
- */
-void tracer__note_child(struct tracer *t, pid_t child, pid_t parent)
-{
-	size_t n = t->nr_heirs;
-
-	if (!t->pevents)
-		return;
-	add_heir(t, child, parent);
-	for (size_t i = 0; i < n; i++) {
-		if (t->heirs[i].pid == parent)
-			add_heir(t, child, t->heirs[i].root);
-	}
-}
-
 static void close_links(struct proc_links *pl)
 {
 	close_parallel(pl->fds, pl->nr_fds);
@@ -195,56 +138,32 @@ static size_t forget_filter(struct probed_file *files, size_t n, pid_t pid)
  * of its own closes them, so that the loop never waits on a process that
  * ended. Its files count as unprobed for the pid at once.
  */
-static void detach_links(struct tracer *t, struct proc_links *pl)
+void tracer__detach_proc(struct tracer *t, pid_t pid)
 {
-	struct proc_links *copy = malloc(sizeof(*copy));
+	struct proc_links *copy;
 	pthread_attr_t attr;
 	pthread_t thread;
 	bool started = false;
 
-	if (copy && !pthread_attr_init(&attr)) {
-		*copy = *pl;
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		started = !pthread_create(&thread, &attr, close_in_background, copy);
-		pthread_attr_destroy(&attr);
-	}
-	if (!started) {
-		free(copy);
-		close_links(pl);
-	}
-	*pl = t->procs[--t->nr_procs];
-}
-
-/* Heir @pid ended: the probes of roots it was the last heir of go now. */
-static void forget_heir(struct tracer *t, pid_t pid)
-{
-	struct proc_links *pl;
-	size_t kept = 0;
-
-	for (size_t i = 0; i < t->nr_heirs; i++) {
-		if (t->heirs[i].pid != pid) {
-			t->heirs[kept++] = t->heirs[i];
-			continue;
-		}
-		pl = proc_links_of(t, t->heirs[i].root);
-		if (pl && !--pl->heirs && pl->ended)
-			detach_links(t, pl);
-	}
-	t->nr_heirs = kept;
-}
-
-void tracer__detach_proc(struct tracer *t, pid_t pid)
-{
-	struct proc_links *pl;
-
 	t->nr_files = forget_filter(t->files, t->nr_files, pid);
 	t->nr_watched = forget_filter(t->watched, t->nr_watched, pid);
-	forget_heir(t, pid);
-	pl = proc_links_of(t, pid);
-	if (pl && pl->heirs)
-		pl->ended = true;
-	else if (pl)
-		detach_links(t, pl);
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		if (t->procs[i].pid != pid)
+			continue;
+		copy = malloc(sizeof(*copy));
+		if (copy && !pthread_attr_init(&attr)) {
+			*copy = t->procs[i];
+			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+			started = !pthread_create(&thread, &attr, close_in_background, copy);
+			pthread_attr_destroy(&attr);
+		}
+		if (!started) {
+			free(copy);
+			close_links(&t->procs[i]);
+		}
+		t->procs[i] = t->procs[--t->nr_procs];
+		return;
+	}
 }
 
 void tracer__detach_all(struct tracer *t)
@@ -253,7 +172,6 @@ void tracer__detach_all(struct tracer *t)
 	for (size_t i = 0; i < t->nr_procs; i++)
 		close_links(&t->procs[i]);
 	t->nr_procs = 0;
-	t->nr_heirs = 0;
 	for (size_t i = 0; i < t->nr_files; i++)
 		t->files[i].funcs = 0;
 	t->nr_probes = 0;
@@ -438,53 +356,6 @@ int tracer__reserve_link_fd(struct tracer *t)
 	return 0;
 }
 
-/*
- * @p as an inherited probe (probe_events.h) on @file's process, opened on
- * its main thread: the probe passes the filter for every thread (it is
- * the address space's), and the threads and children the main thread
- * makes from now on, and theirs, inherit it. Only a child forked by a
- * thread that was there before it goes unseen (see alloctrace(8)): one
- * fd a probe a process, not a thread.
- */
-static int attach_inherited(struct tracer *t, const struct probe_object *obj,
-			    const struct probed_file *file, const struct probe_site *site,
-			    const struct site_probe *p)
-{
-	long id = probe_events__tracepoint(t->pevents, p->prog, obj->path, file->dev, file->ino,
-					   p->offset, p->retprobe, p->cookie);
-	int fd = id < 0 ? (int)id : tracer__reserve_link_fd(t);
-	int err = fd < 0 ? fd : 0;
-
-	if (!err) {
-		fd = probe_events__open_thread(id, file->pid);
-		err = fd < 0 ? fd : 0;
-	}
-	if (!err)
-		t->link_fds[t->nr_link_fds++] = fd;
-	if (err)
-		return attach_error(file, obj,
-				    p->retprobe ? "inherited uretprobe" : "inherited uprobe",
-				    alloc_func_name(site->func), p->offset, err);
-	t->nr_probes++;
-	note_probe(t, obj, site, p);
-	return 0;
-}
-
-/* With inherited probes, the event that keeps @pid's perf context its own (probe_events.h). */
-static int open_unshared(struct tracer *t, pid_t pid)
-{
-	int fd = tracer__reserve_link_fd(t);
-
-	if (!fd)
-		fd = probe_events__open_unshared(pid);
-	if (fd < 0) {
-		pr_err("process %d: cannot open its unshared perf event: %s", pid, strerror(-fd));
-		return fd;
-	}
-	t->link_fds[t->nr_link_fds++] = fd;
-	return 0;
-}
-
 static int attach_perf(struct tracer *t, const struct probe_object *obj,
 		       const struct probed_file *file, const struct probe_site *site,
 		       enum attach_pass pass)
@@ -497,13 +368,6 @@ static int attach_perf(struct tracer *t, const struct probe_object *obj,
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = probes[i].retprobe,
 			    .bpf_cookie = probes[i].cookie);
-
-		if (t->pevents && file->pid > 0) {
-			err = attach_inherited(t, obj, file, site, &probes[i]);
-			if (err)
-				return err;
-			continue;
-		}
 
 		err = tracer__reserve_link(t);
 		if (err)
@@ -752,8 +616,6 @@ int tracer__attach(struct tracer *t, const struct allocator *a, pid_t pid)
 		for (size_t o = 0; o < a->nr_objs && !err; o++)
 			err = attach_object(t, &a->objs[o], &t->files[files[o]], pass);
 	}
-	if (!err && t->pevents && filter > 0 && t->nr_probes > nr_probes)
-		err = open_unshared(t, filter);
 	if (!err && raw && !t->raw_attached) {
 		err = attach_raw(t);
 		t->raw_attached = !err;

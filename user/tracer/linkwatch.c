@@ -38,12 +38,6 @@ static bool watched(struct tracer *t, const struct stat *st, pid_t pid, bool *no
 	return false;
 }
 
-/* The filter a hold probe for @pid takes: every process's, with join holds. */
-static pid_t hold_filter(const struct tracer *t, pid_t pid)
-{
-	return t->joins ? -1 : tracer__probe_filter(t, pid);
-}
-
 /* @prog at @offset of @path for the process filter @pid, its cookie @cookie. 0 or -errno. */
 static int attach_hold(struct tracer *t, struct bpf_program *prog, const char *path,
 		       uint64_t offset, uint64_t cookie, pid_t pid)
@@ -72,7 +66,7 @@ static int attach_hold(struct tracer *t, struct bpf_program *prog, const char *p
 
 void tracer__watch_linkmap(struct tracer *t, pid_t pid)
 {
-	pid_t filter = hold_filter(t, pid);
+	pid_t filter = tracer__probe_filter(t, pid);
 	size_t nr_links = t->nr_links, nr_link_fds = t->nr_link_fds;
 	struct link_watch w;
 	bool no_room = false;
@@ -80,7 +74,7 @@ void tracer__watch_linkmap(struct tracer *t, pid_t pid)
 	int err;
 
 	/* --big-only and --growth promise no uprobe: their objects' tables come on a miss. */
-	if ((!t->unwinder && !t->joins) || t->no_probes || t->syscalls)
+	if (!t->unwinder || t->no_probes || t->syscalls)
 		return;
 	err = link_watch__find(pid, &w);
 	if (!err && stat(w.path, &st))
@@ -99,18 +93,15 @@ void tracer__watch_linkmap(struct tracer *t, pid_t pid)
 	if (!err && t->own_links && filter > 0)
 		err = tracer__own_links(t, pid, nr_links, nr_link_fds);
 	if (err) {
-		pr_warn("cannot probe the dynamic loader %s of process %d (%s): %s", w.name,
-			(int)pid, strerror(-err),
-			t->joins
-			    ? "a program started from now on may run its first calls unseen"
-			    : "the libraries it maps later get their unwind tables only once a "
-			      "stack needs them");
+		pr_warn("cannot probe the dynamic loader %s of process %d (%s): the libraries "
+			"it maps later get their unwind tables only once a stack needs them",
+			w.name, (int)pid, strerror(-err));
 		return;
 	}
 	t->watched[t->nr_watched++] =
 	    (struct probed_file){.dev = st.st_dev, .ino = st.st_ino, .pid = filter};
-	pr_debug("uprobe on %s+%#llx, the dynamic loader's r_brk%s", w.name,
-		 (unsigned long long)w.offset, filter < 0 ? ", for every process" : "");
+	pr_debug("uprobe on %s+%#llx, the dynamic loader's r_brk", w.name,
+		 (unsigned long long)w.offset);
 }
 
 void tracer__hold_launched(struct tracer *t, pid_t pid)

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
@@ -19,7 +18,6 @@
 #include "arch/arch.h"
 #include "tracer/unwinder.h"
 #include "tracer/features.h"
-#include "tracer/probe_events.h"
 #include "tracer/uprobe_multi.h"
 #include "lib/util.h"
 
@@ -191,7 +189,6 @@ static int configure(struct tracer *t, const struct tracer_opts *opts)
 		return err;
 	cfg.stack_depth = t->stack_depth;
 	cfg.own_links = t->own_links;
-	cfg.join_holds = t->joins;
 	skel->rodata->cfg = cfg;
 	/* Stacks take only the room the chosen depth needs. */
 	return bpf_map__set_value_size(skel->maps.stacks, offsetof(struct stack_trace, ips) +
@@ -264,9 +261,6 @@ static int on_event(void *ctx, void *data, size_t size)
 		page_unclassified(t, data);
 	else if (type == EVENT_EXEC && t->on_exec)
 		t->on_exec(t->ctx, data);
-	else if (type == EVENT_FORK && t->on_join)
-		t->on_join(t->ctx, data);
-
 	return 0;
 }
 
@@ -417,28 +411,6 @@ static int load(struct tracer *t, const struct tracer_opts *opts)
 	return opts->config.unwind_cfi ? open_unwinder(t) : 0;
 }
 
-/*
- * Join holds need probes their children inherit (probe_events.h): without
- * them, probes for every process as before, said.
- */
-static bool open_probe_events(struct tracer *t)
-{
-	struct rlimit nofile;
-
-	/* A descriptor a probe and process: as many as the system lets us. */
-	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
-		nofile.rlim_cur = nofile.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &nofile);
-	}
-	t->pevents = probe_events__open();
-	if (!t->pevents)
-		pr_warn(
-		    "no inherited uprobes here (%s): the probes are every process's, as --all's, "
-		    "and each other process pays for them",
-		    strerror(errno));
-	return t->pevents;
-}
-
 struct tracer *tracer__open(const struct tracer_opts *opts)
 {
 	struct tracer *t;
@@ -449,8 +421,7 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	if (!t)
 		return NULL;
 	t->pid = opts->config.multi_proc ? -1 : (pid_t)opts->config.targ_tgid;
-	t->joins = opts->config.join_holds && open_probe_events(t);
-	t->per_pid = !opts->config.follow_forks || opts->forks_held || t->joins;
+	t->per_pid = !opts->config.follow_forks || opts->forks_held;
 	t->own_links = opts->config.multi_proc && t->per_pid;
 	t->stack_depth = or_default(opts->config.stack_depth, DEFAULT_STACK_DEPTH);
 	t->unwind_rows = or_default(opts->sizes.unwind_rows, DEFAULT_UNWIND_ROWS);
@@ -463,11 +434,9 @@ struct tracer *tracer__open(const struct tracer_opts *opts)
 	t->on_exec = opts->on_exec;
 	t->on_linkmap = opts->on_linkmap;
 	t->on_exit = opts->on_exit;
-	t->on_join = opts->on_join;
 	t->ctx = opts->ctx;
 	t->nr_cpus = libbpf_num_possible_cpus();
-	/* Inherited probes are perf events, each program attached once (probe_events.h). */
-	t->multi = !t->joins && uprobe_multi__supported();
+	t->multi = uprobe_multi__supported();
 	pr_debug("probes as %s", t->multi ? "uprobe_multi links" : "perf-event uprobes");
 	/* malloc's mmap calls would pass for outer ones after a skipped return. */
 	t->session = t->multi && !opts->probe_mmap && uprobe_session__supported();
@@ -502,7 +471,6 @@ void tracer__free(struct tracer *t)
 	if (t->skel)
 		t->skel->bss->linkmap_no_answers = true;
 	tracer__detach_all(t);
-	probe_events__close(t->pevents);
 	for (int i = 0; i < NR_TRACEPOINTS; i++)
 		bpf_link__destroy(t->task_links[i]);
 	ring_buffer__free(t->events);
@@ -514,7 +482,6 @@ void tracer__free(struct tracer *t)
 	free(t->files);
 	free(t->watched);
 	free(t->procs);
-	free(t->heirs);
 	free(t->percpu);
 	free(t->settled);
 	free(t->unclassified);

@@ -50,12 +50,6 @@ struct tracer_opts {
 	/* A traced process's loader mapped objects, whose tables are made: it still waits. */
 	task_fn on_linkmap;
 	task_fn on_exit; /* a traced process ended (several processes traced) */
-	/*
-	 * config.join_holds: a process joined (a traced one's child, or one
-	 * the probes of every process chose) and may wait for its probes:
-	 * attach them now, if it has none.
-	 */
-	task_fn on_join;
 	void *ctx;
 };
 
@@ -96,26 +90,11 @@ int tracer__unwind_process(struct tracer *t, pid_t pid);
  * With CFI unwinding, probe @pid's dynamic loader where it tells debuggers
  * of changes to its link map, so that objects it maps later get their
  * tables before their code runs (bpf/linkmap.bpf.h). Before the process's
- * tables are made: a change after them is then seen. With join holds
- * (config.join_holds) it is probed for every process, once a loader file,
- * unwinding by CFI or not: a program that joins waits there for its own
- * probes. Not with --big-only or --growth, which attach no uprobe. Never
- * fails the run: without the probe, tables are made on a miss (what could
- * not be done is said).
+ * tables are made: a change after them is then seen. Not with --big-only
+ * or --growth, which attach no uprobe. Never fails the run: without the
+ * probe, tables are made on a miss (what could not be done is said).
  */
 void tracer__watch_linkmap(struct tracer *t, pid_t pid);
-
-/* Has process @pid probes, its own or those it inherited at its fork? */
-bool tracer__probed(const struct tracer *t, pid_t pid);
-
-/*
- * Are a traced process's probes inherited by its children at their fork
- * (join holds, tracer/probe_events.h)? Such a child needs none of its own.
- */
-bool tracer__inherits(const struct tracer *t);
-
-/* @child of @parent was forked with copies of its probes: they stay while it lives. */
-void tracer__note_child(struct tracer *t, pid_t child, pid_t parent);
 
 /*
  * @pid is the launched command, whose thread alloctrace traces: the probe

@@ -33,19 +33,6 @@ struct proc_links {
 	size_t nr_fds;
 	struct bpf_link **links;
 	size_t nr_links;
-	/*
-	 * With inherited probes (probe_events.h): the traced processes alive
-	 * that hold copies of these, forked from it; closing them would take
-	 * theirs. It ended (@ended) and they are closed as the last goes.
-	 */
-	size_t heirs;
-	bool ended;
-};
-
-/* With inherited probes: process @pid holds copies of @root's (its proc_links). */
-struct heir {
-	pid_t pid;
-	pid_t root;
 };
 
 enum task_tracepoint {
@@ -87,10 +74,7 @@ struct tracer {
 	struct probed_file *files;
 	size_t nr_files, files_cap;
 	uint64_t stepped_warned; /* functions whose stepped calls were warned of */
-	/*
-	 * The files a hold probe is on (linkwatch.c): dev and ino, and in
-	 * funcs which (enum watch_kind).
-	 */
+	/* The dynamic loaders whose link map is watched (linkwatch.c): dev and ino. */
 	struct probed_file *watched;
 	size_t nr_watched, watched_cap;
 	size_t nr_probes;
@@ -110,16 +94,9 @@ struct tracer {
 	 * are not known before they call the allocator, or not held, and the
 	 * probes see every process (the procs map leaves the others out). With
 	 * several processes each one's links are its own (@own_links),
-	 * detached as it ends. With @joins (--comm, --cgroup, -p with
-	 * --follow-forks) they are filtered too: a process that joins waits
-	 * for its own at its fork's return or its loader's first complete
-	 * link map, the only probes every process takes.
+	 * detached as it ends.
 	 */
 	bool per_pid;
-	bool joins;
-	struct probe_events *pevents; /* with @joins, where the kernel has them */
-	struct heir *heirs;
-	size_t nr_heirs, heirs_cap;
 	bool own_links;
 	struct proc_links *procs;
 	size_t nr_procs, procs_cap;
@@ -130,7 +107,6 @@ struct tracer {
 	task_fn on_exec;
 	task_fn on_linkmap;
 	task_fn on_exit;
-	task_fn on_join;
 	struct bpf_link *task_links[NR_TRACEPOINTS];
 	struct unwinder *unwinder; /* NULL unless unwinding by CFI */
 	struct live_table *live;
