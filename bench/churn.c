@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * bench/churn SECONDS [KIB_PER_S]: a service's allocation pattern with a
- * slow leak in it, for --growth. It churns malloc/free of small blocks of
- * varied sizes through a table of live ones (millions of pairs a second
- * natively), and leak_growth() keeps KIB_PER_S (default 1024) KiB a second
- * in 64 KiB blocks it fills, paced by the clock. At the end it prints
- * "pairs N seconds S": a tracer's cost is the drop in pairs a second
- * against a native run beside it.
+ * bench/churn SECONDS [KIB_PER_S [BLOCK_KIB]]: a service's allocation
+ * pattern with a leak in it, for --growth. It churns malloc/free of small
+ * blocks of varied sizes through a table of live ones (millions of pairs a
+ * second natively), and leak_growth() keeps KIB_PER_S (default 1024) KiB a
+ * second in blocks of BLOCK_KIB (default 64) KiB it fills, paced by the
+ * clock. At the end it prints "pairs N seconds S": a tracer's cost is the
+ * drop in pairs a second against a native run beside it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,10 +15,10 @@
 #include <time.h>
 
 #define SLOTS	   8192
-#define LEAK_BLOCK (64 << 10)
 #define BATCH	   1024 /* pairs between two looks at the clock */
 
 static void *volatile leaked; /* the last leak, so that no block is dropped unused */
+static size_t leak_block = 64 << 10;
 
 static double now(void)
 {
@@ -30,11 +30,11 @@ static double now(void)
 
 __attribute__((noinline)) static void leak_growth(void)
 {
-	char *p = malloc(LEAK_BLOCK);
+	char *p = malloc(leak_block);
 
 	if (!p)
 		exit(2);
-	memset(p, 1, LEAK_BLOCK);
+	memset(p, 1, leak_block);
 	leaked = p;
 }
 
@@ -65,24 +65,26 @@ __attribute__((noinline)) static void churn(char **slots, uint64_t *rng)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10, rate = argc > 2 ? atof(argv[2]) : 1024;
+	double block_kib = argc > 3 ? atof(argv[3]) : 64;
 	static char *slots[SLOTS];
 	double start = now(), t = start;
 	uint64_t rng = 88172645463325252ULL, pairs = 0, leaks = 0;
 
-	if (secs <= 0 || rate < 0) {
-		fprintf(stderr, "usage: churn SECONDS [KIB_PER_S]\n");
+	if (secs <= 0 || rate < 0 || block_kib < 1) {
+		fprintf(stderr, "usage: churn SECONDS [KIB_PER_S [BLOCK_KIB]]\n");
 		return 2;
 	}
+	leak_block = (size_t)block_kib << 10;
 	while (t - start < secs) {
 		churn(slots, &rng);
 		pairs += BATCH;
 		t = now();
-		while (leaks * (LEAK_BLOCK >> 10) < (t - start) * rate) {
+		while (leaks * (leak_block >> 10) < (t - start) * rate) {
 			leak_growth();
 			leaks++;
 		}
 	}
 	printf("pairs %llu seconds %.3f leaked_kib %llu\n", (unsigned long long)pairs, t - start,
-	       (unsigned long long)leaks * (LEAK_BLOCK >> 10));
+	       (unsigned long long)leaks * (leak_block >> 10));
 	return 0;
 }
