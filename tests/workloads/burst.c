@@ -6,7 +6,9 @@
  * alive argv[2] seconds (default 2), so that a report reads them resident.
  * With argv[3] "contend" another thread maps and unmaps a page over and
  * over while the burst runs: the kernel cannot look up the burst's
- * mappings while that thread holds their lock, so the loader must.
+ * mappings while that thread holds their lock, so the loader must. The
+ * burst waits for the thread's first round: a tracer's faults are fast
+ * enough now (~2 us) for the burst to end before a new thread runs.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,7 +26,7 @@ __attribute__((noinline)) static void touch_burst(volatile char *p, size_t pages
 		p[i * PAGE] = 1;
 }
 
-static atomic_bool done;
+static atomic_bool done, contending;
 
 /* Take the address space's lock for writing, again and again. */
 static void *contend(void *arg)
@@ -34,6 +36,7 @@ static void *contend(void *arg)
 
 		if (q != MAP_FAILED)
 			munmap(q, PAGE);
+		atomic_store(&contending, true);
 	}
 	return NULL;
 }
@@ -51,6 +54,8 @@ int main(int argc, char **argv)
 	madvise(p, pages * PAGE, MADV_NOHUGEPAGE);
 	if (contended && pthread_create(&thread, NULL, contend, NULL))
 		return 2;
+	while (contended && !atomic_load(&contending))
+		;
 	touch_burst(p, pages);
 	if (contended) {
 		atomic_store(&done, true);
