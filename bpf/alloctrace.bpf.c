@@ -605,7 +605,7 @@ static __always_inline void page_fault_record(void *ctx, const struct owner *o, 
 
 	if (!fault_sampled(o, address, &weight))
 		return;
-	touch = first_touch(address);
+	touch = first_touch(o, address);
 	if (touch == TOUCH_NONE)
 		return;
 	ev = bpf_map_lookup_elem(&scratch, &zero);

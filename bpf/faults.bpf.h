@@ -10,6 +10,7 @@
 #define ALLOCTRACE_FAULTS_BPF_H
 
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include "alloctrace.h"
 #include "arch.bpf.h"
@@ -128,6 +129,68 @@ static __always_inline bool fault_sampled(const struct owner *o, __u64 addr, __u
 }
 
 /*
+ * bpf_find_vma() in a page fault costs ~8 us here: the fault comes with
+ * interrupts off, so it gives the address space's lock back through an
+ * irq_work, an interrupt this CPU sends itself (a VM exit under a
+ * hypervisor), where its walk of the mappings costs ~0.1 us. Each CPU
+ * remembers the last mapping it looked up, and a fault in it is answered
+ * from the memo while the address space's mappings have not changed:
+ * every change of them holds its lock for writing, and on 6.4+ bumps
+ * mm_lock_seq on the way out (an int to 6.12, a seqcount, odd while
+ * held, from 6.13). Without that field (6.1, or no per-VMA locks) every
+ * recorded fault looks its mapping up.
+ */
+struct vma_memo {
+	__u64 mm; /* the mm_struct it is of; 0: none */
+	__u64 start;
+	__u64 end;
+	__u32 seq;  /* mm_lock_seq when it was looked up */
+	__u32 tgid; /* with gen, which exec of which process: mm may be reused */
+	__u32 gen;
+	bool anon;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vma_memo);
+} vma_memos SEC(".maps");
+
+struct mm_struct___seqcount {
+	struct {
+		unsigned int sequence;
+	} mm_lock_seq;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___int {
+	int mm_lock_seq;
+} __attribute__((preserve_access_index));
+
+#define RWSEM_WRITER_LOCKED 1UL
+
+/*
+ * *seq: @mm's count of changes to its mappings, if the kernel keeps one
+ * and no change is under way. Read before the writer's bit, so that a
+ * change that began and ended since shows in the count.
+ */
+static __always_inline bool mappings_seq(struct mm_struct *mm, __u32 *seq)
+{
+	struct mm_struct___seqcount *sc = (void *)mm;
+	struct mm_struct___int *in = (void *)mm;
+
+	if (bpf_core_field_exists(sc->mm_lock_seq.sequence))
+		*seq = BPF_CORE_READ(sc, mm_lock_seq.sequence);
+	else if (bpf_core_field_exists(in->mm_lock_seq))
+		*seq = BPF_CORE_READ(in, mm_lock_seq);
+	else
+		return false;
+	if (!bpf_core_field_exists(mm->mmap_lock.count))
+		return false;
+	return !(BPF_CORE_READ(mm, mmap_lock.count.counter) & RWSEM_WRITER_LOCKED);
+}
+
+/*
  * Anonymous as the kernel means it (vma_is_anonymous()): no vm_ops. The
  * kernel's own mappings have no file either but have ops, and are not the
  * process's memory: the [vdso] a forked child faults in at its first
@@ -136,9 +199,16 @@ static __always_inline bool fault_sampled(const struct owner *o, __u64 addr, __u
  */
 static long vma_anonymous(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
+	struct vma_memo *memo;
 	bool *anon = data;
+	__u32 zero = 0;
 
 	*anon = !vma->vm_ops && !(vma->vm_flags & VM_GROWSDOWN);
+	memo = bpf_map_lookup_elem(&vma_memos, &zero);
+	if (memo) {
+		memo->start = vma->vm_start;
+		memo->end = vma->vm_end;
+	}
 	return 0;
 }
 
@@ -174,15 +244,37 @@ enum touch {
  * unlock still pending, leaves the page unknown, for the loader to
  * classify from /proc/PID/maps (page_classify()).
  */
-static __always_inline enum touch first_touch(__u64 addr)
+static __always_inline enum touch first_touch(const struct owner *o, __u64 addr)
 {
-	bool anon = false;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = task->mm;
+	struct vma_memo *memo;
+	bool anon = false, stable;
+	__u32 zero = 0, seq = 0;
 	long err;
 
-	err = bpf_find_vma(bpf_get_current_task_btf(), addr, vma_anonymous, &anon, 0);
+	memo = bpf_map_lookup_elem(&vma_memos, &zero);
+	if (!memo)
+		return TOUCH_UNKNOWN;
+	/* Read before the lookup: a change made since makes the memo miss. */
+	stable = mappings_seq(mm, &seq);
+	if (stable && memo->mm == (__u64)mm && memo->seq == seq && memo->tgid == o->tgid &&
+	    memo->gen == o->gen && addr >= memo->start && addr < memo->end)
+		return memo->anon ? TOUCH_ANON : TOUCH_NONE;
+	memo->mm = 0;
+	err = bpf_find_vma(task, addr, vma_anonymous, &anon, 0);
 	if (err == -EBUSY)
 		return TOUCH_UNKNOWN;
-	return !err && anon ? TOUCH_ANON : TOUCH_NONE;
+	if (err)
+		return TOUCH_NONE;
+	if (stable) {
+		memo->mm = (__u64)mm;
+		memo->seq = seq;
+		memo->tgid = o->tgid;
+		memo->gen = o->gen;
+		memo->anon = anon;
+	}
+	return anon ? TOUCH_ANON : TOUCH_NONE;
 }
 
 /*

@@ -33,9 +33,9 @@ static void test_missing_table(void **state)
 		const char *line;
 	} cases[] = {
 	    {"everything", {0}, 0, false, 0, ""},
-	    {"6.1: no uprobe_multi, no sessions",
-	     {KF_UPROBE_MULTI, KF_UPROBE_SESSION},
-	     2,
+	    {"6.1: no uprobe_multi, no sessions, no mm_lock_seq",
+	     {KF_UPROBE_MULTI, KF_UPROBE_SESSION, KF_MM_LOCK_SEQ},
+	     3,
 	     true,
 	     0,
 	     ""},
@@ -87,12 +87,16 @@ static void test_print(void **state)
 
 	f.has[KF_UPROBE_SESSION] = false;
 	f.has[KF_FIND_VMA] = false;
+	f.has[KF_MM_LOCK_SEQ] = false;
 	kernel_features__print(&f, out);
 	fclose(out);
 	assert_non_null(strstr(text, "  yes BPF ring buffer (Linux 5.8)\n"));
 	assert_non_null(strstr(text, "  no  uprobe sessions (Linux 6.13): without it, --sample: a "
 				     "return probe on every call, sampled or not\n"));
 	assert_non_null(strstr(text, "  no  bpf_find_vma (Linux 5.17): needed by --growth\n"));
+	assert_non_null(strstr(text, "  no  a count of address-space changes (mm_lock_seq) (Linux "
+				     "6.4): without it, --growth: a mapping lookup on every "
+				     "recorded page fault (~8 us under a hypervisor)\n"));
 	free(text);
 }
 

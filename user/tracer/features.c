@@ -3,12 +3,14 @@
  * Kernel feature probes, as retsnoop and bpftrace make them: libbpf's own
  * probes for map types and helpers (a program that calls the helper,
  * which the verifier knows or not), a two-instruction program loaded
- * sleepable, and the uprobe_multi links tried for real (uprobe_multi.c).
+ * sleepable, the uprobe_multi links tried for real (uprobe_multi.c), and
+ * the kernel's own types as its BTF describes them.
  */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "tracer/features.h"
 #include "tracer/uprobe_multi.h"
@@ -46,6 +48,45 @@ static bool has_sleepable_uprobe(void)
 	return true;
 }
 
+/* @name is a member of struct @id, or of an unnamed struct or union in it. */
+static bool btf_has_member(const struct btf *btf, __u32 id, const char *name)
+{
+	const struct btf_type *t = btf__type_by_id(btf, btf__resolve_type(btf, id));
+	const struct btf_member *m;
+
+	if (!t || !(btf_is_struct(t) || btf_is_union(t)))
+		return false;
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		const char *member = btf__name_by_offset(btf, m->name_off);
+
+		if (member && *member ? !strcmp(member, name) : btf_has_member(btf, m->type, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * What faults.bpf.h's mapping memo reads: the count of changes to an
+ * address space's mappings that per-VMA locks brought (6.4), and the
+ * mmap_lock's count, which a PREEMPT_RT kernel's rwsem has not.
+ */
+static bool has_mm_lock_seq(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool has = false;
+	int mm, rwsem;
+
+	if (!btf)
+		return false;
+	mm = btf__find_by_name_kind(btf, "mm_struct", BTF_KIND_STRUCT);
+	rwsem = btf__find_by_name_kind(btf, "rw_semaphore", BTF_KIND_STRUCT);
+	if (mm > 0 && rwsem > 0)
+		has = btf_has_member(btf, mm, "mm_lock_seq") && btf_has_member(btf, rwsem, "count");
+	btf__free(btf);
+	return has;
+}
+
 void kernel_features__probe(struct kernel_features *f)
 {
 	bool *has = f->has;
@@ -58,6 +99,7 @@ void kernel_features__probe(struct kernel_features *f)
 	has[KF_BPF_LOOP] = has_helper(BPF_FUNC_loop);
 	has[KF_SLEEPABLE_UPROBE] = has_sleepable_uprobe();
 	has[KF_FIND_VMA] = has_helper(BPF_FUNC_find_vma);
+	has[KF_MM_LOCK_SEQ] = has_mm_lock_seq();
 	has[KF_UPROBE_MULTI] = uprobe_multi__supported();
 	has[KF_UPROBE_SESSION] = has[KF_UPROBE_MULTI] && uprobe_session__supported();
 }
