@@ -56,8 +56,9 @@ expect_eq "burst 32 MiB: first touches exact" 8192 "$(burst_sum "$r" allocs)"
 expect_eq "burst 32 MiB: not sampled" "false 0 null" \
 	"$(jq -r '"\(.sampled) \(.counters.pages_sampled_out) \(.resident_bytes_stderr)"' <<<"$r")"
 
-# The same burst while another thread maps and unmaps a page over and over
-# (burst.c contend): the kernel cannot look up the burst's mapping while
+# The same burst while another thread takes the address space's lock for
+# writing over and over (burst.c contend, an mprotect() on another CPU,
+# overlapping the burst): the kernel cannot look up the burst's mapping while
 # that thread holds the lock (most of the 8,192 faults here), and a uprobe
 # registered on a library the process maps takes it too (the CI host's
 # other tests: 11 pages once went missing). The loader classifies those
